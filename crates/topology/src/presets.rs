@@ -1,0 +1,286 @@
+//! Built-in machines. Every number comes from
+//! `shared/reference/calibration.md` §1 (cited by its heading) unless the
+//! comment says otherwise. CPU numbering follows Linux: SMT siblings are
+//! `cpu` and `cpu + nr_cores` on x86, consecutive on arm64 and POWER.
+
+use crate::builder::{CacheScope, SmtNumbering, TopologyBuilder};
+use crate::error::TopologyError;
+use crate::topology::{CacheKind, Topology};
+use std::path::Path;
+
+const MIB: u64 = 1024;
+
+static PRESETS: &[(&str, &str)] = &[
+    (
+        "kunpeng920",
+        "HiSilicon Kunpeng 920-4826, 2 sockets x 2 dies x 6 clusters x 4 cores, 96 CPUs, 4 nodes (calibration.md §1)",
+    ),
+    ("kunpeng920-1s", "one socket of kunpeng920: 2 dies/nodes, 48 CPUs (calibration.md §1)"),
+    ("kunpeng920-node", "one die/node of kunpeng920: 6 clusters x 4 cores, 24 CPUs (calibration.md §1)"),
+    (
+        "power9-smt8",
+        "IBM POWER9 scale-up chip, 12 SMT8 big cores = 24 SMT4 small cores, 96 CPUs (calibration.md §1)",
+    ),
+    ("xeon-12c24t", "dual Xeon X5650 (Westmere-EP), 2 x 6 cores x SMT2, 24 CPUs, 2 nodes (calibration.md §1)"),
+    ("jacobsville", "Intel Atom P5900 (Tremont), 24 cores in 6 L2 clusters of 4, no SMT (calibration.md §1)"),
+    ("epyc-zen3", "AMD EPYC 7763, 1 socket, 8 CCX x 8 cores x SMT2, 128 CPUs, NPS1 (calibration.md §1)"),
+    (
+        "sapphire-rapids",
+        "Intel Xeon 8480+, 2 sockets x 56 cores x SMT2, 224 CPUs, one LLC per socket (calibration.md §1)",
+    ),
+    ("altra", "Ampere Altra Q80-30, 80 Neoverse-N1 cores, 2-core clusters, no shared cache (calibration.md §1)"),
+    ("kvm-8vcpu", "QEMU/KVM guest, -smp 8: 1 socket x 8 cores, socket-wide L3 (calibration.md §1)"),
+    ("host", "this machine, read from /sys"),
+];
+
+/// Names and one-line descriptions (with source) of the built-in machines.
+pub fn presets() -> &'static [(&'static str, &'static str)] {
+    PRESETS
+}
+
+/// The built-in machine `name` (see [`presets`]); `"host"` reads this
+/// machine's `/sys`.
+pub fn preset(name: &str) -> Result<Topology, TopologyError> {
+    match name {
+        "kunpeng920" => kunpeng920(name, 2, 2),
+        "kunpeng920-1s" => kunpeng920(name, 1, 2),
+        "kunpeng920-node" => kunpeng920(name, 1, 1),
+        "power9-smt8" => power9_smt8(),
+        "xeon-12c24t" => xeon_12c24t(),
+        "jacobsville" => jacobsville(),
+        "epyc-zen3" => epyc_zen3(),
+        "sapphire-rapids" => sapphire_rapids(),
+        "altra" => altra(),
+        "kvm-8vcpu" => kvm_8vcpu(),
+        "host" => crate::sysfs::from_sysfs(Path::new("/")).map(|t| t.renamed("host")),
+        _ => Err(TopologyError::UnknownPreset {
+            name: name.to_string(),
+            valid: PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+/// Kunpeng 920-4826 ("HiSilicon Kunpeng 920 (TaiShan v110, no SMT)"):
+/// a socket is 2 compute dies of 24 cores; a die is 6 clusters of 4 cores
+/// (cluster = 4 cores sharing an L3 tag partition), one NUMA node and one
+/// LLC (24 MB L3, 1 MB/core, shared by the die). L1 64 KB I + 64 KB D,
+/// L2 512 KB private. The `dies`-sized slice of the SLIT below is the
+/// lscpu/numactl table of the 2-socket box: 10 local, 12 other die of the
+/// same socket, 20/22/24 across sockets.
+fn kunpeng920(
+    name: &str,
+    sockets: usize,
+    dies_per_socket: usize,
+) -> Result<Topology, TopologyError> {
+    const SLIT: [[u32; 4]; 4] = [
+        [10, 12, 20, 22],
+        [12, 10, 22, 24],
+        [20, 22, 10, 12],
+        [22, 24, 12, 10],
+    ];
+    let nodes = sockets * dies_per_socket;
+    let dist = (0..nodes).map(|a| SLIT[a][..nodes].to_vec()).collect();
+    TopologyBuilder::new(name)
+        .packages(sockets)
+        .cores_per_package(24 * dies_per_socket)
+        .nodes_per_package(dies_per_socket)
+        .cores_per_llc(24)
+        .cores_per_cluster(4)
+        .node_distance(dist)
+        .cache(1, CacheKind::Instruction, Some(64), CacheScope::Core)
+        .cache(1, CacheKind::Data, Some(64), CacheScope::Core)
+        .cache(2, CacheKind::Unified, Some(512), CacheScope::Core)
+        .cache(3, CacheKind::Unified, Some(24 * MIB), CacheScope::Llc)
+        .build()
+}
+
+/// POWER9 scale-up ("IBM POWER9"): 12 SMT8 cores, each a fused pair of
+/// SMT4 cores. Linux (PowerVM big-core, `ibm,thread-groups`) puts the
+/// 4-thread small core at the SMT level and the 8-thread big core, whose
+/// two halves share a 512 KB L2 and a 10 MB L3 region, above it as the
+/// cache-sharing level, so here core = small core and LLC = big core. No
+/// clusters; one chip, one node.
+fn power9_smt8() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("power9-smt8")
+        .cores_per_package(24)
+        .threads_per_core(4, SmtNumbering::Contiguous)
+        .cores_per_llc(2)
+        .cache(2, CacheKind::Unified, Some(512), CacheScope::Llc)
+        .cache(3, CacheKind::Unified, Some(10 * MIB), CacheScope::Llc)
+        .build()
+}
+
+/// Dual X5650 ("Intel Xeon, older 2-socket"): 2 x 6 cores x 2 threads,
+/// siblings cpu and cpu+12, 12 MB L3 per socket, one node per socket.
+/// calibration.md gives no SLIT for this box; 20 is the kernel's
+/// `REMOTE_DISTANCE`, what 2-socket BIOSes typically report.
+fn xeon_12c24t() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("xeon-12c24t")
+        .packages(2)
+        .cores_per_package(6)
+        .threads_per_core(2, SmtNumbering::Interleaved)
+        .node_distance(vec![vec![10, 20], vec![20, 10]])
+        .cache(3, CacheKind::Unified, Some(12 * MIB), CacheScope::Package)
+        .build()
+}
+
+/// Jacobsville / Snow Ridge ("Intel Jacobsville / Snow Ridge"): 24 Atom
+/// cores, 6 clusters of 4 sharing an L2 (4.5 MB, Intel spec, not
+/// re-verified), no SMT. calibration.md found no source for a cross-module
+/// LLC and calls its span uncertain; we model one LLC over all 24 cores,
+/// which is what the cluster commit's observation (load clumping inside
+/// MC) implies.
+fn jacobsville() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("jacobsville")
+        .cores_per_package(24)
+        .cores_per_cluster(4)
+        .cache(2, CacheKind::Unified, Some(4608), CacheScope::Cluster)
+        .build()
+}
+
+/// EPYC 7763 ("AMD EPYC", Zen 3 Milan): 8 CCDs of one 8-core CCX, SMT2,
+/// 128 threads, 32 MB L3 per CCX = the LLC. AMD leaves l2c_id unset, so
+/// the cluster falls back to the SMT core (commit 55409ac5c371). NPS1: one
+/// node.
+fn epyc_zen3() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("epyc-zen3")
+        .cores_per_package(64)
+        .threads_per_core(2, SmtNumbering::Interleaved)
+        .cores_per_llc(8)
+        .cache(3, CacheKind::Unified, Some(32 * MIB), CacheScope::Llc)
+        .build()
+}
+
+/// Xeon 8480+ ("Intel Xeon Sapphire Rapids"): 56 cores x 2 threads per
+/// socket, 2 MB L2 per core, 105 MB L3 per socket; by default (no SNC) the
+/// socket is one LLC of 112 CPUs and one node. calibration.md gives no
+/// SLIT; 20 is the kernel's `REMOTE_DISTANCE` default.
+fn sapphire_rapids() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("sapphire-rapids")
+        .packages(2)
+        .cores_per_package(56)
+        .threads_per_core(2, SmtNumbering::Interleaved)
+        .node_distance(vec![vec![10, 20], vec![20, 10]])
+        .cache(2, CacheKind::Unified, Some(2 * MIB), CacheScope::Core)
+        .cache(3, CacheKind::Unified, Some(105 * MIB), CacheScope::Package)
+        .build()
+}
+
+/// Altra Q80-30 ("Ampere Altra"): 80 Neoverse-N1 cores, no SMT, 64 KB
+/// L1I/D and 1 MB L2 per core. PPTT declares 2-core clusters, but no
+/// processor-side cache is shared, so every `cpu_coregroup_mask` has weight
+/// 1: we model LLC = one CPU inside a 2-core cluster. With the cluster level
+/// that gives CLS[2] -> PKG[80] (Darren Hart, "arm64: smp: Skip MC domain
+/// for SoCs without shared cache", 2022). Later kernels clip the cluster to
+/// the coregroup ("arch_topology: Limit span of cpu_clustergroup_mask()"),
+/// which would leave PKG alone; the domain builder models the former.
+fn altra() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("altra")
+        .cores_per_package(80)
+        .cores_per_cluster(2)
+        .cores_per_llc(1)
+        .cache(1, CacheKind::Instruction, Some(64), CacheScope::Core)
+        .cache(1, CacheKind::Data, Some(64), CacheScope::Core)
+        .cache(2, CacheKind::Unified, Some(MIB), CacheScope::Core)
+        .build()
+}
+
+/// QEMU `-smp 8` on machine types >= 6.2 ("KVM guest with 8 vCPUs"):
+/// 1 socket x 8 cores x 1 thread; x86 CPU models expose a socket-wide L3
+/// (size not given by calibration.md), so the LLC covers all 8 vCPUs; no
+/// NUMA.
+fn kvm_8vcpu() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("kvm-8vcpu")
+        .cores_per_package(8)
+        .cache(3, CacheKind::Unified, None, CacheScope::Llc)
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Distance;
+
+    #[test]
+    fn every_static_preset_builds() {
+        for (name, desc) in presets() {
+            assert!(!desc.is_empty());
+            if *name == "host" {
+                continue;
+            }
+            let t = preset(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(t.name(), *name);
+        }
+    }
+
+    #[test]
+    fn unknown_preset_lists_valid_names() {
+        let e = preset("nope").unwrap_err().to_string();
+        assert!(
+            e.contains("\"nope\"") && e.contains("kunpeng920") && e.contains("altra"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn kunpeng920_shape() {
+        let t = preset("kunpeng920").unwrap();
+        assert_eq!(t.nr_cpus(), 96);
+        assert_eq!(t.nr_nodes(), 4);
+        assert_eq!(t.nr_packages(), 2);
+        assert_eq!(t.threads_per_core(), 1);
+        assert_eq!(t.cluster_mask(5).to_string(), "4-7");
+        assert_eq!(t.llc_mask(30).to_string(), "24-47");
+        assert_eq!(t.node_mask(30).to_string(), "24-47");
+        assert_eq!(t.package_mask(30).to_string(), "0-47");
+        assert_eq!(t.node_distance(1, 3), 24);
+        assert_eq!(t.distance(0, 3), Distance::Cluster);
+        assert_eq!(t.distance(0, 4), Distance::Llc);
+        assert_eq!(t.distance(0, 24), Distance::Package);
+        assert_eq!(t.distance(0, 48), Distance::Remote);
+        let l3: Vec<_> = t.caches().iter().filter(|c| c.level == 3).collect();
+        assert_eq!(l3.len(), 4);
+        assert_eq!(l3[1].shared_cpus.to_string(), "24-47");
+        let t1 = preset("kunpeng920-1s").unwrap();
+        assert_eq!((t1.nr_cpus(), t1.nr_nodes()), (48, 2));
+        assert_eq!(t1.node_distances(), &[vec![10, 12], vec![12, 10]]);
+        let tn = preset("kunpeng920-node").unwrap();
+        assert_eq!((tn.nr_cpus(), tn.nr_nodes(), tn.nr_clusters()), (24, 1, 6));
+    }
+
+    #[test]
+    fn x86_siblings_interleave() {
+        let t = preset("xeon-12c24t").unwrap();
+        assert_eq!(t.smt_mask(3).to_string(), "3,15");
+        assert_eq!(t.llc_mask(15).to_string(), "0-5,12-17");
+        assert_eq!(t.node_mask(20).to_string(), "6-11,18-23");
+        assert_eq!(t.distance(3, 15), Distance::Smt);
+        assert_eq!(t.distance(0, 6), Distance::Remote);
+        let e = preset("epyc-zen3").unwrap();
+        assert_eq!(e.smt_mask(0).to_string(), "0,64");
+        assert_eq!(e.llc_mask(70).to_string(), "0-7,64-71");
+        assert_eq!(e.cluster_mask(70), e.smt_mask(70));
+        let s = preset("sapphire-rapids").unwrap();
+        assert_eq!(s.nr_cpus(), 224);
+        assert_eq!(s.smt_mask(1).to_string(), "1,113");
+        assert_eq!(s.llc_mask(1).weight(), 112);
+    }
+
+    #[test]
+    fn power9_altra_jacobsville_kvm() {
+        let p = preset("power9-smt8").unwrap();
+        assert_eq!(p.nr_cpus(), 96);
+        assert_eq!(p.smt_mask(9).to_string(), "8-11");
+        assert_eq!(p.llc_mask(9).to_string(), "8-15");
+        assert_eq!(p.threads_per_core(), 4);
+        let a = preset("altra").unwrap();
+        assert_eq!(a.cluster_mask(3).to_string(), "2-3");
+        assert_eq!(a.llc_mask(3).to_string(), "3");
+        let j = preset("jacobsville").unwrap();
+        assert_eq!(j.cluster_mask(5).to_string(), "4-7");
+        assert_eq!(j.llc_mask(5).weight(), 24);
+        let k = preset("kvm-8vcpu").unwrap();
+        assert_eq!(k.llc_mask(0).to_string(), "0-7");
+        assert_eq!(k.cluster_mask(3).to_string(), "3");
+    }
+}

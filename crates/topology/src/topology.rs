@@ -1,0 +1,545 @@
+//! `Topology`: which CPUs share a core, a cluster, a last-level cache, a
+//! NUMA node and a package, plus node distances and (optional) cache sizes.
+//!
+//! The levels are the ones Linux derives sched domains from
+//! (`cpu_smt_mask`, `cpu_clustergroup_mask`, `cpu_coregroup_mask`,
+//! `cpumask_of_node`, the package), see linux-wakeup-path.md §1 and
+//! calibration.md §1.
+
+use crate::cpumask::CpuMask;
+use crate::error::TopologyError;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Topological distance class of two CPUs, nearest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Distance {
+    /// The same CPU.
+    SameCpu,
+    /// Hardware threads of one core.
+    Smt,
+    /// Different cores of one cluster (shared L2 or L3 tag).
+    Cluster,
+    /// Different clusters sharing the last-level cache.
+    Llc,
+    /// Same package, different LLC (another CCX, die or node of the socket).
+    Package,
+    /// Different packages.
+    Remote,
+}
+
+/// Where a CPU sits: dense, 0-based, machine-wide ids of its core, cluster,
+/// LLC, NUMA node and package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct CpuPlace {
+    /// Core (the SMT sibling group as Linux sees it).
+    pub core: usize,
+    /// Cluster; equals a core-sized group on machines without clusters.
+    pub cluster: usize,
+    /// Last-level cache instance.
+    pub llc: usize,
+    /// NUMA node.
+    pub node: usize,
+    /// Physical package (socket).
+    pub package: usize,
+}
+
+/// What a cache holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum CacheKind {
+    /// Data only.
+    Data,
+    /// Instructions only.
+    Instruction,
+    /// Both.
+    Unified,
+}
+
+impl fmt::Display for CacheKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CacheKind::Data => "d",
+            CacheKind::Instruction => "i",
+            CacheKind::Unified => "",
+        })
+    }
+}
+
+/// One cache instance (optional descriptive data: the domain construction
+/// does not read it; importers use it to find the LLC).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct CacheInfo {
+    /// 1 for L1, 2 for L2, ...
+    pub level: u8,
+    /// Data, instruction or unified.
+    pub kind: CacheKind,
+    /// Size in KiB, when known.
+    pub size_kib: Option<u64>,
+    /// CPUs sharing this instance.
+    pub shared_cpus: CpuMask,
+}
+
+impl CacheInfo {
+    /// Short label such as `L1d 64K`, `L3 24M` or `L2` (size unknown).
+    pub fn label(&self) -> String {
+        let mut s = format!("L{}{}", self.level, self.kind);
+        if let Some(k) = self.size_kib {
+            if k >= 1024 && k % 1024 == 0 {
+                s += &format!(" {}M", k / 1024);
+            } else if k >= 1024 {
+                s += &format!(" {:.1}M", k as f64 / 1024.0);
+            } else {
+                s += &format!(" {k}K");
+            }
+        }
+        s
+    }
+}
+
+/// A machine: CPUs `0..nr_cpus()` and how they are grouped.
+///
+/// Built with [`Topology::from_places`], a [`crate::TopologyBuilder`], a
+/// [`crate::preset`] or an importer. All per-CPU queries are O(1) lookups.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Topology {
+    name: String,
+    nr_cpus: usize,
+    places: Vec<CpuPlace>,
+    node_distance: Vec<Vec<u32>>,
+    caches: Vec<CacheInfo>,
+    #[serde(skip)]
+    all: CpuMask,
+    #[serde(skip)]
+    core_masks: Vec<CpuMask>,
+    #[serde(skip)]
+    cluster_masks: Vec<CpuMask>,
+    #[serde(skip)]
+    llc_masks: Vec<CpuMask>,
+    #[serde(skip)]
+    node_masks: Vec<CpuMask>,
+    #[serde(skip)]
+    package_masks: Vec<CpuMask>,
+    #[serde(skip)]
+    threads_per_core: usize,
+}
+
+/// The kernel's `LOCAL_DISTANCE`: a node's SLIT distance to itself.
+pub const LOCAL_DISTANCE: u32 = 10;
+
+fn level_masks(
+    name: &str,
+    what: &str,
+    places: &[CpuPlace],
+    id: impl Fn(&CpuPlace) -> usize,
+) -> Result<Vec<CpuMask>, TopologyError> {
+    let max = places.iter().map(&id).max().unwrap_or(0);
+    if max >= places.len() {
+        return Err(TopologyError::invalid(
+            name,
+            format!("{what} id {max} is not dense (only {} CPUs)", places.len()),
+        ));
+    }
+    let mut masks = vec![CpuMask::new(); max + 1];
+    for (cpu, p) in places.iter().enumerate() {
+        masks[id(p)].set(cpu);
+    }
+    if let Some(hole) = masks.iter().position(|m| m.is_empty()) {
+        return Err(TopologyError::invalid(
+            name,
+            format!(
+                "{what} ids must be dense 0..{}: {what} {hole} has no CPU",
+                max + 1
+            ),
+        ));
+    }
+    Ok(masks)
+}
+
+/// Whether every `inner` group lies inside a single `outer` group; returns
+/// the first counter-example (inner id, cpu a, cpu b) otherwise.
+fn nests(
+    places: &[CpuPlace],
+    inner: impl Fn(&CpuPlace) -> usize,
+    outer: impl Fn(&CpuPlace) -> usize,
+) -> Result<(), (usize, usize, usize)> {
+    let mut seen: HashMap<usize, (usize, usize)> = HashMap::new();
+    for (cpu, p) in places.iter().enumerate() {
+        let (i, o) = (inner(p), outer(p));
+        match seen.get(&i) {
+            Some(&(o0, cpu0)) if o0 != o => return Err((i, cpu0, cpu)),
+            Some(_) => {}
+            None => {
+                seen.insert(i, (o, cpu));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Topology {
+    /// Build a topology from one [`CpuPlace`] per CPU (index = CPU number),
+    /// the node distance matrix (SLIT, `node_distance[a][b]`) and optional
+    /// cache descriptions.
+    ///
+    /// Validates: 1..=`CpuMask::MAX_CPUS` CPUs; ids dense per level; each
+    /// core inside one cluster and one LLC; the cluster and LLC nested one
+    /// way or the other (an LLC inside a cluster happens on Ampere Altra,
+    /// whose 2-core clusters share no cache); each cluster and LLC inside
+    /// one node; node and package nested (a node inside a package, or a
+    /// package inside a node as in a multi-socket VM with one node); the
+    /// distance matrix square with side = number of nodes, positive, with
+    /// [`LOCAL_DISTANCE`] on the diagonal; cache spans non-empty and inside
+    /// the machine.
+    pub fn from_places(
+        name: &str,
+        places: Vec<CpuPlace>,
+        node_distance: Vec<Vec<u32>>,
+        caches: Vec<CacheInfo>,
+    ) -> Result<Topology, TopologyError> {
+        let bad = |p: String| TopologyError::invalid(name, p);
+        if places.is_empty() {
+            return Err(bad("no CPUs".into()));
+        }
+        if places.len() > CpuMask::MAX_CPUS {
+            return Err(bad(format!(
+                "{} CPUs, more than the maximum {}",
+                places.len(),
+                CpuMask::MAX_CPUS
+            )));
+        }
+        let core_masks = level_masks(name, "core", &places, |p| p.core)?;
+        let cluster_masks = level_masks(name, "cluster", &places, |p| p.cluster)?;
+        let llc_masks = level_masks(name, "LLC", &places, |p| p.llc)?;
+        let node_masks = level_masks(name, "node", &places, |p| p.node)?;
+        let package_masks = level_masks(name, "package", &places, |p| p.package)?;
+
+        let span_err = |inner: &str, outer: &str, (i, a, b): (usize, usize, usize)| {
+            bad(format!("{inner} {i} spans two {outer}s (CPUs {a} and {b})"))
+        };
+        nests(&places, |p| p.core, |p| p.cluster).map_err(|e| span_err("core", "cluster", e))?;
+        nests(&places, |p| p.core, |p| p.llc).map_err(|e| span_err("core", "LLC", e))?;
+        if let Err(e) = nests(&places, |p| p.cluster, |p| p.llc) {
+            nests(&places, |p| p.llc, |p| p.cluster).map_err(|_| {
+                bad(format!(
+                    "cluster {} and the LLCs of CPUs {} and {} overlap without nesting",
+                    e.0, e.1, e.2
+                ))
+            })?;
+        }
+        nests(&places, |p| p.cluster, |p| p.node).map_err(|e| span_err("cluster", "node", e))?;
+        nests(&places, |p| p.llc, |p| p.node).map_err(|e| span_err("LLC", "node", e))?;
+        nests(&places, |p| p.core, |p| p.package).map_err(|e| span_err("core", "package", e))?;
+        if let Err(e) = nests(&places, |p| p.node, |p| p.package) {
+            nests(&places, |p| p.package, |p| p.node).map_err(|_| {
+                bad(format!(
+                    "node {} and the packages of CPUs {} and {} overlap without nesting",
+                    e.0, e.1, e.2
+                ))
+            })?;
+        }
+
+        let nr_nodes = node_masks.len();
+        if node_distance.len() != nr_nodes {
+            return Err(bad(format!(
+                "distance matrix has {} rows for {nr_nodes} nodes",
+                node_distance.len()
+            )));
+        }
+        for (a, row) in node_distance.iter().enumerate() {
+            if row.len() != nr_nodes {
+                return Err(bad(format!(
+                    "distance matrix row {a} has {} entries for {nr_nodes} nodes (not square)",
+                    row.len()
+                )));
+            }
+            if row[a] != LOCAL_DISTANCE {
+                return Err(bad(format!(
+                    "distance from node {a} to itself is {}, expected {LOCAL_DISTANCE}",
+                    row[a]
+                )));
+            }
+            if let Some(b) = row.iter().position(|&d| d == 0) {
+                return Err(bad(format!("distance from node {a} to node {b} is 0")));
+            }
+        }
+        let all = CpuMask::from_range(0, places.len() - 1);
+        for (i, c) in caches.iter().enumerate() {
+            if c.shared_cpus.is_empty() || !c.shared_cpus.is_subset(&all) {
+                return Err(bad(format!(
+                    "cache #{i} (L{}) is shared by CPUs \"{}\", not a non-empty subset of 0-{}",
+                    c.level,
+                    c.shared_cpus,
+                    places.len() - 1
+                )));
+            }
+        }
+        let threads_per_core = core_masks.iter().map(CpuMask::weight).max().unwrap_or(1);
+        Ok(Topology {
+            name: name.to_string(),
+            nr_cpus: places.len(),
+            places,
+            node_distance,
+            caches,
+            all,
+            core_masks,
+            cluster_masks,
+            llc_masks,
+            node_masks,
+            package_masks,
+            threads_per_core,
+        })
+    }
+
+    /// The machine's name (preset name, or where it was imported from).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Return the same topology under another name.
+    pub fn renamed(mut self, name: &str) -> Topology {
+        self.name = name.to_string();
+        self
+    }
+
+    /// Number of CPUs; they are numbered `0..nr_cpus()`.
+    pub fn nr_cpus(&self) -> usize {
+        self.nr_cpus
+    }
+
+    /// Every CPU.
+    pub fn all_cpus(&self) -> &CpuMask {
+        &self.all
+    }
+
+    /// Where `cpu` sits. Panics if `cpu >= nr_cpus()`.
+    #[inline]
+    pub fn place(&self, cpu: usize) -> CpuPlace {
+        self.places[cpu]
+    }
+
+    /// All places, indexed by CPU.
+    pub fn places(&self) -> &[CpuPlace] {
+        &self.places
+    }
+
+    /// Hardware threads of `cpu`'s core, including `cpu` (`cpu_smt_mask`).
+    #[inline]
+    pub fn smt_mask(&self, cpu: usize) -> &CpuMask {
+        &self.core_masks[self.places[cpu].core]
+    }
+
+    /// CPUs of `cpu`'s cluster (sharing an L2 or L3 tag;
+    /// `cpu_clustergroup_mask`). On machines without clusters this is the
+    /// core, as Linux falls back to the SMT mask.
+    #[inline]
+    pub fn cluster_mask(&self, cpu: usize) -> &CpuMask {
+        &self.cluster_masks[self.places[cpu].cluster]
+    }
+
+    /// CPUs sharing `cpu`'s last-level cache (`cpu_coregroup_mask`).
+    #[inline]
+    pub fn llc_mask(&self, cpu: usize) -> &CpuMask {
+        &self.llc_masks[self.places[cpu].llc]
+    }
+
+    /// CPUs of `cpu`'s NUMA node (`cpumask_of_node(cpu_to_node(cpu))`).
+    #[inline]
+    pub fn node_mask(&self, cpu: usize) -> &CpuMask {
+        &self.node_masks[self.places[cpu].node]
+    }
+
+    /// CPUs of `cpu`'s package.
+    #[inline]
+    pub fn package_mask(&self, cpu: usize) -> &CpuMask {
+        &self.package_masks[self.places[cpu].package]
+    }
+
+    /// Number of cores.
+    pub fn nr_cores(&self) -> usize {
+        self.core_masks.len()
+    }
+
+    /// Number of clusters.
+    pub fn nr_clusters(&self) -> usize {
+        self.cluster_masks.len()
+    }
+
+    /// Number of last-level caches.
+    pub fn nr_llcs(&self) -> usize {
+        self.llc_masks.len()
+    }
+
+    /// Number of NUMA nodes.
+    pub fn nr_nodes(&self) -> usize {
+        self.node_masks.len()
+    }
+
+    /// Number of packages.
+    pub fn nr_packages(&self) -> usize {
+        self.package_masks.len()
+    }
+
+    /// CPUs of core `core`.
+    pub fn core_cpus(&self, core: usize) -> &CpuMask {
+        &self.core_masks[core]
+    }
+
+    /// CPUs of cluster `cluster`.
+    pub fn cluster_cpus(&self, cluster: usize) -> &CpuMask {
+        &self.cluster_masks[cluster]
+    }
+
+    /// CPUs of LLC `llc`.
+    pub fn llc_cpus(&self, llc: usize) -> &CpuMask {
+        &self.llc_masks[llc]
+    }
+
+    /// CPUs of node `node`.
+    pub fn node_cpus(&self, node: usize) -> &CpuMask {
+        &self.node_masks[node]
+    }
+
+    /// CPUs of package `package`.
+    pub fn package_cpus(&self, package: usize) -> &CpuMask {
+        &self.package_masks[package]
+    }
+
+    /// SLIT distance from node `a` to node `b` (`node_distance`).
+    #[inline]
+    pub fn node_distance(&self, a_node: usize, b_node: usize) -> u32 {
+        self.node_distance[a_node][b_node]
+    }
+
+    /// The whole distance matrix, `[from][to]`.
+    pub fn node_distances(&self) -> &[Vec<u32>] {
+        &self.node_distance
+    }
+
+    /// Distance class of two CPUs. O(1): compares the precomputed ids.
+    #[inline]
+    pub fn distance(&self, a: usize, b: usize) -> Distance {
+        if a == b {
+            return Distance::SameCpu;
+        }
+        let (pa, pb) = (&self.places[a], &self.places[b]);
+        if pa.core == pb.core {
+            Distance::Smt
+        } else if pa.cluster == pb.cluster {
+            Distance::Cluster
+        } else if pa.llc == pb.llc {
+            Distance::Llc
+        } else if pa.package == pb.package {
+            Distance::Package
+        } else {
+            Distance::Remote
+        }
+    }
+
+    /// Largest number of hardware threads of any core.
+    pub fn threads_per_core(&self) -> usize {
+        self.threads_per_core
+    }
+
+    /// Cache instances, where known.
+    pub fn caches(&self) -> &[CacheInfo] {
+        &self.caches
+    }
+
+    /// Caches of `cpu`, lowest level first.
+    pub fn caches_of(&self, cpu: usize) -> impl Iterator<Item = &CacheInfo> + '_ {
+        let mut v: Vec<&CacheInfo> = self
+            .caches
+            .iter()
+            .filter(|c| c.shared_cpus.test(cpu))
+            .collect();
+        v.sort_by_key(|c| (c.level, c.kind as u8));
+        v.into_iter()
+    }
+
+    /// Whether two topologies describe the same machine structure: places,
+    /// level masks and node distances (the name and caches are ignored).
+    pub fn same_structure(&self, other: &Topology) -> bool {
+        self.places == other.places && self.node_distance == other.node_distance
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(core: usize, cluster: usize, llc: usize, node: usize, package: usize) -> CpuPlace {
+        CpuPlace {
+            core,
+            cluster,
+            llc,
+            node,
+            package,
+        }
+    }
+
+    fn two_core() -> Vec<CpuPlace> {
+        vec![
+            place(0, 0, 0, 0, 0),
+            place(0, 0, 0, 0, 0),
+            place(1, 1, 0, 0, 0),
+            place(1, 1, 0, 0, 0),
+        ]
+    }
+
+    #[test]
+    fn masks_and_distance() {
+        let t = Topology::from_places("t", two_core(), vec![vec![10]], vec![]).unwrap();
+        assert_eq!(t.nr_cpus(), 4);
+        assert_eq!(t.smt_mask(1).to_string(), "0-1");
+        assert_eq!(t.cluster_mask(2).to_string(), "2-3");
+        assert_eq!(t.llc_mask(0).to_string(), "0-3");
+        assert_eq!(t.threads_per_core(), 2);
+        assert_eq!(t.distance(0, 0), Distance::SameCpu);
+        assert_eq!(t.distance(0, 1), Distance::Smt);
+        assert_eq!(t.distance(0, 3), Distance::Llc);
+    }
+
+    #[test]
+    fn rejects_inconsistent_input() {
+        let err = |places: Vec<CpuPlace>, d: Vec<Vec<u32>>| {
+            Topology::from_places("t", places, d, vec![])
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(vec![], vec![]).contains("no CPUs"));
+        let mut p = two_core();
+        p[1].cluster = 1; // core 0 in two clusters
+        assert!(err(p, vec![vec![10]]).contains("core 0 spans two clusters"));
+        let mut p = two_core();
+        p[3].llc = 1;
+        p[3].cluster = 1;
+        assert!(err(p, vec![vec![10]]).contains("core 1 spans two LLCs"));
+        let mut p = two_core();
+        p[2].core = 5;
+        assert!(err(p, vec![vec![10]]).contains("not dense"));
+        assert!(err(two_core(), vec![vec![10, 20]]).contains("not square"));
+        assert!(err(two_core(), vec![vec![10], vec![10]]).contains("2 rows for 1 nodes"));
+        assert!(err(two_core(), vec![vec![12]]).contains("expected 10"));
+        let many = vec![place(0, 0, 0, 0, 0); CpuMask::MAX_CPUS + 1];
+        assert!(err(many, vec![vec![10]]).contains("more than the maximum"));
+        // An LLC split across two nodes.
+        let p = vec![place(0, 0, 0, 0, 0), place(1, 1, 0, 1, 0)];
+        assert!(err(p, vec![vec![10, 20], vec![20, 10]]).contains("LLC 0 spans two nodes"));
+        // Cluster and LLC overlapping without nesting.
+        let p = vec![
+            place(0, 0, 0, 0, 0),
+            place(1, 0, 1, 0, 0),
+            place(2, 1, 1, 0, 0),
+        ];
+        assert!(err(p, vec![vec![10]]).contains("overlap without nesting"));
+    }
+
+    #[test]
+    fn llc_inside_cluster_is_allowed() {
+        // Ampere Altra: 2-core cluster, per-core "LLC".
+        let p = vec![place(0, 0, 0, 0, 0), place(1, 0, 1, 0, 0)];
+        let t = Topology::from_places("t", p, vec![vec![10]], vec![]).unwrap();
+        assert_eq!(t.distance(0, 1), Distance::Cluster);
+    }
+}
