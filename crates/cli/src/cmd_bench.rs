@@ -1,14 +1,179 @@
-//! `schedlab bench ...` (placeholder until the native benchmarks land).
-use anyhow::{bail, Result};
-use clap::Args;
-use std::process::ExitCode;
+//! `schedlab bench <hackbench|schbench|tbench> [benchmark flags] [common flags]`:
+//! the native benchmarks, run on this host.
+//!
+//! Each benchmark takes the original tool's own flags (rt-tests
+//! `hackbench`, schbench, dbench's `tbench`) and prints the original's
+//! report. The common flags may be given before or after the benchmark
+//! name:
+//!
+//! - `--cpus LIST` / `--node N`: CPU affinity of every task (like
+//!   `taskset -c LIST` / `numactl -N N` in front of the C tool);
+//! - `--json`: print one JSON object on stdout instead of the text report;
+//!   the text report then goes to **stderr** (so a terminal still shows
+//!   progress and a pipe gets only the JSON);
+//! - `--output FILE`: also write the JSON object to FILE (atomically: a
+//!   temporary file renamed into place, never a partial file);
+//! - `--timeout S`: stop and reap every task after S seconds (exit 2).
+//!
+//! SIGINT/SIGTERM stop the run, reap every task and exit with status 130.
 
+use crate::output::write_atomic;
+use anyhow::{bail, Context, Result};
+use clap::{ArgAction, Args, Subcommand};
+use native::{hackbench, CpuSelection};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Run a benchmark natively on this host.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Benchmark to run natively.
-    pub benchmark: String,
+    #[command(subcommand)]
+    pub bench: Bench,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Flags shared by every native benchmark.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Pin every task to these CPUs (a Linux CPU list, e.g. 0-3,8).
+    #[arg(long, global = true, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Pin every task to the CPUs of this NUMA node.
+    #[arg(long, global = true, value_name = "N")]
+    pub node: Option<u32>,
+    /// Print the result as one JSON object on stdout (text report to stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Also write the JSON result to FILE (atomically).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Stop (and reap every task) after S seconds; exit status 2.
+    #[arg(long, global = true, value_name = "S", allow_hyphen_values = true)]
+    pub timeout: Option<f64>,
+}
+
+/// The benchmarks.
+#[derive(Subcommand, Debug)]
+pub enum Bench {
+    /// rt-tests hackbench: groups of senders and receivers over sockets or pipes.
+    #[command(disable_help_flag = false)]
+    Hackbench(HackbenchArgs),
+}
+
+/// rt-tests `hackbench` flags (same letters, same defaults).
+#[derive(Args, Debug)]
+pub struct HackbenchArgs {
+    /// Use pipe() instead of socketpair().
+    #[arg(short = 'p', long = "pipe")]
+    pub pipe: bool,
+    /// Use threads instead of processes.
+    #[arg(short = 'T', long = "threads", action = ArgAction::SetTrue, overrides_with = "process")]
+    pub threads: bool,
+    /// Use processes (the default).
+    #[arg(short = 'P', long = "process", action = ArgAction::SetTrue, overrides_with = "threads")]
+    pub process: bool,
+    /// Number of groups.
+    #[arg(short = 'g', long = "groups", value_name = "N", default_value_t = 10)]
+    pub groups: u32,
+    /// Senders (and receivers) per group.
+    #[arg(short = 'f', long = "fds", value_name = "N", default_value_t = 20)]
+    pub fds: u32,
+    /// Messages each sender passes to each receiver.
+    #[arg(short = 'l', long = "loops", value_name = "N", default_value_t = 100)]
+    pub loops: u32,
+    /// Bytes per message.
+    #[arg(
+        short = 's',
+        long = "datasize",
+        value_name = "N",
+        default_value_t = 100
+    )]
+    pub datasize: u32,
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
-    bail!("native benchmark {:?} is not implemented yet", args.benchmark)
+    let common = &args.common;
+    let cpus = cpu_selection(common)?;
+    let timeout = match common.timeout {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(Duration::from_secs_f64(t)),
+        Some(t) => bail!("--timeout: {t} is not a positive number of seconds"),
+    };
+    let result = match args.bench {
+        Bench::Hackbench(a) => run_hackbench(a, cpus, timeout, common),
+    };
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => match e.downcast_ref::<native::Error>() {
+            Some(n) if n.is_interrupted() => {
+                eprintln!("schedlab: {n}");
+                Ok(ExitCode::from(130))
+            }
+            _ => Err(e),
+        },
+    }
+}
+
+fn cpu_selection(common: &CommonArgs) -> Result<CpuSelection> {
+    Ok(match (&common.cpus, common.node) {
+        (Some(_), Some(_)) => bail!("--cpus and --node: give one or the other"),
+        (Some(list), None) => CpuSelection::Cpus(native::cpus::parse_cpu_list(list, "--cpus")?),
+        (None, Some(n)) => CpuSelection::Node(n),
+        (None, None) => CpuSelection::Inherit,
+    })
+}
+
+/// Where the text report goes: stdout normally, stderr under `--json`.
+struct Text {
+    json: bool,
+}
+
+impl Text {
+    fn print(&self, s: &str) {
+        if self.json {
+            eprint!("{s}");
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(s.as_bytes());
+            let _ = out.flush();
+        }
+    }
+}
+
+fn emit_json(common: &CommonArgs, value: &impl serde::Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).context("serialising the JSON report")?;
+    if let Some(path) = &common.output {
+        write_atomic(path, format!("{text}\n").as_bytes()).context("--output")?;
+    }
+    if common.json {
+        println!("{text}");
+    }
+    Ok(())
+}
+
+fn run_hackbench(
+    a: HackbenchArgs,
+    cpus: CpuSelection,
+    timeout: Option<Duration>,
+    common: &CommonArgs,
+) -> Result<()> {
+    let cfg = hackbench::HackbenchConfig {
+        pipe: a.pipe,
+        threads: a.threads && !a.process,
+        groups: a.groups,
+        fds: a.fds,
+        loops: a.loops,
+        datasize: a.datasize,
+        cpus,
+        timeout,
+    };
+    cfg.validate()?;
+    let text = Text { json: common.json };
+    text.print(&cfg.header());
+    let report = hackbench::run(&cfg)?;
+    text.print(&format!("{}\n", report.time_line()));
+    emit_json(common, &report)
 }

@@ -1,1 +1,43 @@
-//! placeholder
+//! Native ports of the three scheduler benchmarks that schedlab simulates:
+//! **hackbench** (rt-tests), **schbench** (the 2023+ rework) and **tbench**
+//! (dbench's network benchmark), run for real on the host so that the
+//! simulator can be checked against the kernel on the machine in front of
+//! you: the same benchmark, the same flags and the same report.
+//!
+//! Each benchmark is a module with a `Config` (the benchmark's own flags,
+//! with the original's defaults), a `run` function and a `Report` that
+//! serialises to JSON with the field names the simulator uses, and that
+//! formats the original tool's text output.
+//!
+//! Every run:
+//! - pins every task to [`CpuSelection`] (like `taskset -c` / `numactl -N`);
+//! - checks file-descriptor and process limits before starting anything;
+//! - reaps every child process and thread on success, error, `timeout`, or
+//!   SIGINT/SIGTERM (which it catches while it runs and reports as
+//!   [`Error::Interrupted`]).
+//!
+//! Linux only.
+//!
+//! # Example
+//! ```
+//! use native::hackbench::{self, HackbenchConfig};
+//!
+//! // Two groups of 2 senders and 2 receivers over pipes, in threads.
+//! let cfg = HackbenchConfig { pipe: true, threads: true, groups: 2, fds: 2, loops: 10,
+//!                             ..Default::default() };
+//! print!("{}", cfg.header());
+//! let report = hackbench::run(&cfg)?;
+//! println!("{}", report.time_line()); // "Time: 0.001"
+//! assert_eq!(report.bytes_read, 2 * 2 * 2 * 10 * 100);
+//! # Ok::<(), native::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod cpus;
+mod error;
+pub mod hackbench;
+mod limits;
+mod sys;
+
+pub use cpus::CpuSelection;
+pub use error::{Error, Result};

@@ -1,0 +1,337 @@
+//! `schedlab bench ...`: the native benchmarks, driven through the binary.
+//!
+//! Every run here is tiny (a few hundred messages, a 1-2 s runtime) and no
+//! assertion depends on how fast the host is.
+
+use assert_cmd::Command;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").unwrap()
+}
+
+fn stdout_of(args: &[&str]) -> (String, String) {
+    let out = schedlab()
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let so = String::from_utf8(out.stdout).unwrap();
+    let se = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{args:?} failed: {so}\n{se}");
+    (so, se)
+}
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let (so, _) = stdout_of(args);
+    serde_json::from_str(&so)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {so}"))
+}
+
+/// Runs and expects exit status 2 with a single `schedlab: error:` line
+/// mentioning `needle`.
+fn fails_with(args: &[&str], needle: &str) {
+    let out = schedlab()
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let se = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {se}");
+    let err: Vec<&str> = se
+        .lines()
+        .filter(|l| l.starts_with("schedlab: error:"))
+        .collect();
+    assert_eq!(err.len(), 1, "{args:?}: {se}");
+    assert!(
+        err[0].contains(needle),
+        "{args:?}: expected {needle:?} in {se}"
+    );
+    assert!(!se.contains("panicked"), "{se}");
+}
+
+// ---------------------------------------------------------------------------
+// hackbench
+
+#[test]
+fn hackbench_prints_the_rt_tests_lines() {
+    let (so, _) = stdout_of(&["bench", "hackbench", "-p", "-T", "-g", "2", "-l", "200"]);
+    let lines: Vec<&str> = so.lines().collect();
+    assert_eq!(lines.len(), 3, "{so}");
+    assert_eq!(
+        lines[0],
+        "Running in threaded mode with 2 groups using 40 file descriptors each (== 80 tasks)"
+    );
+    assert_eq!(lines[1], "Each sender will pass 200 messages of 100 bytes");
+    let t = lines[2].strip_prefix("Time: ").expect(lines[2]);
+    let (s, ms) = t.split_once('.').unwrap();
+    assert!(
+        s.parse::<u64>().is_ok() && ms.len() == 3 && ms.parse::<u32>().is_ok(),
+        "{t}"
+    );
+}
+
+#[test]
+fn hackbench_process_mode_sockets_json() {
+    let v = json_of(&[
+        "bench",
+        "hackbench",
+        "-g",
+        "2",
+        "-f",
+        "4",
+        "-l",
+        "50",
+        "-s",
+        "32",
+        "--json",
+    ]);
+    assert_eq!(v["benchmark"], "hackbench");
+    assert_eq!(v["mode"], "native");
+    assert_eq!(v["threads"], false);
+    assert_eq!(v["pipe"], false);
+    assert_eq!(v["groups"], 2);
+    assert_eq!(v["fds"], 4);
+    assert_eq!(v["loops"], 50);
+    assert_eq!(v["datasize"], 32);
+    assert_eq!(v["messages"], 2 * 4 * 4 * 50);
+    assert_eq!(v["bytes_written"], 2 * 4 * 4 * 50 * 32);
+    assert_eq!(v["bytes_read"], v["bytes_written"]);
+    let (t, w) = (v["time_s"].as_f64().unwrap(), v["wall_s"].as_f64().unwrap());
+    assert!(t > 0.0 && w >= t, "{v}");
+}
+
+#[test]
+fn hackbench_json_sends_the_text_to_stderr_and_output_file_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hb.json");
+    let (so, se) = stdout_of(&[
+        "bench",
+        "--json",
+        "hackbench",
+        "-T",
+        "-g",
+        "1",
+        "-f",
+        "2",
+        "-l",
+        "10",
+        "--cpus",
+        "0",
+        "--output",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        so.trim_start().starts_with('{') && !so.contains("Running"),
+        "{so}"
+    );
+    assert!(
+        se.contains("Running in threaded mode with 1 groups") && se.contains("Time: "),
+        "{se}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["cpus"], "0");
+    assert_eq!(v["messages"], 2 * 2 * 10);
+    // Only the final file, no temporary left over.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn hackbench_bad_input_is_one_line_exit_2() {
+    fails_with(
+        &["bench", "hackbench", "-g", "0"],
+        "-g: must be an integer > 0",
+    );
+    fails_with(
+        &["bench", "hackbench", "-l", "0"],
+        "-l: must be an integer > 0",
+    );
+    fails_with(&["bench", "hackbench", "--cpus", "1-0"], "--cpus: ");
+    fails_with(
+        &["bench", "hackbench", "--cpus", "1000"],
+        "--cpus: CPU 1000 is not online",
+    );
+    fails_with(
+        &["bench", "hackbench", "--node", "999"],
+        "--node: NUMA node 999 does not exist",
+    );
+    fails_with(
+        &["bench", "hackbench", "--cpus", "0", "--node", "0"],
+        "--cpus and --node",
+    );
+    fails_with(&["bench", "hackbench", "--timeout", "-1"], "--timeout");
+    // An unwritable --output leaves nothing behind and says which flag.
+    fails_with(
+        &[
+            "bench",
+            "hackbench",
+            "-g",
+            "1",
+            "-f",
+            "1",
+            "-l",
+            "1",
+            "--output",
+            "/nonexistent/x.json",
+        ],
+        "--output",
+    );
+}
+
+#[test]
+fn hackbench_fd_limit_is_checked_up_front() {
+    // 200 groups of 100 in threads need 40000 fds at once; cap the limit
+    // low so the check must trip whatever the host's default is.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 256 && exec {} bench hackbench -T -g 200 -f 100 -l 1",
+            assert_cmd::cargo::cargo_bin("schedlab").display()
+        ))
+        .output()
+        .unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains("RLIMIT_NOFILE is 256") && se.contains("ulimit -n"),
+        "{se}"
+    );
+    // Nothing was started: not even the header was printed.
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn hackbench_timeout_reaps_and_exits_2() {
+    let t0 = Instant::now();
+    fails_with(
+        &[
+            "bench",
+            "hackbench",
+            "-g",
+            "1",
+            "-f",
+            "2",
+            "-l",
+            "100000000",
+            "--timeout",
+            "0.3",
+        ],
+        "--timeout",
+    );
+    assert!(t0.elapsed() < Duration::from_secs(30));
+}
+
+// ---------------------------------------------------------------------------
+// SIGINT: no child survives.
+
+/// Pids whose parent is `pid` (from /proc/*/stat).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // Field 4 (ppid) follows the ")" that closes the command name.
+        let Some(rest) = stat.rsplit_once(')').map(|x| x.1) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.get(1).and_then(|x| x.parse::<u32>().ok()) == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// Starts `args`, waits until `ready` says the run is under way, sends
+/// SIGINT to the schedlab process only, and checks that it exits 130 and
+/// that none of the processes it forked is left.
+fn sigint_leaves_nothing(args: &[&str], ready: impl Fn(u32) -> bool) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    while !ready(pid) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{args:?} never got under way"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "{args:?} exited early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kids = children_of(pid);
+    // SAFETY: signalling the child we spawned.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{args:?} did not stop after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{args:?}: {err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    for k in kids {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{k}")).exists(),
+            "{args:?}: child {k} survived"
+        );
+    }
+}
+
+#[test]
+fn sigint_hackbench_processes_leaves_no_child() {
+    // 2 groups of 3 senders + 3 receivers: 12 forked children.
+    sigint_leaves_nothing(
+        &[
+            "bench",
+            "hackbench",
+            "-g",
+            "2",
+            "-f",
+            "3",
+            "-l",
+            "100000000",
+        ],
+        |pid| children_of(pid).len() == 12,
+    );
+}
+
+#[test]
+fn sigint_hackbench_threads_stops_cleanly() {
+    sigint_leaves_nothing(
+        &[
+            "bench",
+            "hackbench",
+            "-T",
+            "-p",
+            "-g",
+            "2",
+            "-f",
+            "3",
+            "-l",
+            "100000000",
+        ],
+        |pid| threads_of(pid) >= 13,
+    );
+}

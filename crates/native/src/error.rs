@@ -1,0 +1,83 @@
+//! The library's error type.
+
+use std::time::Duration;
+
+/// Everything that can stop a native benchmark run.
+///
+/// Every variant is fatal for the run that returned it, and every run cleans
+/// up after itself before returning one: no child process or thread
+/// survives, whatever the variant.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter is out of range. `flag` names the command-line flag
+    /// (`-g`, `--cpus`, ...), `problem` says what is wrong with the value.
+    #[error("{flag}: {problem}")]
+    InvalidArg {
+        /// The flag, as the user typed it (`-g`, `--cpus`, ...).
+        flag: &'static str,
+        /// What is wrong, in a few words.
+        problem: String,
+    },
+    /// A system limit is too low for the requested run; checked before any
+    /// task is started. The message names the limit and how to raise it.
+    #[error("{0}")]
+    Limit(String),
+    /// The run was stopped by SIGINT or SIGTERM; all tasks were reaped.
+    #[error("interrupted by {0}; all benchmark tasks were stopped and reaped")]
+    Interrupted(&'static str),
+    /// The run exceeded `--timeout`; all tasks were reaped.
+    #[error("--timeout: the run did not finish within {0:?}; all benchmark tasks were stopped and reaped")]
+    Timeout(Duration),
+    /// A benchmark task failed (for example a child exited with an error).
+    #[error("{0}")]
+    Task(String),
+    /// A loadfile could not be read or parsed.
+    #[error("--loadfile {path}: {problem}")]
+    Loadfile {
+        /// The file.
+        path: String,
+        /// What is wrong, with the line number when there is one.
+        problem: String,
+    },
+    /// A system call failed.
+    #[error("{what}: {source}")]
+    Sys {
+        /// What we were doing.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn arg(flag: &'static str, problem: impl Into<String>) -> Self {
+        Error::InvalidArg {
+            flag,
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn sys(what: impl Into<String>, errno: nix::errno::Errno) -> Self {
+        Error::Sys {
+            what: what.into(),
+            source: std::io::Error::from_raw_os_error(errno as i32),
+        }
+    }
+
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Sys {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// True when the run was stopped by a signal (the CLI exits 130 then).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, Error::Interrupted(_))
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
