@@ -54,5 +54,5 @@ pub use domains::{sd_flags, DomainOptions, Level, SchedDomain, SchedDomains, Sch
 pub use error::TopologyError;
 pub use hwloc::from_hwloc_xml;
 pub use presets::{preset, presets};
-pub use sysfs::from_sysfs;
+pub use sysfs::{from_sysfs, write_sysfs};
 pub use topology::{CacheInfo, CacheKind, CpuPlace, Distance, Topology, LOCAL_DISTANCE};

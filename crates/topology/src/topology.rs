@@ -274,6 +274,10 @@ impl Topology {
                 )));
             }
         }
+        // Canonical cache order, so that equal machines compare equal
+        // whatever order their description listed caches in.
+        let mut caches = caches;
+        caches.sort_by_key(|c| (c.level, c.kind as u8, c.shared_cpus.first()));
         let threads_per_core = core_masks.iter().map(CpuMask::weight).max().unwrap_or(1);
         Ok(Topology {
             name: name.to_string(),
@@ -441,7 +445,7 @@ impl Topology {
         self.threads_per_core
     }
 
-    /// Cache instances, where known.
+    /// Cache instances, where known, ordered by level, kind and first CPU.
     pub fn caches(&self) -> &[CacheInfo] {
         &self.caches
     }
@@ -457,10 +461,33 @@ impl Topology {
         v.into_iter()
     }
 
-    /// Whether two topologies describe the same machine structure: places,
-    /// level masks and node distances (the name and caches are ignored).
+    /// Whether two topologies describe the same machine: the same number
+    /// of CPUs, the same core / cluster / LLC / node / package masks for
+    /// every CPU and the same distance between the nodes of every pair of
+    /// CPUs. Names, caches and the numbering of group ids are ignored.
     pub fn same_structure(&self, other: &Topology) -> bool {
-        self.places == other.places && self.node_distance == other.node_distance
+        if self.nr_cpus != other.nr_cpus || self.nr_nodes() != other.nr_nodes() {
+            return false;
+        }
+        let masks_equal = (0..self.nr_cpus).all(|c| {
+            self.smt_mask(c) == other.smt_mask(c)
+                && self.cluster_mask(c) == other.cluster_mask(c)
+                && self.llc_mask(c) == other.llc_mask(c)
+                && self.node_mask(c) == other.node_mask(c)
+                && self.package_mask(c) == other.package_mask(c)
+        });
+        // Node masks agree, so map each of our nodes to the other's node of
+        // its first CPU and compare the matrices under that mapping.
+        let map: Vec<usize> = self
+            .node_masks
+            .iter()
+            .map(|m| other.place(m.first().unwrap_or(0)).node)
+            .collect();
+        masks_equal
+            && (0..self.nr_nodes()).all(|a| {
+                (0..self.nr_nodes())
+                    .all(|b| self.node_distance(a, b) == other.node_distance(map[a], map[b]))
+            })
     }
 }
 
