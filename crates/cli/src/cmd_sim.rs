@@ -1,14 +1,188 @@
-//! `schedlab sim ...` (placeholder until the simulator lands).
-use anyhow::{bail, Result};
-use clap::Args;
+//! `schedlab sim <benchmark> [the benchmark's own flags] --machine M ...`:
+//! simulate a benchmark and print what the real one prints, plus a placement
+//! summary (or one JSON object with `--json`).
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+use sim::run::{simulate_hackbench, SimOptions, SimResult};
+use sim::workload::hackbench::Hackbench;
 use std::process::ExitCode;
+use std::time::Instant;
+use topology::{CpuMask, Topology};
 
 #[derive(Args, Debug)]
 pub struct SimArgs {
-    /// Benchmark to simulate.
-    pub benchmark: String,
+    #[command(subcommand)]
+    pub bench: SimBench,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SimBench {
+    /// hackbench (rt-tests flags): groups of senders and receivers exchanging messages.
+    #[command(allow_negative_numbers = true)]
+    Hackbench(HackbenchArgs),
+}
+
+/// Options shared by every simulated benchmark.
+#[derive(Args, Debug)]
+pub struct CommonSimArgs {
+    /// Machine preset (see `schedlab topology list`).
+    #[arg(long, default_value = "kunpeng920-node")]
+    pub machine: String,
+    /// Restrict the run to these CPUs, like taskset (e.g. 0-3,8).
+    #[arg(long, conflicts_with = "node")]
+    pub cpus: Option<String>,
+    /// Restrict the run to the CPUs of this NUMA node, like numactl -N.
+    #[arg(long)]
+    pub node: Option<usize>,
+    /// Seed of every random stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print one JSON object instead of the text report.
+    #[arg(long)]
+    pub json: bool,
+    /// Verify the model's invariants while running (slower).
+    #[arg(long)]
+    pub check: bool,
+    /// Model costs (on) or make every modelled cost zero (off).
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    pub costs: String,
+}
+
+#[derive(Args, Debug)]
+pub struct HackbenchArgs {
+    /// Use pipes instead of unix stream sockets.
+    #[arg(short = 'p', long = "pipe")]
+    pub pipe: bool,
+    /// Use threads instead of processes.
+    #[arg(short = 'T', long = "threads", conflicts_with = "process")]
+    pub threads: bool,
+    /// Use processes (the default).
+    #[arg(short = 'P', long = "process")]
+    pub process: bool,
+    /// Number of groups.
+    #[arg(short = 'g', long = "groups", default_value_t = 10)]
+    pub groups: i64,
+    /// Senders (and receivers) per group.
+    #[arg(short = 'f', long = "fds", default_value_t = 20)]
+    pub fds: i64,
+    /// Loops: messages each sender sends to each receiver.
+    #[arg(short = 'l', long = "loops", default_value_t = 100)]
+    pub loops: i64,
+    /// Bytes per message.
+    #[arg(short = 's', long = "datasize", default_value_t = 100)]
+    pub datasize: i64,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
+}
+
+fn positive(v: i64, flag: &str) -> Result<u32> {
+    if v <= 0 || v > u32::MAX as i64 {
+        bail!("{flag} must be an integer > 0 (got {v})");
+    }
+    Ok(v as u32)
+}
+
+/// Resolve `--machine`, `--cpus`, `--node` into a topology and CPU mask.
+fn machine(c: &CommonSimArgs) -> Result<(Topology, Option<CpuMask>)> {
+    let topo = topology::preset(&c.machine).with_context(|| "--machine".to_string())?;
+    let cpus = match (&c.cpus, c.node) {
+        (Some(list), _) => {
+            Some(CpuMask::parse_list(list).with_context(|| format!("--cpus {list:?}"))?)
+        }
+        (None, Some(n)) => {
+            if n >= topo.nr_nodes() {
+                bail!(
+                    "--node {n}: machine {} has nodes 0-{}",
+                    topo.name(),
+                    topo.nr_nodes() - 1
+                );
+            }
+            Some(topo.node_cpus(n).clone())
+        }
+        (None, None) => None,
+    };
+    Ok((topo, cpus))
+}
+
+fn options(c: &CommonSimArgs, cpus: Option<CpuMask>) -> SimOptions {
+    SimOptions {
+        cpus,
+        seed: c.seed,
+        check: c.check,
+        costs: c.costs == "on",
+        ..Default::default()
+    }
 }
 
 pub fn run(args: SimArgs) -> Result<ExitCode> {
-    bail!("benchmark {:?} is not simulated yet", args.benchmark)
+    match args.bench {
+        SimBench::Hackbench(a) => hackbench(a),
+    }
+}
+
+fn hackbench(a: HackbenchArgs) -> Result<ExitCode> {
+    let hb = Hackbench {
+        groups: positive(a.groups, "-g/--groups")?,
+        fds: positive(a.fds, "-f/--fds")?,
+        loops: positive(a.loops, "-l/--loops")?,
+        datasize: positive(a.datasize, "-s/--datasize")?,
+        pipe: a.pipe,
+        threads: a.threads,
+    };
+    let (topo, cpus) = machine(&a.common)?;
+    let opts = options(&a.common, cpus);
+    let t0 = Instant::now();
+    let r = simulate_hackbench(&topo, &hb, &opts)?;
+    let wall = t0.elapsed().as_secs_f64();
+    if a.common.json {
+        let mut v = result_json(&r, wall);
+        v["params"] = serde_json::to_value(&hb)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", hb.header());
+        print!("{}", Hackbench::time_line(r.time_ns));
+        print!("{}", placement_text(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON record: every field is deterministic except `wall_s` and
+/// `events_per_s`, which measure the host.
+pub fn result_json(r: &SimResult, wall_s: f64) -> Value {
+    let mut v = serde_json::to_value(r).expect("serialisable");
+    v["mode"] = json!("sim");
+    v["time_s"] = json!(r.time_ns as f64 / 1e9);
+    v["wall_s"] = json!(wall_s);
+    v["events_per_s"] = json!(if wall_s > 0.0 {
+        (r.counters.events as f64 / wall_s).round()
+    } else {
+        0.0
+    });
+    v
+}
+
+fn placement_text(r: &SimResult) -> String {
+    let p = &r.placement;
+    let total: u64 = p.stages.values().sum();
+    let mut s = format!(
+        "Placement ({}): {} decisions, {:.2} CPUs probed per wakeup, probe cost {:.3} ms, {} migrations\n",
+        p.policy,
+        total,
+        p.probes_per_wakeup.mean,
+        p.probe_cost_ns as f64 / 1e6,
+        r.counters.migrations
+    );
+    let mut stages: Vec<_> = p.stages.iter().collect();
+    stages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (name, n) in stages {
+        s += &format!(
+            "  {:<24} {:>10} {:>6.1}%\n",
+            name,
+            n,
+            100.0 * *n as f64 / total.max(1) as f64
+        );
+    }
+    s
 }

@@ -34,10 +34,22 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help/version to stdout with exit 0 and usage
-            // errors to stderr with exit 2.
-            let _ = e.print();
-            return ExitCode::from(e.exit_code() as u8);
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return ExitCode::from(e.exit_code() as u8);
+            }
+            // Usage errors: one line naming the problem, exit status 2.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("schedlab: error: {first}");
+            return ExitCode::from(2);
         }
     };
     let result = match cli.command {

@@ -1,0 +1,317 @@
+//! Channels with the kernel's buffering and wake-up rules: anonymous pipes
+//! (fs/pipe.c, 5.5+) and unix stream sockets (net/unix/af_unix.c with the
+//! generic socket send-buffer accounting).
+
+use crate::cacheline::LineId;
+use crate::task::TaskId;
+use std::collections::VecDeque;
+
+/// Page size.
+pub const PAGE: u32 = 4096;
+/// Default pipe size: 16 pages (64 KiB).
+pub const PIPE_DEF_BUFFERS: usize = 16;
+/// net.core.wmem_default: a socket's default send buffer.
+pub const WMEM_DEFAULT: u64 = 212_992;
+
+/// Kind of channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChanKind {
+    /// pipe(2).
+    Pipe,
+    /// socketpair(AF_UNIX, SOCK_STREAM).
+    UnixStream,
+}
+
+/// A buffered chunk: a pipe page or a socket buffer (skb).
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    /// Unread bytes.
+    len: u32,
+    /// Bytes written into the chunk so far (pipe merge limit).
+    fill: u32,
+    /// Memory charged to the sender (skb truesize).
+    truesize: u32,
+    /// CPU that wrote the data (the reader pulls the lines from there).
+    writer_cpu: u32,
+}
+
+/// skb truesize for a unix stream message of `len` bytes: the data area is
+/// SKB_DATA_ALIGN(len) plus the skb_shared_info (320 bytes) rounded up to the
+/// kmalloc size class, plus the sk_buff itself (256 bytes aligned); large
+/// messages use page fragments. An approximation of the kernel's accounting.
+pub fn unix_skb_truesize(len: u32) -> u32 {
+    let head = len.div_ceil(64) * 64 + 320;
+    let alloc = if head <= 4096 {
+        match head {
+            0..=96 => 96,
+            97..=128 => 128,
+            129..=192 => 192,
+            _ => head.next_power_of_two(),
+        }
+    } else {
+        head.div_ceil(PAGE) * PAGE
+    };
+    alloc + 256
+}
+
+/// Outcome of a channel operation.
+#[derive(Debug, PartialEq, Eq)]
+pub enum IoResult {
+    /// Transferred this many bytes.
+    Done(u32),
+    /// Nothing could be transferred: the caller must block.
+    WouldBlock,
+}
+
+/// A channel between tasks.
+#[derive(Debug)]
+pub struct Channel {
+    /// Kind.
+    pub kind: ChanKind,
+    chunks: VecDeque<Chunk>,
+    /// Bytes buffered.
+    pub buffered: u64,
+    /// Socket: sender's sk_wmem_alloc.
+    pub wmem_alloc: u64,
+    /// Socket: sender's sk_sndbuf.
+    pub sndbuf: u64,
+    /// Readers blocked in read().
+    pub readers: VecDeque<TaskId>,
+    /// Writers blocked in write().
+    pub writers: VecDeque<TaskId>,
+    /// Tasks blocked in poll().
+    pub pollers: Vec<TaskId>,
+    /// Somebody polled this channel (pipe->poll_usage).
+    pub poll_usage: bool,
+    /// Line holding the channel's lock and indices.
+    pub line: LineId,
+    /// Total bytes written.
+    pub bytes_written: u64,
+    /// Total bytes read.
+    pub bytes_read: u64,
+    /// Counts towards the run's payload totals.
+    pub payload: bool,
+}
+
+/// Who must be woken after an operation.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Wakes {
+    /// Wake one blocked reader (exclusive wait).
+    pub one_reader: bool,
+    /// Wake every poller.
+    pub pollers: bool,
+    /// Wake one blocked writer (exclusive, pipes).
+    pub one_writer: bool,
+    /// Wake every blocked writer (sockets: non-exclusive wait).
+    pub all_writers: bool,
+}
+
+impl Channel {
+    /// A new empty channel.
+    pub fn new(kind: ChanKind, line: LineId) -> Self {
+        Channel {
+            kind,
+            chunks: VecDeque::new(),
+            buffered: 0,
+            wmem_alloc: 0,
+            sndbuf: WMEM_DEFAULT,
+            readers: VecDeque::new(),
+            writers: VecDeque::new(),
+            pollers: Vec::new(),
+            poll_usage: false,
+            line,
+            bytes_written: 0,
+            bytes_read: 0,
+            payload: true,
+        }
+    }
+
+    /// Data is available.
+    pub fn readable(&self) -> bool {
+        self.buffered > 0
+    }
+
+    fn pipe_full(&self) -> bool {
+        self.chunks.len() >= PIPE_DEF_BUFFERS
+    }
+
+    /// Write up to `bytes` from `cpu`. Pipes: merge into the last page when
+    /// the write fits, else fill whole new pages (pipe_write); sockets: one
+    /// skb per write as long as sk_wmem_alloc < sk_sndbuf
+    /// (sock_alloc_send_pskb). Returns bytes written (a short write leaves
+    /// the rest for a retry after blocking) and who to wake.
+    pub fn write(&mut self, bytes: u32, cpu: u32) -> (IoResult, Wakes) {
+        let was_empty = self.buffered == 0;
+        let mut done = 0u32;
+        match self.kind {
+            ChanKind::Pipe => {
+                if let Some(last) = self.chunks.back_mut() {
+                    if !was_empty && last.fill + bytes <= PAGE {
+                        last.fill += bytes;
+                        last.len += bytes;
+                        last.writer_cpu = cpu;
+                        done = bytes;
+                    }
+                }
+                while done < bytes && !self.pipe_full() {
+                    let n = (bytes - done).min(PAGE);
+                    self.chunks.push_back(Chunk {
+                        len: n,
+                        fill: n,
+                        truesize: 0,
+                        writer_cpu: cpu,
+                    });
+                    done += n;
+                }
+            }
+            ChanKind::UnixStream => {
+                let max_skb = (self.sndbuf / 2 - 64) as u32;
+                while done < bytes && self.wmem_alloc < self.sndbuf {
+                    let n = (bytes - done).min(max_skb);
+                    let ts = unix_skb_truesize(n);
+                    self.wmem_alloc += ts as u64;
+                    self.chunks.push_back(Chunk {
+                        len: n,
+                        fill: n,
+                        truesize: ts,
+                        writer_cpu: cpu,
+                    });
+                    done += n;
+                }
+            }
+        }
+        if done == 0 {
+            return (IoResult::WouldBlock, Wakes::default());
+        }
+        self.buffered += done as u64;
+        self.bytes_written += done as u64;
+        let wakes = match self.kind {
+            // pipe_write: wake readers if the pipe was empty (or polled);
+            // wake the next writer if there is still room.
+            ChanKind::Pipe => Wakes {
+                one_reader: was_empty || self.poll_usage,
+                pollers: was_empty || self.poll_usage,
+                one_writer: !self.pipe_full() && !self.writers.is_empty(),
+                all_writers: false,
+            },
+            // sock_def_readable on every send.
+            ChanKind::UnixStream => Wakes {
+                one_reader: true,
+                pollers: true,
+                ..Default::default()
+            },
+        };
+        (IoResult::Done(done), wakes)
+    }
+
+    /// Read up to `bytes`. Calls `pull(writer_cpu, n)` for each chunk of data
+    /// consumed so the caller can charge the transfer. Pipes wake one writer
+    /// if the pipe was full (pipe_read); sockets free each consumed skb's
+    /// truesize and wake all writers once sk_wmem_alloc falls to a quarter of
+    /// sk_sndbuf (unix_write_space / unix_writable).
+    pub fn read(&mut self, bytes: u32, mut pull: impl FnMut(u32, u32)) -> (IoResult, Wakes) {
+        if self.buffered == 0 {
+            return (IoResult::WouldBlock, Wakes::default());
+        }
+        let was_full = self.kind == ChanKind::Pipe && self.pipe_full();
+        let was_writable = self.wmem_alloc * 4 <= self.sndbuf;
+        let mut done = 0u32;
+        let mut freed = false;
+        while done < bytes {
+            let Some(c) = self.chunks.front_mut() else {
+                break;
+            };
+            let n = (bytes - done).min(c.len);
+            pull(c.writer_cpu, n);
+            c.len -= n;
+            done += n;
+            if c.len == 0 {
+                let ts = c.truesize as u64;
+                self.chunks.pop_front();
+                self.wmem_alloc -= ts;
+                freed = true;
+            }
+        }
+        self.buffered -= done as u64;
+        self.bytes_read += done as u64;
+        let wakes = match self.kind {
+            ChanKind::Pipe => Wakes {
+                one_writer: was_full,
+                one_reader: self.buffered > 0 && !self.readers.is_empty(),
+                ..Default::default()
+            },
+            ChanKind::UnixStream => Wakes {
+                all_writers: freed && !was_writable && self.wmem_alloc * 4 <= self.sndbuf,
+                ..Default::default()
+            },
+        };
+        (IoResult::Done(done), wakes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_holds_sixteen_pages_of_merged_writes() {
+        let mut c = Channel::new(ChanKind::Pipe, 0);
+        let mut n = 0;
+        while let (IoResult::Done(100), _) = c.write(100, 0) {
+            n += 1;
+        }
+        // 40 messages of 100 B fit a page (merge only while it fits).
+        assert_eq!(n, 16 * 40);
+        assert_eq!(c.buffered, 64_000);
+    }
+
+    #[test]
+    fn pipe_wakes_reader_only_when_empty_and_writer_when_full() {
+        let mut c = Channel::new(ChanKind::Pipe, 0);
+        let (_, w) = c.write(100, 0);
+        assert!(w.one_reader);
+        let (_, w) = c.write(100, 0);
+        assert!(!w.one_reader);
+        while let (IoResult::Done(_), _) = c.write(100, 0) {}
+        let (r, w) = c.read(100, |_, _| {});
+        assert_eq!(r, IoResult::Done(100));
+        assert!(w.one_writer);
+        let (_, w) = c.read(100, |_, _| {});
+        assert!(!w.one_writer);
+    }
+
+    #[test]
+    fn empty_read_blocks_and_short_read_returns_what_is_there() {
+        let mut c = Channel::new(ChanKind::Pipe, 0);
+        assert_eq!(c.read(10, |_, _| {}).0, IoResult::WouldBlock);
+        c.write(30, 3);
+        let mut pulled = vec![];
+        assert_eq!(
+            c.read(100, |cpu, n| pulled.push((cpu, n))).0,
+            IoResult::Done(30)
+        );
+        assert_eq!(pulled, vec![(3, 30)]);
+    }
+
+    #[test]
+    fn socket_send_buffer_accounting() {
+        assert_eq!(unix_skb_truesize(100), 768);
+        let mut c = Channel::new(ChanKind::UnixStream, 0);
+        let mut n = 0;
+        while let (IoResult::Done(_), _) = c.write(100, 0) {
+            n += 1;
+        }
+        // sends succeed while wmem_alloc < sndbuf: ceil(212992 / 768) = 278
+        assert_eq!(n, 278);
+        // writers are woken only when usage drops to a quarter
+        let mut woke_at = None;
+        for i in 0..n {
+            let (_, w) = c.read(100, |_, _| {});
+            if w.all_writers {
+                woke_at = Some(i + 1);
+                break;
+            }
+        }
+        assert_eq!(woke_at, Some(278 - 212_992 / 4 / 768));
+    }
+}

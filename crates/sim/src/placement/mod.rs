@@ -1,0 +1,379 @@
+//! Placement: choosing a CPU for a waking or new task.
+//!
+//! The engine calls a [`Placement`] policy with a [`WakeEnv`]: a narrow view of
+//! machine state (run-queue summaries, the LLC shared blocks, per-task
+//! placement fields) whose accessors charge every read of another CPU's state
+//! through the cache-line model to the waking CPU. A policy therefore cannot
+//! look at state without paying what the kernel pays for it; cost-only
+//! changes show up as cost, and decisions stay comparable.
+//!
+//! Policies: [`scx::ScxDefault`] (the sched_ext built-in idle pick) and the
+//! Linux wake-up path in [`linux`].
+
+use crate::cacheline::LineTable;
+use crate::costs::MachineCosts;
+use crate::state::{CpuState, LlcShared, TaskPlacement};
+use crate::Nanos;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use topology::{SchedDomains, Topology};
+
+pub mod scx;
+
+/// Wake flags (kernel WF_*).
+pub mod wf {
+    /// Wakeup from exec.
+    pub const EXEC: u32 = 0x02;
+    /// Wakeup of a new task (fork/clone).
+    pub const FORK: u32 = 0x04;
+    /// A normal try_to_wake_up wakeup.
+    pub const TTWU: u32 = 0x08;
+    /// The waker is about to sleep (pipes, sockets).
+    pub const SYNC: u32 = 0x10;
+    /// The task moved CPU.
+    pub const MIGRATED: u32 = 0x20;
+}
+
+/// The step of the placement path that chose the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// select_idle_sibling: the target itself was idle.
+    TargetIdle,
+    /// prev_cpu was idle (and shares cache with target).
+    PrevIdle,
+    /// Per-CPU kthread waker: stack on prev == this CPU.
+    KthreadStack,
+    /// p->recent_used_cpu was idle.
+    RecentUsedCpu,
+    /// An idle SMT sibling of prev (select_idle_smt).
+    SmtSiblingOfPrev,
+    /// A wholly idle core found by select_idle_core.
+    IdleCore,
+    /// An idle CPU found in the target's cluster.
+    IdleCpuInCluster,
+    /// An idle CPU found in the LLC.
+    IdleCpuInLlc,
+    /// An idle SMT sibling of the target (select_idle_smt, <=5.11, last).
+    SmtSiblingOfTarget,
+    /// prev or recent_used_cpu kept as a fallback after a failed scan (>=6.7).
+    PrevRecentFallback,
+    /// Nothing idle was found: the target (affine or prev) is used.
+    NoIdleFound,
+    /// The fork/exec slow path (find_idlest_cpu).
+    SlowPath,
+    /// WF_CURRENT_CPU or similar direct placement.
+    CurrentCpu,
+    /// sched_ext default: prev's whole core was idle.
+    ScxPrevIdleCore,
+    /// sched_ext default: a fully idle core in the LLC.
+    ScxIdleCoreLlc,
+    /// sched_ext default: a fully idle core in the node.
+    ScxIdleCoreNode,
+    /// sched_ext default: a fully idle core anywhere.
+    ScxIdleCoreAny,
+    /// sched_ext default: prev was idle.
+    ScxPrevIdle,
+    /// sched_ext default: an idle SMT sibling of prev.
+    ScxPrevSibling,
+    /// sched_ext default: an idle CPU in the LLC.
+    ScxIdleCpuLlc,
+    /// sched_ext default: an idle CPU in the node.
+    ScxIdleCpuNode,
+    /// sched_ext default: any idle CPU.
+    ScxIdleCpuAny,
+    /// sched_ext default: nothing idle, stay on prev.
+    ScxStayPrev,
+}
+
+impl Stage {
+    /// Number of stages.
+    pub const COUNT: usize = Stage::ScxStayPrev as usize + 1;
+    /// All stages in order.
+    pub fn all() -> impl Iterator<Item = Stage> {
+        use Stage::*;
+        [
+            TargetIdle,
+            PrevIdle,
+            KthreadStack,
+            RecentUsedCpu,
+            SmtSiblingOfPrev,
+            IdleCore,
+            IdleCpuInCluster,
+            IdleCpuInLlc,
+            SmtSiblingOfTarget,
+            PrevRecentFallback,
+            NoIdleFound,
+            SlowPath,
+            CurrentCpu,
+            ScxPrevIdleCore,
+            ScxIdleCoreLlc,
+            ScxIdleCoreNode,
+            ScxIdleCoreAny,
+            ScxPrevIdle,
+            ScxPrevSibling,
+            ScxIdleCpuLlc,
+            ScxIdleCpuNode,
+            ScxIdleCpuAny,
+            ScxStayPrev,
+        ]
+        .into_iter()
+    }
+    /// snake_case name used in reports.
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
+/// The chosen CPU and the stage that chose it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Chosen CPU.
+    pub cpu: usize,
+    /// Deciding stage.
+    pub stage: Stage,
+}
+
+/// A wakeup to place.
+#[derive(Clone, Copy, Debug)]
+pub struct WakeRequest {
+    /// The task being woken (or forked).
+    pub task: u32,
+    /// Its previous CPU (for a new task: the parent's CPU).
+    pub prev_cpu: usize,
+    /// WF_* flags.
+    pub wake_flags: u32,
+    /// The waking task, when the waker is a task (not an interrupt/timer).
+    pub waker: Option<u32>,
+}
+
+/// Counters and distributions collected by the placement path.
+pub struct PlacementStats {
+    /// Wakeups per deciding stage.
+    pub stages: [u64; Stage::COUNT],
+    /// CPUs probed per wakeup.
+    pub probes_per_wakeup: Histogram<u64>,
+    /// Total probes.
+    pub probes: u64,
+    /// Total modelled cost of the placement path (ns).
+    pub cost_ns: u64,
+    /// Cost of each select_idle_cpu call (ns).
+    pub select_idle_cpu_cost: Histogram<u64>,
+    /// Probes in each select_idle_core call.
+    pub select_idle_core_probes: Histogram<u64>,
+    /// Cost of each select_idle_core call (ns).
+    pub select_idle_core_cost: Histogram<u64>,
+    /// Reads of has_idle_cores.
+    pub has_idle_cores_reads: u64,
+    /// Of which returned true.
+    pub has_idle_cores_true: u64,
+    /// Reads of nr_idle_scan.
+    pub nr_idle_scan_reads: u64,
+    /// Writes of the LLC shared line (set_idle_cores, nr_idle_scan, nr_busy).
+    pub llc_shared_writes: u64,
+    /// wake_affine chose this CPU.
+    pub wake_affine_this: u64,
+    /// wake_affine chose prev.
+    pub wake_affine_prev: u64,
+    /// wake_affine calls with WF_SYNC.
+    pub wake_affine_sync: u64,
+    /// wake_wide said "wide".
+    pub wake_wide: u64,
+    /// Decisions outside the allowed mask, fixed by select_fallback_rq.
+    pub fallback_rq: u64,
+    /// FNV-1a hash of the (task, cpu) decision sequence.
+    pub decision_digest: u64,
+}
+
+impl Default for PlacementStats {
+    fn default() -> Self {
+        let h = || Histogram::<u64>::new(3).expect("histogram");
+        PlacementStats {
+            stages: [0; Stage::COUNT],
+            probes_per_wakeup: h(),
+            probes: 0,
+            cost_ns: 0,
+            select_idle_cpu_cost: h(),
+            select_idle_core_probes: h(),
+            select_idle_core_cost: h(),
+            has_idle_cores_reads: 0,
+            has_idle_cores_true: 0,
+            nr_idle_scan_reads: 0,
+            llc_shared_writes: 0,
+            wake_affine_this: 0,
+            wake_affine_prev: 0,
+            wake_affine_sync: 0,
+            wake_wide: 0,
+            fallback_rq: 0,
+            decision_digest: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+}
+
+impl PlacementStats {
+    /// Fold one decision into the digest.
+    pub fn digest(&mut self, task: u32, cpu: usize) {
+        for b in task
+            .to_le_bytes()
+            .into_iter()
+            .chain((cpu as u32).to_le_bytes())
+        {
+            self.decision_digest ^= b as u64;
+            self.decision_digest = self.decision_digest.wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+/// The view of the machine a policy works on, for one call. Every accessor
+/// that reads another CPU's state charges the read to `this_cpu`.
+pub struct WakeEnv<'a> {
+    /// The machine.
+    pub topo: &'a Topology,
+    /// Its sched domains.
+    pub sd: &'a SchedDomains,
+    /// Cost profile.
+    pub costs: &'a MachineCosts,
+    /// Per-CPU run-queue summaries.
+    pub cpus: &'a [CpuState],
+    /// Per-LLC shared blocks, indexed by `sd.llc_index(cpu)`.
+    pub llc: &'a mut [LlcShared],
+    /// Per-task placement fields.
+    pub tasks: &'a mut [TaskPlacement],
+    /// Cache lines.
+    pub lines: &'a mut LineTable,
+    /// Statistics.
+    pub stats: &'a mut PlacementStats,
+    /// Current time.
+    pub now: Nanos,
+    /// Current time in jiffies.
+    pub jiffies: u64,
+    /// Ticks per second.
+    pub hz: u64,
+    /// The CPU doing the work (the waker's CPU).
+    pub this_cpu: usize,
+    /// Cost charged during this call (ns).
+    pub cost_ns: Nanos,
+    /// Run-queue probes during this call.
+    pub probes: u32,
+    /// Whether available_idle_cpu checks vcpu_is_preempted (kernel >= 4.18).
+    pub vcpu_preempt_check: bool,
+    /// Whether sched_idle CPUs count as idle in the scans (kernel >= 5.4).
+    pub sched_idle_as_idle: bool,
+}
+
+impl<'a> WakeEnv<'a> {
+    /// Charge a read of `cpu`'s run-queue line and return its state.
+    #[inline]
+    pub fn read_rq(&mut self, cpu: usize) -> &'a CpuState {
+        let s = &self.cpus[cpu];
+        self.cost_ns += self
+            .lines
+            .read(s.line, self.this_cpu, self.topo, self.costs);
+        self.probes += 1;
+        s
+    }
+
+    /// idle_cpu(): the CPU runs the idle task, has nothing queued and no
+    /// pending remote wakeup.
+    #[inline]
+    pub fn idle_cpu(&mut self, cpu: usize) -> bool {
+        let s = self.read_rq(cpu);
+        s.curr_is_idle && s.nr_running == 0 && !s.ttwu_pending
+    }
+
+    /// available_idle_cpu() (4.18+): idle and, when the vCPU check is on, not
+    /// a preempted vCPU.
+    #[inline]
+    pub fn available_idle_cpu(&mut self, cpu: usize) -> bool {
+        self.idle_cpu(cpu) && !(self.vcpu_preempt_check && self.cpus[cpu].vcpu_preempted)
+    }
+
+    /// sched_idle_cpu() (5.4+): only SCHED_IDLE tasks are queued. Reads the
+    /// run-queue line (usually already pulled in by the idle test).
+    #[inline]
+    pub fn sched_idle_cpu(&mut self, cpu: usize) -> bool {
+        let s = &self.cpus[cpu];
+        s.nr_running > 0 && s.nr_running == s.nr_idle_tasks
+    }
+
+    /// The idle test of the scans: available_idle_cpu, or sched_idle_cpu when
+    /// that counts as idle.
+    #[inline]
+    pub fn is_idle_for_placement(&mut self, cpu: usize) -> bool {
+        self.available_idle_cpu(cpu) || (self.sched_idle_as_idle && self.sched_idle_cpu(cpu))
+    }
+
+    /// Index of `cpu`'s LLC shared block.
+    #[inline]
+    pub fn llc_of(&self, cpu: usize) -> usize {
+        self.sd.llc_index(cpu)
+    }
+
+    /// Read sd_llc_shared[cpu]->has_idle_cores (charged).
+    pub fn read_has_idle_cores(&mut self, cpu: usize) -> bool {
+        let l = self.llc_of(cpu);
+        self.cost_ns += self
+            .lines
+            .read(self.llc[l].line, self.this_cpu, self.topo, self.costs);
+        self.stats.has_idle_cores_reads += 1;
+        let v = self.llc[l].has_idle_cores;
+        if v {
+            self.stats.has_idle_cores_true += 1;
+        }
+        v
+    }
+
+    /// Write sd_llc_shared[cpu]->has_idle_cores (charged).
+    pub fn write_has_idle_cores(&mut self, cpu: usize, v: bool) {
+        let l = self.llc_of(cpu);
+        self.cost_ns += self
+            .lines
+            .write(self.llc[l].line, self.this_cpu, self.topo, self.costs);
+        self.stats.llc_shared_writes += 1;
+        self.llc[l].has_idle_cores = v;
+    }
+
+    /// Read sd_llc_shared[cpu]->nr_idle_scan (charged).
+    pub fn read_nr_idle_scan(&mut self, cpu: usize) -> u32 {
+        let l = self.llc_of(cpu);
+        self.cost_ns += self
+            .lines
+            .read(self.llc[l].line, self.this_cpu, self.topo, self.costs);
+        self.stats.nr_idle_scan_reads += 1;
+        self.llc[l].nr_idle_scan
+    }
+
+    /// Write sd_llc_shared[cpu]->nr_idle_scan (charged), only on change as
+    /// update_idle_cpu_scan does.
+    pub fn write_nr_idle_scan(&mut self, cpu: usize, v: u32) {
+        let l = self.llc_of(cpu);
+        if self.llc[l].nr_idle_scan != v {
+            self.cost_ns +=
+                self.lines
+                    .write(self.llc[l].line, self.this_cpu, self.topo, self.costs);
+            self.stats.llc_shared_writes += 1;
+            self.llc[l].nr_idle_scan = v;
+        }
+    }
+}
+
+/// A placement policy.
+pub trait Placement {
+    /// Short name.
+    fn name(&self) -> String;
+    /// Choose a CPU for a waking or new task (select_task_rq).
+    fn select_task_rq(&mut self, env: &mut WakeEnv, req: WakeRequest) -> Decision;
+    /// `cpu` switches to its idle task (set_next_task_idle ->
+    /// update_idle_core). `env.this_cpu == cpu`.
+    fn cpu_enters_idle(&mut self, _env: &mut WakeEnv, _cpu: usize) {}
+    /// Periodic LLC-level balance pass run by `cpu`, the first CPU of its LLC
+    /// (update_idle_cpu_scan at the end of update_sd_lb_stats).
+    fn llc_balance(&mut self, _env: &mut WakeEnv, _cpu: usize) {}
+    /// Whether the engine should run `llc_balance` periodically.
+    fn wants_llc_balance(&self) -> bool {
+        false
+    }
+}

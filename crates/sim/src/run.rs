@@ -1,0 +1,276 @@
+//! One-call entry points: build the machine, the policy and the workload,
+//! run, and collect a [`SimResult`].
+
+use crate::costs::MachineCosts;
+use crate::eevdf::EevdfParams;
+use crate::engine::{Engine, EngineConfig, InvariantError, RunCounters};
+use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
+use crate::workload::hackbench::{Hackbench, MARK_START, MARK_STOP};
+use crate::Nanos;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use topology::{CpuMask, DomainOptions, SchedDomains, Topology};
+
+/// Which placement policy to use.
+#[derive(Clone, Debug, Default)]
+pub enum PolicyChoice {
+    /// sched_ext's built-in idle pick.
+    #[default]
+    ScxDefault,
+}
+
+/// Options of a simulation run.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// CPUs the workload may use (None: all).
+    pub cpus: Option<CpuMask>,
+    /// Seed.
+    pub seed: u64,
+    /// Check invariants while running.
+    pub check: bool,
+    /// Model costs (false: `--costs off`, every cost zero).
+    pub costs: bool,
+    /// Policy.
+    pub policy: PolicyChoice,
+    /// Sched-domain construction options.
+    pub domains: DomainOptions,
+    /// EEVDF parameters.
+    pub eevdf: EevdfParams,
+    /// Safety limit on simulated time.
+    pub time_limit: Nanos,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            cpus: None,
+            seed: 1,
+            check: false,
+            costs: true,
+            policy: PolicyChoice::default(),
+            domains: DomainOptions::default(),
+            eevdf: EevdfParams::default(),
+            time_limit: 3600 * 1_000_000_000,
+        }
+    }
+}
+
+/// Errors of a simulation run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// Bad workload parameters.
+    #[error(transparent)]
+    Hackbench(#[from] crate::workload::hackbench::HackbenchError),
+    /// The CPU restriction is unusable.
+    #[error("--cpus: {0}")]
+    Cpus(String),
+    /// The run broke an invariant.
+    #[error(transparent)]
+    Invariant(#[from] InvariantError),
+}
+
+/// Distribution summary of a histogram.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Dist {
+    /// Samples.
+    pub count: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+impl Dist {
+    fn of(h: &hdrhistogram::Histogram<u64>) -> Dist {
+        let n = h.len();
+        let r = |v: f64| (v * 1000.0).round() / 1000.0;
+        Dist {
+            count: n,
+            mean: if n == 0 { 0.0 } else { r(h.mean()) },
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+        }
+    }
+}
+
+/// Placement summary for reports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PlacementSummary {
+    /// Policy name.
+    pub policy: String,
+    /// Wakeups per deciding stage (only stages that occurred).
+    pub stages: BTreeMap<String, u64>,
+    /// Total run-queue probes.
+    pub probes: u64,
+    /// Probes per wakeup.
+    pub probes_per_wakeup: Dist,
+    /// Total modelled placement cost (ns).
+    pub probe_cost_ns: u64,
+    /// Cost per select_idle_cpu call (ns).
+    pub select_idle_cpu_cost_ns: Dist,
+    /// Probes per select_idle_core call.
+    pub select_idle_core_probes: Dist,
+    /// Cost per select_idle_core call (ns).
+    pub select_idle_core_cost_ns: Dist,
+    /// Reads of has_idle_cores.
+    pub has_idle_cores_reads: u64,
+    /// Of which true.
+    pub has_idle_cores_true: u64,
+    /// Reads of nr_idle_scan.
+    pub nr_idle_scan_reads: u64,
+    /// Writes to LLC shared lines.
+    pub llc_shared_writes: u64,
+    /// wake_affine picked this CPU.
+    pub wake_affine_this: u64,
+    /// wake_affine picked prev.
+    pub wake_affine_prev: u64,
+    /// wake_affine calls with WF_SYNC.
+    pub wake_affine_sync: u64,
+    /// wake_wide returned true.
+    pub wake_wide: u64,
+    /// select_fallback_rq used.
+    pub fallback_rq: u64,
+    /// Hash of the (task, CPU) decision sequence.
+    pub decision_digest: String,
+}
+
+impl PlacementSummary {
+    fn of(policy: String, p: &PlacementStats) -> Self {
+        PlacementSummary {
+            policy,
+            stages: Stage::all()
+                .filter(|&s| p.stages[s as usize] > 0)
+                .map(|s| (s.name(), p.stages[s as usize]))
+                .collect(),
+            probes: p.probes,
+            probes_per_wakeup: Dist::of(&p.probes_per_wakeup),
+            probe_cost_ns: p.cost_ns,
+            select_idle_cpu_cost_ns: Dist::of(&p.select_idle_cpu_cost),
+            select_idle_core_probes: Dist::of(&p.select_idle_core_probes),
+            select_idle_core_cost_ns: Dist::of(&p.select_idle_core_cost),
+            has_idle_cores_reads: p.has_idle_cores_reads,
+            has_idle_cores_true: p.has_idle_cores_true,
+            nr_idle_scan_reads: p.nr_idle_scan_reads,
+            llc_shared_writes: p.llc_shared_writes,
+            wake_affine_this: p.wake_affine_this,
+            wake_affine_prev: p.wake_affine_prev,
+            wake_affine_sync: p.wake_affine_sync,
+            wake_wide: p.wake_wide,
+            fallback_rq: p.fallback_rq,
+            decision_digest: format!("{:016x}", p.decision_digest),
+        }
+    }
+}
+
+/// Per-CPU time split.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CpuTime {
+    /// CPU id.
+    pub cpu: usize,
+    /// Busy ns.
+    pub busy_ns: u64,
+    /// Idle ns.
+    pub idle_ns: u64,
+}
+
+/// The record of one simulation run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    /// Benchmark name.
+    pub benchmark: String,
+    /// Machine.
+    pub machine: String,
+    /// The benchmark's measured span (ns, simulated).
+    pub time_ns: u64,
+    /// Simulated time until the last task exited.
+    pub sim_ns: u64,
+    /// Counters.
+    #[serde(flatten)]
+    pub counters: RunCounters,
+    /// Placement summary.
+    pub placement: PlacementSummary,
+    /// Per-CPU busy/idle.
+    pub cpus: Vec<CpuTime>,
+}
+
+fn make_policy(c: &PolicyChoice) -> Box<dyn Placement> {
+    match c {
+        PolicyChoice::ScxDefault => Box::new(ScxDefault),
+    }
+}
+
+/// Simulate hackbench on `topo`.
+pub fn simulate_hackbench(
+    topo: &Topology,
+    hb: &Hackbench,
+    opt: &SimOptions,
+) -> Result<SimResult, SimError> {
+    hb.validate()?;
+    let allowed = match &opt.cpus {
+        None => topo.all_cpus().clone(),
+        Some(m) => {
+            if !m.is_subset(topo.all_cpus()) {
+                let bad = m.andnot(topo.all_cpus());
+                return Err(SimError::Cpus(format!(
+                    "CPUs {bad} are not on machine {} (it has CPUs {})",
+                    topo.name(),
+                    topo.all_cpus()
+                )));
+            }
+            if m.is_empty() {
+                return Err(SimError::Cpus("the CPU list is empty".into()));
+            }
+            m.clone()
+        }
+    };
+    let sd = SchedDomains::build(topo, &opt.domains);
+    let mut costs = MachineCosts::for_machine(topo.name());
+    if !opt.costs {
+        costs = costs.zeroed();
+    }
+    let mut eevdf = opt.eevdf;
+    eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
+    let cfg = EngineConfig {
+        eevdf,
+        allowed,
+        seed: opt.seed,
+        check: opt.check,
+        vcpu_preempt_check: true,
+        sched_idle_as_idle: true,
+        time_limit: opt.time_limit,
+    };
+    let policy = make_policy(&opt.policy);
+    let name = policy.name();
+    let mut e = Engine::new(topo, &sd, costs, cfg, policy);
+    hb.build(&mut e);
+    e.run()?;
+    let start = e.mark(MARK_START).unwrap_or(0);
+    let stop = e.mark(MARK_STOP).unwrap_or(e.now());
+    let counters = e.counters.clone();
+    Ok(SimResult {
+        benchmark: "hackbench".into(),
+        machine: topo.name().to_string(),
+        time_ns: stop - start,
+        sim_ns: e.now(),
+        counters,
+        placement: PlacementSummary::of(name, &e.pstats),
+        cpus: e
+            .cpu_times()
+            .into_iter()
+            .enumerate()
+            .map(|(cpu, (b, i))| CpuTime {
+                cpu,
+                busy_ns: b,
+                idle_ns: i,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,84 @@
+//! Machine state that placement and balancing may read: per-CPU run-queue
+//! summaries, per-LLC shared blocks (`sched_domain_shared`) and per-task
+//! placement fields. The engine owns and updates it; policies read it through
+//! [`crate::placement::WakeEnv`], which charges every remote read.
+
+use crate::cacheline::LineId;
+use crate::Nanos;
+use topology::CpuMask;
+
+/// What placement can see of one CPU's run queue (`struct rq` fields).
+#[derive(Clone, Debug, Default)]
+pub struct CpuState {
+    /// CFS tasks on the run queue, including the running one.
+    pub nr_running: u32,
+    /// Of those, SCHED_IDLE tasks (cfs h_nr_idle).
+    pub nr_idle_tasks: u32,
+    /// `rq->curr` is the idle task.
+    pub curr_is_idle: bool,
+    /// A remote wakeup is queued for this CPU (TTWU_QUEUE wake list).
+    pub ttwu_pending: bool,
+    /// The vCPU is preempted by the host (`vcpu_is_preempted`).
+    pub vcpu_preempted: bool,
+    /// PELT load of the CFS run queue (cpu_load).
+    pub load_avg: u64,
+    /// PELT utilisation of the CFS run queue (cpu_util_cfs).
+    pub util_avg: u64,
+    /// PELT runnable average of the run queue.
+    pub runnable_avg: u64,
+    /// CPU capacity (1024 without asymmetry).
+    pub capacity: u64,
+    /// rq->avg_idle (ns).
+    pub avg_idle: Nanos,
+    /// rq->max_idle_balance_cost (ns).
+    pub max_idle_balance_cost: Nanos,
+    /// rq->idle_stamp: when the CPU last went idle (0 when busy).
+    pub idle_stamp: Nanos,
+    /// rq->wake_avg_idle (5.14-6.6 SIS_PROP).
+    pub wake_avg_idle: Nanos,
+    /// rq->wake_stamp in jiffies.
+    pub wake_stamp: u64,
+    /// Exit latency of the idle state the CPU sits in (0 when busy).
+    pub idle_exit_latency: Nanos,
+    /// The cache line of this run queue.
+    pub line: LineId,
+}
+
+/// `struct sched_domain_shared` of one LLC, plus the LLC domain's
+/// `avg_scan_cost` (SIS_PROP).
+#[derive(Clone, Debug, Default)]
+pub struct LlcShared {
+    /// nr_busy_cpus (nohz accounting).
+    pub nr_busy_cpus: u32,
+    /// has_idle_cores hint.
+    pub has_idle_cores: bool,
+    /// nr_idle_scan budget (SIS_UTIL); starts at 0 as in the kernel.
+    pub nr_idle_scan: u32,
+    /// sd_llc->avg_scan_cost (SIS_PROP), ns.
+    pub avg_scan_cost: Nanos,
+    /// The cache line holding the shared block.
+    pub line: LineId,
+}
+
+/// Per-task fields the wake-up path reads and writes.
+#[derive(Clone, Debug)]
+pub struct TaskPlacement {
+    /// CPUs the task may run on.
+    pub cpus_allowed: CpuMask,
+    /// p->recent_used_cpu.
+    pub recent_used_cpu: usize,
+    /// p->wakee_flips.
+    pub wakee_flips: u32,
+    /// p->wakee_flip_decay_ts (jiffies).
+    pub wakee_flip_decay_ts: u64,
+    /// p->last_wakee.
+    pub last_wakee: Option<u32>,
+    /// A per-CPU kernel thread (for the kthread stacking rule).
+    pub per_cpu_kthread: bool,
+    /// SCHED_IDLE policy.
+    pub idle_policy: bool,
+    /// PELT load of the task (task_h_load without cgroups).
+    pub load_avg: u64,
+    /// PELT utilisation of the task.
+    pub util_avg: u64,
+}

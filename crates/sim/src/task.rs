@@ -1,0 +1,189 @@
+//! Tasks as programs of operations.
+//!
+//! A program is a flat list of [`Op`]s with counted loops, interpreted by the
+//! engine. Workloads build programs; the engine never knows which benchmark
+//! it runs.
+
+use crate::Nanos;
+
+/// Task identifier (index into the engine's task table).
+pub type TaskId = u32;
+/// Channel identifier.
+pub type ChanId = u32;
+
+/// One operation of a task program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Run user code for this much work (ns at full core speed).
+    Compute(Nanos),
+    /// write(2) `bytes` to a channel, retrying short writes; blocks while full.
+    Write {
+        /// Channel.
+        chan: ChanId,
+        /// Bytes.
+        bytes: u32,
+    },
+    /// read(2) exactly `bytes` from a channel, retrying short reads; blocks
+    /// while empty.
+    Read {
+        /// Channel.
+        chan: ChanId,
+        /// Bytes.
+        bytes: u32,
+    },
+    /// poll(2) a channel for readability without consuming.
+    Poll {
+        /// Channel.
+        chan: ChanId,
+    },
+    /// Sleep for a duration (nanosleep/usleep).
+    Sleep(Nanos),
+    /// Create task `child` (fork or pthread_create) and wake it up.
+    Spawn {
+        /// The child's task id (declared up front by the workload).
+        child: TaskId,
+    },
+    /// wait(2) for any child to exit (process mode).
+    WaitChild,
+    /// pthread_join a task.
+    Join {
+        /// Task to wait for.
+        task: TaskId,
+    },
+    /// Record the current time in mark slot `id` (gettimeofday).
+    Mark(u32),
+    /// Start of a loop body repeated `n` times.
+    Loop(u32),
+    /// End of the innermost loop body.
+    EndLoop,
+    /// exit(2).
+    Exit,
+}
+
+/// A task description given by a workload.
+#[derive(Clone, Debug)]
+pub struct TaskSpec {
+    /// Name (comm).
+    pub name: String,
+    /// The program.
+    pub program: Vec<Op>,
+    /// Address space id: threads of a process share one.
+    pub mm: u32,
+    /// Parent task (None for the initial task).
+    pub parent: Option<TaskId>,
+    /// Created by `Spawn` (false: runnable at time 0).
+    pub spawned: bool,
+    /// Nice value.
+    pub nice: i32,
+    /// Cache lines of working set refilled after a migration.
+    pub footprint_lines: u32,
+}
+
+/// Program counter with a loop stack.
+#[derive(Clone, Debug, Default)]
+pub struct Pc {
+    /// Index of the next op.
+    pub pc: u32,
+    /// (index of the first op of the body, iterations left).
+    pub loops: Vec<(u32, u32)>,
+}
+
+impl Pc {
+    /// Resolve loop structure and return the next real op, or None at the end
+    /// of the program. Does not advance past the returned op.
+    pub fn current(&mut self, prog: &[Op]) -> Option<Op> {
+        loop {
+            let op = *prog.get(self.pc as usize)?;
+            match op {
+                Op::Loop(n) => {
+                    if n == 0 {
+                        // skip to the matching EndLoop
+                        let mut depth = 0;
+                        let mut i = self.pc as usize;
+                        loop {
+                            match prog.get(i)? {
+                                Op::Loop(_) => depth += 1,
+                                Op::EndLoop => {
+                                    depth -= 1;
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            i += 1;
+                        }
+                        self.pc = i as u32 + 1;
+                    } else {
+                        self.loops.push((self.pc + 1, n));
+                        self.pc += 1;
+                    }
+                }
+                Op::EndLoop => {
+                    let top = self.loops.last_mut()?;
+                    top.1 -= 1;
+                    if top.1 == 0 {
+                        self.loops.pop();
+                        self.pc += 1;
+                    } else {
+                        self.pc = top.0;
+                    }
+                }
+                other => return Some(other),
+            }
+        }
+    }
+
+    /// Move past the current op.
+    pub fn advance(&mut self) {
+        self.pc += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(prog: &[Op]) -> Vec<Op> {
+        let mut pc = Pc::default();
+        let mut out = vec![];
+        while let Some(op) = pc.current(prog) {
+            out.push(op);
+            pc.advance();
+            assert!(out.len() < 1000);
+        }
+        out
+    }
+
+    #[test]
+    fn nested_loops_expand() {
+        let p = [
+            Op::Loop(2),
+            Op::Mark(1),
+            Op::Loop(3),
+            Op::Mark(2),
+            Op::EndLoop,
+            Op::EndLoop,
+            Op::Exit,
+        ];
+        let ops = run(&p);
+        let marks: Vec<_> = ops
+            .iter()
+            .map(|o| if let Op::Mark(m) = o { *m } else { 0 })
+            .collect();
+        assert_eq!(marks, vec![1, 2, 2, 2, 1, 2, 2, 2, 0]);
+    }
+
+    #[test]
+    fn zero_loop_is_skipped() {
+        let p = [
+            Op::Loop(0),
+            Op::Mark(1),
+            Op::Loop(2),
+            Op::EndLoop,
+            Op::EndLoop,
+            Op::Exit,
+        ];
+        assert_eq!(run(&p), vec![Op::Exit]);
+    }
+}
