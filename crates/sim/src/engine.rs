@@ -23,7 +23,7 @@ use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
 use crate::event::{Event, EventQueue};
 use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, PlacementStats, Stage, WakeEnv, WakeRequest};
-use crate::state::{CpuState, LlcShared, TaskPlacement};
+use crate::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
 use crate::task::{ChanId, Op, Pc, TaskId, TaskSpec};
 use crate::Nanos;
 use topology::{CpuMask, SchedDomains, Topology};
@@ -179,6 +179,7 @@ pub struct Engine<'t> {
     events: EventQueue,
     cpus: Vec<Cpu>,
     cpu_state: Vec<CpuState>,
+    idle_stats: Vec<RqIdleStats>,
     llc: Vec<LlcShared>,
     tasks: Vec<Task>,
     ents: Vec<Entity>,
@@ -242,13 +243,21 @@ impl<'t> Engine<'t> {
             .map(|_| CpuState {
                 curr_is_idle: true,
                 capacity: 1024,
-                // rq->avg_idle starts at 2*sysctl_sched_migration_cost
-                avg_idle: 1_000_000,
-                max_idle_balance_cost: 500_000,
                 line: lines.alloc(),
                 ..Default::default()
             })
             .collect();
+        // rq->avg_idle starts at 2*sysctl_sched_migration_cost (1 ms),
+        // max_idle_balance_cost at sysctl_sched_migration_cost (0.5 ms).
+        let idle_stats = vec![
+            RqIdleStats {
+                avg_idle: 1_000_000,
+                max_idle_balance_cost: 500_000,
+                wake_avg_idle: 0,
+                wake_stamp: 0
+            };
+            n
+        ];
         let llc = (0..sd.nr_llcs())
             .map(|_| LlcShared {
                 line: lines.alloc(),
@@ -265,6 +274,7 @@ impl<'t> Engine<'t> {
             events: EventQueue::with_capacity(4 * n + 64),
             cpus,
             cpu_state,
+            idle_stats,
             llc,
             tasks: Vec::new(),
             ents: Vec::new(),
@@ -639,6 +649,7 @@ impl<'t> Engine<'t> {
             sd: self.sd,
             costs: &self.costs,
             cpus: &self.cpu_state,
+            idle_stats: &mut self.idle_stats,
             llc: &mut self.llc,
             tasks: &mut self.tplace,
             lines: &mut self.lines,
@@ -783,15 +794,16 @@ impl<'t> Engine<'t> {
         let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);
         self.cpus[waker_cpu].debt += c;
         // ttwu_do_wakeup: fold the idle period into avg_idle.
-        let st = &mut self.cpu_state[cpu];
-        if st.idle_stamp != 0 {
-            let delta = now - st.idle_stamp;
+        let idle_stamp = self.cpu_state[cpu].idle_stamp;
+        if idle_stamp != 0 {
+            let st = &mut self.idle_stats[cpu];
+            let delta = now - idle_stamp;
             let max = 2 * st.max_idle_balance_cost;
             let avg = st.avg_idle as i64 + (delta as i64 - st.avg_idle as i64) / 8;
             st.avg_idle = (avg.max(0) as u64).min(max);
             st.wake_stamp = now / self.tick_ns;
             st.wake_avg_idle = st.avg_idle / 2;
-            st.idle_stamp = 0;
+            self.cpu_state[cpu].idle_stamp = 0;
         }
         self.sync_rq_state(cpu);
         match self.cpus[cpu].mode {

@@ -28,20 +28,27 @@ pub struct CpuState {
     pub runnable_avg: u64,
     /// CPU capacity (1024 without asymmetry).
     pub capacity: u64,
-    /// rq->avg_idle (ns).
-    pub avg_idle: Nanos,
-    /// rq->max_idle_balance_cost (ns).
-    pub max_idle_balance_cost: Nanos,
     /// rq->idle_stamp: when the CPU last went idle (0 when busy).
     pub idle_stamp: Nanos,
-    /// rq->wake_avg_idle (5.14-6.6 SIS_PROP).
-    pub wake_avg_idle: Nanos,
-    /// rq->wake_stamp in jiffies.
-    pub wake_stamp: u64,
     /// Exit latency of the idle state the CPU sits in (0 when busy).
     pub idle_exit_latency: Nanos,
     /// The cache line of this run queue.
     pub line: LineId,
+}
+
+/// Per-rq idle-time statistics (`rq->avg_idle` and friends). Written by the
+/// engine on wake-up (ttwu_do_wakeup) and by SIS_PROP in select_idle_cpu,
+/// which reads them on the waker's own CPU.
+#[derive(Clone, Debug, Default)]
+pub struct RqIdleStats {
+    /// rq->avg_idle (ns).
+    pub avg_idle: Nanos,
+    /// rq->max_idle_balance_cost (ns).
+    pub max_idle_balance_cost: Nanos,
+    /// rq->wake_avg_idle (5.14-6.6 SIS_PROP).
+    pub wake_avg_idle: Nanos,
+    /// rq->wake_stamp in jiffies.
+    pub wake_stamp: u64,
 }
 
 /// `struct sched_domain_shared` of one LLC, plus the LLC domain's

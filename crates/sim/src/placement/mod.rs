@@ -12,7 +12,7 @@
 
 use crate::cacheline::LineTable;
 use crate::costs::MachineCosts;
-use crate::state::{CpuState, LlcShared, TaskPlacement};
+use crate::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
 use crate::Nanos;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -238,6 +238,9 @@ pub struct WakeEnv<'a> {
     pub costs: &'a MachineCosts,
     /// Per-CPU run-queue summaries.
     pub cpus: &'a [CpuState],
+    /// Per-rq idle statistics (avg_idle, wake_avg_idle, ...): SIS_PROP reads
+    /// and writes the waker's own entry (no remote cost).
+    pub idle_stats: &'a mut [RqIdleStats],
     /// Per-LLC shared blocks, indexed by `sd.llc_index(cpu)`.
     pub llc: &'a mut [LlcShared],
     /// Per-task placement fields.
