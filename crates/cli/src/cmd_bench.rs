@@ -20,7 +20,7 @@
 use crate::output::write_atomic;
 use anyhow::{bail, Context, Result};
 use clap::{ArgAction, Args, Subcommand};
-use native::{hackbench, CpuSelection};
+use native::{hackbench, tbench, CpuSelection};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,6 +61,33 @@ pub enum Bench {
     /// rt-tests hackbench: groups of senders and receivers over sockets or pipes.
     #[command(disable_help_flag = false)]
     Hackbench(HackbenchArgs),
+    /// dbench's tbench: N clients replaying an NBENCH loadfile against
+    /// a loopback TCP server (started by the run itself).
+    Tbench(TbenchArgs),
+}
+
+/// dbench `tbench` flags.
+#[derive(Args, Debug)]
+pub struct TbenchArgs {
+    /// Number of client processes.
+    #[arg(value_name = "NCLIENTS")]
+    pub clients: u32,
+    /// Seconds of execute phase, after the warm-up (dbench's -t).
+    #[arg(
+        short = 't',
+        long = "time",
+        visible_alias = "timelimit",
+        value_name = "S",
+        default_value_t = 600
+    )]
+    pub time: u32,
+    /// Seconds of warm-up before the execute phase [default: time/5].
+    #[arg(long, value_name = "S")]
+    pub warmup: Option<u32>,
+    /// NBENCH loadfile to replay, e.g. /usr/share/dbench/client.txt
+    /// [default: a built-in mix, see `native::loadfile`].
+    #[arg(short = 'c', long = "loadfile", value_name = "PATH")]
+    pub loadfile: Option<PathBuf>,
 }
 
 /// rt-tests `hackbench` flags (same letters, same defaults).
@@ -104,6 +131,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     };
     let result = match args.bench {
         Bench::Hackbench(a) => run_hackbench(a, cpus, timeout, common),
+        Bench::Tbench(a) => run_tbench(a, cpus, timeout, common),
     };
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
@@ -175,5 +203,27 @@ fn run_hackbench(
     text.print(&cfg.header());
     let report = hackbench::run(&cfg)?;
     text.print(&format!("{}\n", report.time_line()));
+    emit_json(common, &report)
+}
+
+fn run_tbench(
+    a: TbenchArgs,
+    cpus: CpuSelection,
+    timeout: Option<Duration>,
+    common: &CommonArgs,
+) -> Result<()> {
+    let cfg = tbench::TbenchConfig {
+        clients: a.clients,
+        time: a.time,
+        warmup: a.warmup,
+        loadfile: a.loadfile,
+        cpus,
+        timeout,
+    };
+    cfg.validate()?;
+    let text = Text { json: common.json };
+    text.print(&cfg.header());
+    let report = tbench::run(&cfg, &mut |line| text.print(line))?;
+    text.print(&report.summary());
     emit_json(common, &report)
 }

@@ -224,6 +224,130 @@ fn hackbench_timeout_reaps_and_exits_2() {
 }
 
 // ---------------------------------------------------------------------------
+// tbench
+
+#[test]
+fn tbench_prints_progress_table_and_throughput() {
+    let (so, _) = stdout_of(&["bench", "tbench", "2", "--time", "2", "--warmup", "1"]);
+    let lines: Vec<&str> = so.lines().collect();
+    assert_eq!(
+        lines[0], "Running for 2 seconds with load 'builtin' and minimum warmup 1 secs",
+        "{so}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" MB/sec  warmup   1 sec  latency ")),
+        "{so}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" MB/sec  execute   1 sec  latency ")),
+        "{so}"
+    );
+    assert!(
+        lines.contains(&" Operation      Count    AvgLat    MaxLat"),
+        "{so}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with(" ReadX ")), "{so}");
+    let last = lines.last().unwrap();
+    let rest = last.strip_prefix("Throughput ").expect(last);
+    let (mbs, tail) = rest.split_once(" MB/sec  ").unwrap();
+    assert!(mbs.parse::<f64>().unwrap() > 0.0, "{last}");
+    assert!(
+        tail.starts_with("2 clients  2 procs  max_latency=") && tail.ends_with(" ms"),
+        "{last}"
+    );
+}
+
+#[test]
+fn tbench_json_and_custom_loadfile() {
+    let dir = tempfile::tempdir().unwrap();
+    let lf = dir.path().join("mini.txt");
+    std::fs::write(
+        &lf,
+        "NTCreateX \"\\clients\\client1\\a b.doc\" 0x1 0x2 7 NT_STATUS_OK\n\
+         ReadX 7 0 4096 4096 NT_STATUS_OK\n\
+         WriteX 7 0 1000 1000 NT_STATUS_OK\n\
+         Close 7 NT_STATUS_OK\n",
+    )
+    .unwrap();
+    let v = json_of(&[
+        "bench",
+        "tbench",
+        "1",
+        "-t",
+        "1",
+        "--warmup",
+        "0",
+        "-c",
+        lf.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["benchmark"], "tbench");
+    assert_eq!(v["mode"], "native");
+    assert_eq!(v["clients"], 1);
+    assert_eq!(v["procs"], 1);
+    assert_eq!(v["loadfile_ops"], 4);
+    assert!(v["throughput_mb_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["max_latency_ms"].as_f64().unwrap() >= 0.0, "{v}");
+    let ops = v["operations"].as_object().unwrap();
+    let names: Vec<&str> = ops.keys().map(|k| k.as_str()).collect();
+    assert_eq!(names, ["Close", "NTCreateX", "ReadX", "WriteX"], "{v}");
+    // Every pass does one of each, so the counts differ by at most one.
+    let c = |k: &str| ops[k]["count"].as_u64().unwrap();
+    assert!(c("NTCreateX") >= c("ReadX") && c("ReadX") >= c("WriteX") && c("WriteX") >= c("Close"));
+    assert!(c("NTCreateX") - c("Close") <= 1, "{v}");
+    // 5096 payload bytes per pass.
+    let bytes = v["bytes"].as_u64().unwrap();
+    assert!(
+        bytes.abs_diff(5096 * c("Close")) <= 5096,
+        "{bytes} vs {} passes",
+        c("Close")
+    );
+}
+
+#[test]
+fn tbench_bad_input_is_one_line_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let lf = dir.path().join("bad.txt");
+    std::fs::write(&lf, "Close 1 NT_STATUS_OK\nFrobnicate 2\n").unwrap();
+    fails_with(
+        &[
+            "bench",
+            "tbench",
+            "1",
+            "-t",
+            "1",
+            "-c",
+            lf.to_str().unwrap(),
+        ],
+        "line 2: unknown operation",
+    );
+    fails_with(
+        &[
+            "bench",
+            "tbench",
+            "1",
+            "-t",
+            "1",
+            "-c",
+            "/nonexistent/client.txt",
+        ],
+        "--loadfile /nonexistent/client.txt",
+    );
+    fails_with(
+        &["bench", "tbench", "0"],
+        "NCLIENTS: must be an integer > 0",
+    );
+    fails_with(
+        &["bench", "tbench", "1", "--time", "0"],
+        "--time: must be an integer > 0",
+    );
+}
+
+// ---------------------------------------------------------------------------
 // SIGINT: no child survives.
 
 /// Pids whose parent is `pid` (from /proc/*/stat).
@@ -334,4 +458,12 @@ fn sigint_hackbench_threads_stops_cleanly() {
         ],
         |pid| threads_of(pid) >= 13,
     );
+}
+
+#[test]
+fn sigint_tbench_leaves_no_child() {
+    // 2 clients + 2 server processes.
+    sigint_leaves_nothing(&["bench", "tbench", "2", "--time", "600"], |pid| {
+        children_of(pid).len() == 4
+    });
 }

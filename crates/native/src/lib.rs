@@ -37,7 +37,9 @@ pub mod cpus;
 mod error;
 pub mod hackbench;
 mod limits;
+pub mod loadfile;
 mod sys;
+pub mod tbench;
 
 pub use cpus::CpuSelection;
 pub use error::{Error, Result};

@@ -22,7 +22,6 @@ use std::time::Instant;
 
 /// Monotonic clock in nanoseconds (`clock_gettime(CLOCK_MONOTONIC)`, which
 /// is async-signal-safe and so usable in forked children).
-#[allow(dead_code)] // used by schbench and tbench
 #[inline]
 pub(crate) fn now_ns() -> u64 {
     let mut ts = libc::timespec {

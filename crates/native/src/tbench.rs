@@ -1,0 +1,744 @@
+//! tbench, following dbench 4's `tbench` client and `tbench_srv` server
+//! (benchmarks.md §3).
+//!
+//! One run forks `N` client processes and `N` server processes, connected
+//! pairwise over loopback TCP (`127.0.0.1`, a free port chosen by the
+//! kernel, `TCP_NODELAY`). Where the C tools need `tbench_srv` started
+//! first on port 7003, this port starts its own server side: one forked
+//! server process per connection, exactly what `tbench_srv` does for each
+//! accepted client.
+//!
+//! Each client replays an NBENCH loadfile ([`crate::loadfile`]): one
+//! synchronous request/response exchange per line, rewinding at the end,
+//! until the time limit. The server reads a 4-byte big-endian length `n`
+//! and `n` bytes, whose first word is the reply length `m` the client
+//! wants, and answers with `m` and `m` bytes.
+//!
+//! The parent releases all clients at once, prints one progress line per
+//! second (warm-up, then execute), and after `time` seconds of execute
+//! flags the clients done, reaps everything and prints dbench's operation
+//! table and `Throughput X MB/sec  N clients  N procs  max_latency=Y ms`,
+//! where X is the cumulative MB/s (10^6 bytes of ReadX/WriteX payload) at
+//! the last execute tick.
+
+use crate::cpus::{self, AffinityGuard, CpuSelection};
+use crate::error::{Error, Result};
+use crate::limits;
+use crate::loadfile::{self, Op, OpKind, OP_KINDS};
+use crate::sys::{self, now_ns, Children, Event, Fd, SharedSlice, SignalGuard, ZeroShared};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::os::fd::{IntoRawFd, RawFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A tbench run, with dbench's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TbenchConfig {
+    /// `NPROCS`: client processes (one client each).
+    pub clients: u32,
+    /// `-t/--timelimit`: seconds of execute phase (dbench: 600).
+    pub time: u32,
+    /// `--warmup`: seconds of warm-up before the execute phase; `None`
+    /// means dbench's default, `time / 5`.
+    pub warmup: Option<u32>,
+    /// `-c/--loadfile`: the NBENCH loadfile; `None` for the built-in mix.
+    pub loadfile: Option<PathBuf>,
+    /// `--cpus` / `--node`: affinity of every client and server process.
+    pub cpus: CpuSelection,
+    /// `--timeout`: give up (and reap everything) after this long.
+    pub timeout: Option<Duration>,
+}
+
+impl Default for TbenchConfig {
+    fn default() -> Self {
+        TbenchConfig {
+            clients: 1,
+            time: 600,
+            warmup: None,
+            loadfile: None,
+            cpus: CpuSelection::Inherit,
+            timeout: None,
+        }
+    }
+}
+
+impl TbenchConfig {
+    /// The warm-up actually used.
+    pub fn warmup_secs(&self) -> u32 {
+        self.warmup.unwrap_or(self.time / 5)
+    }
+
+    /// Checks the values, the CPU selection and the fd/process limits.
+    pub fn validate(&self) -> Result<()> {
+        if self.clients == 0 {
+            return Err(Error::arg("NCLIENTS", "must be an integer > 0"));
+        }
+        if self.clients > 100_000 {
+            return Err(Error::arg(
+                "NCLIENTS",
+                "more than 100000 clients is not supported",
+            ));
+        }
+        if self.time == 0 {
+            return Err(Error::arg("--time", "must be an integer > 0"));
+        }
+        if self.time > 86_400 * 365 || self.warmup_secs() > 86_400 * 365 {
+            return Err(Error::arg("--time/--warmup", "more than a year"));
+        }
+        cpus::resolve(&self.cpus)?;
+        // The parent holds both ends of every connection while forking.
+        limits::check_fds(8 + 3 * self.clients as u64, "NCLIENTS")?;
+        limits::check_tasks(2 * self.clients as u64, "NCLIENTS")?;
+        limits::check_memory(
+            self.clients as u64 * 2 * loadfile::MAX_PACKET as u64,
+            "NCLIENTS",
+        )
+    }
+
+    /// The loadfile's name as reported.
+    pub fn loadfile_name(&self) -> String {
+        match &self.loadfile {
+            Some(p) => p.display().to_string(),
+            None => "builtin".into(),
+        }
+    }
+
+    /// The line dbench prints first.
+    pub fn header(&self) -> String {
+        format!(
+            "Running for {} seconds with load '{}' and minimum warmup {} secs\n",
+            self.time,
+            self.loadfile_name(),
+            self.warmup_secs()
+        )
+    }
+}
+
+/// Count, average and maximum latency of one operation kind.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OpStats {
+    /// Operations completed during the execute phase.
+    pub count: u64,
+    /// Average latency, ms.
+    pub avg_ms: f64,
+    /// Maximum latency, ms.
+    pub max_ms: f64,
+}
+
+/// What a tbench run measured. Field names match the simulator's JSON
+/// where the meaning is the same.
+#[derive(Debug, Clone, Serialize)]
+pub struct TbenchReport {
+    /// Always `"tbench"`.
+    pub benchmark: &'static str,
+    /// Always `"native"`.
+    pub mode: &'static str,
+    /// Decimal MB/s of ReadX/WriteX payload over the execute phase, as of
+    /// the last execute tick (dbench's `Throughput`).
+    pub throughput_mb_s: f64,
+    /// Clients (`NPROCS x clients per process`, here one per process).
+    pub clients: u32,
+    /// Client processes.
+    pub procs: u32,
+    /// Worst per-tick latency of any client during execute, ms.
+    pub max_latency_ms: f64,
+    /// `--time`.
+    pub time_limit_s: u32,
+    /// Warm-up used, seconds.
+    pub warmup_s: u32,
+    /// Execute-phase seconds the throughput figure covers.
+    pub execute_s: f64,
+    /// Payload bytes moved during the execute phase.
+    pub bytes: u64,
+    /// Wall time of the whole run, seconds.
+    pub wall_s: f64,
+    /// `"builtin"` or the loadfile path.
+    pub loadfile: String,
+    /// Operations in one pass of the loadfile.
+    pub loadfile_ops: usize,
+    /// Per-operation statistics of the execute phase, by dbench name.
+    pub operations: BTreeMap<&'static str, OpStats>,
+    /// The CPU list the tasks were pinned to, if any.
+    pub cpus: Option<String>,
+    #[serde(skip)]
+    table_order: Vec<(&'static str, OpStats)>,
+}
+
+impl TbenchReport {
+    /// dbench's final operation table and throughput line.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        s.push_str("\n Operation      Count    AvgLat    MaxLat\n");
+        s.push_str(" ----------------------------------------\n");
+        for (name, st) in &self.table_order {
+            s.push_str(&format!(
+                " {:<10} {:>9} {:>9.3} {:>9.3}\n",
+                name, st.count, st.avg_ms, st.max_ms
+            ));
+        }
+        s.push('\n');
+        s.push_str(&self.throughput_line());
+        s.push('\n');
+        s
+    }
+
+    /// `Throughput X MB/sec  N clients  N procs  max_latency=Y ms`.
+    pub fn throughput_line(&self) -> String {
+        format!(
+            "Throughput {} MB/sec  {} clients  {} procs  max_latency={:.3} ms",
+            format_g(self.throughput_mb_s),
+            self.clients,
+            self.procs,
+            self.max_latency_ms
+        )
+    }
+}
+
+/// C's `%g`: six significant digits, trailing zeros removed, exponent form
+/// below 1e-4 or from 1e6.
+pub fn format_g(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return if x.is_nan() {
+            "nan".into()
+        } else if x == 0.0 {
+            "0".into()
+        } else {
+            format!("{x}")
+        };
+    }
+    let exp = x.abs().log10().floor() as i32;
+    // Rounding to 6 digits can carry into the next power of ten.
+    let rounded = format!("{:.5e}", x);
+    let exp = rounded
+        .split_once('e')
+        .and_then(|(_, e)| e.parse::<i32>().ok())
+        .unwrap_or(exp);
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let (m, _) = rounded.split_once('e').unwrap_or((&rounded, "0"));
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(m.to_string()), exp.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(format!("{x:.decimals$}"))
+    }
+}
+
+/// Per-client statistics in memory shared with the forked client.
+#[repr(C, align(64))]
+struct ClientSlot {
+    bytes: AtomicU64,
+    lines: AtomicU64,
+    /// Start of the operation in flight (ns), 0 when none.
+    inflight: AtomicU64,
+    /// Largest gap between consecutive operation completions since the
+    /// parent last looked (ns).
+    max_gap: AtomicU64,
+    /// Per op kind: count, total ns, max ns.
+    ops: [[AtomicU64; 3]; OP_KINDS],
+}
+
+// SAFETY: only atomics, valid when zero.
+unsafe impl ZeroShared for ClientSlot {}
+
+/// Shared control words: [done, epoch].
+const CTL_DONE: usize = 0;
+const CTL_EPOCH: usize = 1;
+
+/// Runs tbench. Progress lines are passed to `progress` as they happen
+/// (dbench prints them on stdout); the final table is
+/// [`TbenchReport::summary`].
+pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchReport> {
+    cfg.validate()?;
+    let ops = match &cfg.loadfile {
+        Some(p) => loadfile::load(p)?,
+        None => loadfile::builtin(),
+    };
+    let pinned = cpus::resolve(&cfg.cpus)?;
+    let flag = if matches!(cfg.cpus, CpuSelection::Node(_)) {
+        "--node"
+    } else {
+        "--cpus"
+    };
+    let wall0 = Instant::now();
+    let deadline = cfg.timeout.map(|t| wall0 + t);
+    let timeout_err = || Error::Timeout(cfg.timeout.unwrap_or_default());
+    let _aff = AffinityGuard::set(pinned.as_deref(), flag)?;
+    let sig = SignalGuard::install()?;
+    let n = cfg.clients as usize;
+
+    // Connect every client socket to its server socket here, before any
+    // fork, so that each child only has to drop the fds it does not own.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| Error::io("binding 127.0.0.1", e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::io("getsockname", e))?;
+    let mut conns: Vec<(Fd, Fd)> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let c = std::net::TcpStream::connect(addr)
+            .map_err(|e| socket_error("connecting to the tbench server", e))?;
+        let (s, _) = listener
+            .accept()
+            .map_err(|e| socket_error("accepting a tbench client", e))?;
+        for sock in [&c, &s] {
+            sock.set_nodelay(true)
+                .map_err(|e| Error::io("TCP_NODELAY", e))?;
+        }
+        conns.push((Fd(c.into_raw_fd()), Fd(s.into_raw_fd())));
+    }
+    drop(listener);
+    let all_fds: Vec<RawFd> = conns.iter().flat_map(|(c, s)| [c.raw(), s.raw()]).collect();
+
+    let slots = SharedSlice::<ClientSlot>::new(n)?;
+    let ctl = SharedSlice::<AtomicU64>::new(2)?;
+    let (ready_rd, ready_wr) = sys::pipe()?;
+    let (wake_rd, wake_wr) = sys::pipe()?;
+    let (ready_r, ready_w, wake_r, wake_w) =
+        (ready_rd.raw(), ready_wr.raw(), wake_rd.raw(), wake_wr.raw());
+    let mut buf = vec![0u8; loadfile::MAX_PACKET as usize + 8];
+    let mut kids = Children::new()?;
+    let close_others = |keep: RawFd| {
+        for &fd in &all_fds {
+            if fd != keep {
+                // SAFETY: closing this child's copy of another pair's fd.
+                unsafe { libc::close(fd) };
+            }
+        }
+        // SAFETY: closing the child's copies of the parent-only pipe ends.
+        unsafe {
+            libc::close(ready_r);
+            libc::close(wake_w);
+        }
+    };
+
+    for (_, s) in &conns {
+        let (fd, buf) = (s.raw(), &mut buf);
+        kids.spawn(move |_ctx| {
+            close_others(fd);
+            // SAFETY: the server needs neither start pipe.
+            unsafe {
+                libc::close(ready_w);
+                libc::close(wake_r);
+            }
+            serve(fd, buf)
+        })?;
+    }
+    for (id, (c, _)) in conns.iter().enumerate() {
+        let (fd, buf, ops) = (c.raw(), &mut buf, &ops[..]);
+        let (slot, ctl) = (&slots[id], &ctl[..]);
+        kids.spawn(move |_ctx| {
+            close_others(fd);
+            client(fd, id, buf, ops, slot, ctl, ready_w, wake_r)
+        })?;
+    }
+    kids.all_spawned();
+    drop(conns);
+    drop(ready_wr);
+
+    // Start barrier: every client says it is connected and ready.
+    let mut got = 0usize;
+    let mut b = [0u8; 256];
+    while got < n {
+        match sys::wait_event(&sig, &[ready_r, kids.exit_fd()], deadline)? {
+            Event::Ready(0) => {
+                let want = (n - got).min(b.len());
+                // SAFETY: poll said readable; reading into a local buffer.
+                let r = unsafe { libc::read(ready_r, b.as_mut_ptr().cast(), want) };
+                if r <= 0 {
+                    return Err(Error::Task(format!(
+                        "{} tbench clients exited before they were ready",
+                        n - got
+                    )));
+                }
+                got += r as usize;
+            }
+            Event::Ready(_) => {
+                return Err(Error::Task("a tbench process failed while starting".into()))
+            }
+            Event::Signal(s) => return Err(Error::Interrupted(s)),
+            Event::Deadline => return Err(timeout_err()),
+        }
+    }
+    progress(&format!(
+        "{n} of {n} processes prepared for launch   0 sec\nreleasing clients\n"
+    ));
+    let start = Instant::now();
+    if !sys::write_full(wake_w, b"G", None) {
+        return Err(Error::io(
+            "releasing the clients",
+            std::io::Error::last_os_error(),
+        ));
+    }
+
+    // The per-second ticks.
+    let warmup = cfg.warmup_secs();
+    let mut exec_start = start;
+    let mut in_warmup = warmup > 0;
+    let mut warm_bytes = vec![0u64; n];
+    let mut tick = 0u32; // ticks in the current phase
+    let mut throughput = None::<(f64, f64, u64)>; // (MB/s, seconds, bytes)
+    let mut max_latency_ns = 0u64;
+    let sum_bytes = |base: &[u64]| -> u64 {
+        slots
+            .iter()
+            .zip(base)
+            .map(|(s, b)| s.bytes.load(Ordering::Relaxed).saturating_sub(*b))
+            .sum()
+    };
+    loop {
+        tick += 1;
+        let due = exec_start + Duration::from_secs(tick as u64);
+        let wake_at = match deadline {
+            Some(d) if d < due => d,
+            _ => due,
+        };
+        match sys::wait_event(&sig, &[kids.exit_fd()], Some(wake_at))? {
+            Event::Deadline if Instant::now() >= due => {}
+            Event::Deadline => return Err(timeout_err()),
+            Event::Ready(_) => {
+                return Err(Error::Task("a tbench process failed during the run".into()))
+            }
+            Event::Signal(s) => return Err(Error::Interrupted(s)),
+        }
+        let now = Instant::now();
+        let now_n = now_ns();
+        let mut lat = 0u64;
+        for s in slots.iter() {
+            let inflight = s.inflight.load(Ordering::Relaxed);
+            let age = if inflight != 0 {
+                now_n.saturating_sub(inflight)
+            } else {
+                0
+            };
+            lat = lat.max(s.max_gap.swap(0, Ordering::Relaxed)).max(age);
+        }
+        let lines = slots
+            .iter()
+            .map(|s| s.lines.load(Ordering::Relaxed))
+            .sum::<u64>()
+            / n as u64;
+        if in_warmup {
+            let t = (now - start).as_secs_f64();
+            let mbs = 1e-6 * sum_bytes(&vec![0; n]) as f64 / t;
+            progress(&format!(
+                "{n:4}  {lines:8}  {mbs:7.2} MB/sec  warmup {t:3.0} sec  latency {:.03} ms\n",
+                lat as f64 / 1e6
+            ));
+            if tick >= warmup {
+                // End of warm-up: restart the clock and the statistics.
+                in_warmup = false;
+                exec_start = Instant::now();
+                tick = 0;
+                for (w, s) in warm_bytes.iter_mut().zip(slots.iter()) {
+                    *w = s.bytes.load(Ordering::Relaxed);
+                }
+                ctl[CTL_EPOCH].fetch_add(1, Ordering::SeqCst);
+            }
+            continue;
+        }
+        let t = (now - exec_start).as_secs_f64();
+        let bytes = sum_bytes(&warm_bytes);
+        let mbs = 1e-6 * bytes as f64 / t;
+        if tick >= cfg.time {
+            // Like dbench, the tick that reaches the limit ends the run and
+            // does not update the throughput, unless there was no other.
+            if throughput.is_none() {
+                throughput = Some((mbs, t, bytes));
+                max_latency_ns = max_latency_ns.max(lat);
+            }
+            ctl[CTL_DONE].store(1, Ordering::SeqCst);
+            progress(&format!("{n:4}  cleanup {t:3.0} sec\n"));
+            break;
+        }
+        max_latency_ns = max_latency_ns.max(lat);
+        throughput = Some((mbs, t, bytes));
+        progress(&format!(
+            "{n:4}  {lines:8}  {mbs:7.2} MB/sec  execute {t:3.0} sec  latency {:.03} ms\n",
+            lat as f64 / 1e6
+        ));
+    }
+
+    // Clients stop after their current operation; servers see EOF.
+    let grace = Instant::now() + Duration::from_secs(30);
+    let stop_by = match deadline {
+        Some(d) if d < grace => d,
+        _ => grace,
+    };
+    match sys::wait_event(&sig, &[kids.exit_fd()], Some(stop_by))? {
+        Event::Ready(_) => {
+            if kids.failure_reported() {
+                return Err(Error::Task("a tbench process failed while stopping".into()));
+            }
+            if let Some(bad) = kids.reap_all() {
+                return Err(Error::Task(bad));
+            }
+        }
+        Event::Signal(s) => return Err(Error::Interrupted(s)),
+        Event::Deadline => return Err(timeout_err()),
+    }
+    let t_end = (Instant::now() - exec_start).as_secs_f64();
+    progress(&format!("{:4}  cleanup {t_end:3.0} sec\n", 0));
+
+    let mut table_order = Vec::new();
+    for kind in OpKind::ALL {
+        let k = kind as usize;
+        let count: u64 = slots
+            .iter()
+            .map(|s| s.ops[k][0].load(Ordering::Relaxed))
+            .sum();
+        if count == 0 {
+            continue;
+        }
+        let total: u64 = slots
+            .iter()
+            .map(|s| s.ops[k][1].load(Ordering::Relaxed))
+            .sum();
+        let max = slots
+            .iter()
+            .map(|s| s.ops[k][2].load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0);
+        table_order.push((
+            kind.name(),
+            OpStats {
+                count,
+                avg_ms: total as f64 / count as f64 / 1e6,
+                max_ms: max as f64 / 1e6,
+            },
+        ));
+    }
+    let (mbs, secs, bytes) = throughput.unwrap_or((0.0, 0.0, 0));
+    Ok(TbenchReport {
+        benchmark: "tbench",
+        mode: "native",
+        throughput_mb_s: mbs,
+        clients: cfg.clients,
+        procs: cfg.clients,
+        max_latency_ms: max_latency_ns as f64 / 1e6,
+        time_limit_s: cfg.time,
+        warmup_s: warmup,
+        execute_s: secs,
+        bytes,
+        wall_s: wall0.elapsed().as_secs_f64(),
+        loadfile: cfg.loadfile_name(),
+        loadfile_ops: ops.len(),
+        operations: table_order.iter().cloned().collect(),
+        cpus: pinned.map(|c| cpus::format_cpu_list(&c)),
+        table_order,
+    })
+}
+
+fn socket_error(what: &str, e: std::io::Error) -> Error {
+    if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) {
+        return Error::Limit(format!(
+            "{what}: {e}; raise the open-files limit (ulimit -n) or use fewer clients"
+        ));
+    }
+    Error::io(what.to_string(), e)
+}
+
+/// The server side of one connection (a forked child; async-signal-safe).
+/// Returns true on a clean end of stream.
+fn serve(fd: RawFd, buf: &mut [u8]) -> bool {
+    loop {
+        if !sys::read_full(fd, &mut buf[..4], None) {
+            return true; // the client closed the connection
+        }
+        let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+        if !(4..=loadfile::MAX_PACKET as usize).contains(&len)
+            || !sys::read_full(fd, &mut buf[4..4 + len], None)
+        {
+            return false;
+        }
+        let want = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]);
+        if want > loadfile::MAX_PACKET {
+            return false;
+        }
+        buf[..4].copy_from_slice(&want.to_be_bytes());
+        if !sys::write_full(fd, &buf[..4 + want as usize], None) {
+            return false;
+        }
+    }
+}
+
+/// One request/response exchange of `send` and `recv` bytes (headers
+/// included). Async-signal-safe.
+#[inline]
+fn exchange(fd: RawFd, buf: &mut [u8], send: u32, recv: u32) -> bool {
+    buf[..4].copy_from_slice(&(send - 4).to_be_bytes());
+    buf[4..8].copy_from_slice(&(recv - 4).to_be_bytes());
+    if !sys::write_full(fd, &buf[..send as usize], None) || !sys::read_full(fd, &mut buf[..4], None)
+    {
+        return false;
+    }
+    let m = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    m == recv - 4 && sys::read_full(fd, &mut buf[..m as usize], None)
+}
+
+/// A client (a forked child; async-signal-safe: raw socket I/O, the
+/// monotonic clock and atomics in shared memory only).
+#[allow(clippy::too_many_arguments)]
+fn client(
+    fd: RawFd,
+    id: usize,
+    buf: &mut [u8],
+    ops: &[Op],
+    slot: &ClientSlot,
+    ctl: &[AtomicU64],
+    ready_w: RawFd,
+    wake_r: RawFd,
+) -> bool {
+    // The 8/8-byte hello, then the start barrier.
+    if !exchange(fd, buf, 8, 8)
+        || !sys::write_full(ready_w, b"R", None)
+        || !sys::wait_readable(wake_r, None)
+    {
+        return false;
+    }
+    let mut digits = 1u32;
+    let mut x = id;
+    while x >= 10 {
+        digits += 1;
+        x /= 10;
+    }
+    let extra_digits = digits - 1; // the loadfile says client1
+    let mut epoch = 0u64;
+    let mut prev = now_ns();
+    loop {
+        for op in ops {
+            if ctl[CTL_DONE].load(Ordering::Relaxed) != 0 {
+                return true;
+            }
+            let e = ctl[CTL_EPOCH].load(Ordering::Relaxed);
+            if e != epoch {
+                epoch = e;
+                for k in &slot.ops {
+                    for v in k {
+                        v.store(0, Ordering::Relaxed);
+                    }
+                }
+            }
+            let t0 = now_ns();
+            if op.send != 0 {
+                slot.inflight.store(t0, Ordering::Relaxed);
+                let send = op.send + op.grow_per_digit * extra_digits;
+                if !exchange(fd, buf, send, op.recv) {
+                    return false;
+                }
+            }
+            let t1 = now_ns();
+            slot.inflight.store(0, Ordering::Relaxed);
+            let st = &slot.ops[op.kind as usize];
+            st[0].fetch_add(1, Ordering::Relaxed);
+            st[1].fetch_add(t1 - t0, Ordering::Relaxed);
+            st[2].fetch_max(t1 - t0, Ordering::Relaxed);
+            slot.max_gap.fetch_max(t1 - prev, Ordering::Relaxed);
+            prev = t1;
+            slot.bytes.fetch_add(op.bytes as u64, Ordering::Relaxed);
+            slot.lines.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_g_matches_c() {
+        for (x, want) in [
+            (317.519_123, "317.519"),
+            (0.0, "0"),
+            (1234.5, "1234.5"),
+            (999_999.7, "1e+06"),
+            (1_234_567.0, "1.23457e+06"),
+            (0.000_123_456, "0.000123456"),
+            (0.000_012_345_6, "1.23456e-05"),
+            (42.0, "42"),
+            (2.5, "2.5"),
+        ] {
+            assert_eq!(format_g(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn header_and_defaults_follow_dbench() {
+        let cfg = TbenchConfig {
+            time: 3,
+            ..Default::default()
+        };
+        assert_eq!(cfg.warmup_secs(), 0);
+        assert_eq!(
+            cfg.header(),
+            "Running for 3 seconds with load 'builtin' and minimum warmup 0 secs\n"
+        );
+        assert_eq!(TbenchConfig::default().warmup_secs(), 120);
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        let e = run(
+            &TbenchConfig {
+                clients: 0,
+                ..Default::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("NCLIENTS: "), "{e}");
+        let e = run(
+            &TbenchConfig {
+                time: 0,
+                ..Default::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("--time: "), "{e}");
+    }
+
+    #[test]
+    fn two_clients_one_second() {
+        let cfg = TbenchConfig {
+            clients: 2,
+            time: 1,
+            warmup: Some(0),
+            ..Default::default()
+        };
+        let mut lines = String::new();
+        let r = run(&cfg, &mut |s| lines.push_str(s)).unwrap();
+        assert!(
+            lines.contains("2 of 2 processes prepared for launch"),
+            "{lines}"
+        );
+        assert!(lines.contains("   2  cleanup   1 sec"), "{lines}");
+        assert!(r.throughput_mb_s > 0.0 && r.bytes > 0, "{r:?}");
+        let reads = &r.operations["ReadX"];
+        assert!(reads.count > 0 && reads.max_ms >= reads.avg_ms);
+        assert!(
+            r.summary().contains("\nThroughput ")
+                && r.summary().contains("  2 clients  2 procs  max_latency=")
+        );
+    }
+
+    #[test]
+    fn timeout_stops_a_long_run() {
+        let cfg = TbenchConfig {
+            clients: 1,
+            time: 600,
+            timeout: Some(Duration::from_millis(300)),
+            ..Default::default()
+        };
+        let e = run(&cfg, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, Error::Timeout(_)), "{e}");
+    }
+}
