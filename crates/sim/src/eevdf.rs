@@ -285,7 +285,7 @@ impl CfsRq {
                 .iter()
                 .position(|&t| t == id)
                 .expect("dequeue of a task not queued");
-            self.queued.swap_remove(pos);
+            self.queued.remove(pos); // keep insertion order: equal deadlines pick first-queued first, as equal keys do in the kernel rbtree
             self.sum_sub(&se);
         }
         let se = &mut ents[id as usize];
@@ -359,7 +359,7 @@ impl CfsRq {
                     .iter()
                     .position(|&t| t == n)
                     .expect("next not queued");
-                self.queued.swap_remove(pos);
+                self.queued.remove(pos); // keep insertion order: equal deadlines pick first-queued first, as equal keys do in the kernel rbtree
                 let se = ents[n as usize];
                 self.sum_sub(&se);
                 self.curr = Some(n);
@@ -489,20 +489,30 @@ mod tests {
         );
     }
 
-    /// Wakeup preemption: a waking task with an earlier deadline preempts an
-    /// unprotected curr, but not one still protected by RUN_TO_PARITY.
+    /// Wakeup preemption: a wakee with no lag does not preempt a curr still
+    /// protected by RUN_TO_PARITY and eligible; a wakee with positive lag is
+    /// placed behind V, pulls V below curr (curr no longer eligible) and
+    /// preempts; WAKEUP_PREEMPTION off never preempts.
     #[test]
-    fn wakeup_preemption_respects_run_to_parity() {
+    fn wakeup_preemption() {
         let p = EevdfParams::default();
-        let mut e = ents(2);
-        let mut rq = CfsRq::default();
-        rq.enqueue(&mut e, 0, 0, false, &p);
-        rq.set_next(&mut e, Some(0), 0);
-        rq.update_curr(&mut e, 100_000);
-        e[1].vlag = 0;
-        rq.enqueue(&mut e, 1, 100_000, false, &p);
-        // curr is protected and still eligible? It ran ahead of V so it is
-        // not eligible: the wakee preempts.
+        let setup = |lag: i64| {
+            let mut e = ents(2);
+            let mut rq = CfsRq::default();
+            rq.enqueue(&mut e, 0, 0, false, &p);
+            rq.set_next(&mut e, Some(0), 0);
+            rq.update_curr(&mut e, 100_000);
+            e[1].vlag = lag;
+            rq.enqueue(&mut e, 1, 100_000, false, &p);
+            (e, rq)
+        };
+        let (mut e, mut rq) = setup(0);
+        assert!(rq.entity_eligible(&e, &e[0]));
+        assert!(!rq.check_preempt_wakeup(&mut e, 1, 100_000, &p));
+        let (mut e, mut rq) = setup(1_000_000);
+        // lag 1 ms scaled by (1024 + 1024) / 1024: placed 2 ms behind V
+        assert_eq!(e[1].vruntime.wrapping_sub(e[0].vruntime) as i64, -2_000_000);
+        assert!(!rq.entity_eligible(&e, &e[0]));
         assert!(rq.check_preempt_wakeup(&mut e, 1, 100_000, &p));
         let q = EevdfParams {
             wakeup_preemption: false,
