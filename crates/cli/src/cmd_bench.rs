@@ -15,12 +15,16 @@
 //!   temporary file renamed into place, never a partial file);
 //! - `--timeout S`: stop and reap every task after S seconds (exit 2).
 //!
-//! SIGINT/SIGTERM stop the run, reap every task and exit with status 130.
+//! schbench prints its report on stderr (as the C schbench does since
+//! 2023), so under `--json` stdout again holds only the JSON object.
+//!
+//! SIGINT/SIGTERM stop the run, reap every task and exit with status 130
+//! (no report is printed for an interrupted run).
 
 use crate::output::write_atomic;
 use anyhow::{bail, Context, Result};
 use clap::{ArgAction, Args, Subcommand};
-use native::{hackbench, tbench, CpuSelection};
+use native::{hackbench, schbench, tbench, CpuSelection};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,6 +68,76 @@ pub enum Bench {
     /// dbench's tbench: N clients replaying an NBENCH loadfile against
     /// a loopback TCP server (started by the run itself).
     Tbench(TbenchArgs),
+    /// schbench (2023+): message and worker threads, wakeup and request
+    /// latency percentiles. The report goes to stderr, as schbench's does.
+    Schbench(SchbenchArgs),
+}
+
+/// schbench flags (same letters, same defaults as the new schbench).
+#[derive(Args, Debug)]
+pub struct SchbenchArgs {
+    /// Message threads.
+    #[arg(
+        short = 'm',
+        long = "message-threads",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub message_threads: u32,
+    /// Worker threads per message thread [default: ceil(online CPUs / M)].
+    #[arg(short = 't', long = "threads", value_name = "N")]
+    pub threads: Option<u32>,
+    /// Seconds to run; 0 runs until interrupted.
+    #[arg(short = 'r', long = "runtime", value_name = "S", default_value_t = 30)]
+    pub runtime: u32,
+    /// Microseconds each request sleeps.
+    #[arg(
+        short = 's',
+        long = "sleep_usec",
+        value_name = "USEC",
+        default_value_t = 100
+    )]
+    pub sleep_usec: u32,
+    /// Cache footprint of each worker's matrices, KB.
+    #[arg(short = 'F', value_name = "KB", default_value_t = 256)]
+    pub footprint_kb: u32,
+    /// Matrix multiplications per request.
+    #[arg(
+        short = 'n',
+        long = "operations",
+        value_name = "N",
+        default_value_t = 5
+    )]
+    pub operations: u32,
+    /// Warm-up seconds, after which the statistics are zeroed (forced to 0
+    /// under a 30 s runtime and in RPS mode).
+    #[arg(
+        short = 'w',
+        long = "warmuptime",
+        value_name = "S",
+        default_value_t = 0
+    )]
+    pub warmup: u32,
+    /// Seconds between interval reports; 0 disables them.
+    #[arg(
+        short = 'i',
+        long = "intervaltime",
+        value_name = "S",
+        default_value_t = 10
+    )]
+    pub interval: u32,
+    /// Zero the statistics every S seconds (0: never).
+    #[arg(short = 'z', long = "zerotime", value_name = "S", default_value_t = 0)]
+    pub zerotime: u32,
+    /// Requests per second, spread over the message threads (0: closed loop).
+    #[arg(short = 'R', long = "rps", value_name = "N", default_value_t = 0)]
+    pub rps: u32,
+    /// No per-CPU lock around the matrix work.
+    #[arg(short = 'L', long = "no-locking")]
+    pub no_locking: bool,
+    /// Calibrate: no lock, and the sleep is not part of the request time.
+    #[arg(short = 'C', long = "calibrate")]
+    pub calibrate: bool,
 }
 
 /// dbench `tbench` flags.
@@ -132,6 +206,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let result = match args.bench {
         Bench::Hackbench(a) => run_hackbench(a, cpus, timeout, common),
         Bench::Tbench(a) => run_tbench(a, cpus, timeout, common),
+        Bench::Schbench(a) => run_schbench(a, cpus, timeout, common),
     };
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
@@ -225,5 +300,37 @@ fn run_tbench(
     text.print(&cfg.header());
     let report = tbench::run(&cfg, &mut |line| text.print(line))?;
     text.print(&report.summary());
+    emit_json(common, &report)
+}
+
+fn run_schbench(
+    a: SchbenchArgs,
+    cpus: CpuSelection,
+    timeout: Option<Duration>,
+    common: &CommonArgs,
+) -> Result<()> {
+    let cfg = schbench::SchbenchConfig {
+        message_threads: a.message_threads,
+        worker_threads: a.threads,
+        runtime: a.runtime,
+        sleep_usec: a.sleep_usec,
+        footprint_kb: a.footprint_kb,
+        operations: a.operations,
+        warmup: a.warmup,
+        interval: a.interval,
+        zerotime: a.zerotime,
+        rps: a.rps,
+        no_locking: a.no_locking,
+        calibrate: a.calibrate,
+        cpus,
+        timeout,
+    };
+    cfg.validate()?;
+    // schbench prints everything on stderr, whatever --json says.
+    if a.threads.is_none() {
+        eprintln!("setting worker threads to {}", cfg.workers());
+    }
+    let report = schbench::run(&cfg, &mut |text| eprint!("{text}"))?;
+    eprint!("{}", report.text());
     emit_json(common, &report)
 }

@@ -348,6 +348,109 @@ fn tbench_bad_input_is_one_line_exit_2() {
 }
 
 // ---------------------------------------------------------------------------
+// schbench
+
+/// A small, quick schbench: 2 workers, tiny matrices, 1 second.
+const SCHBENCH_QUICK: [&str; 12] = [
+    "bench", "schbench", "-m", "1", "-t", "2", "-r", "1", "-F", "16", "-n", "1",
+];
+
+#[test]
+fn schbench_prints_the_latency_tables_on_stderr() {
+    let (so, se) = stdout_of(&SCHBENCH_QUICK);
+    assert!(so.is_empty(), "schbench reports on stderr: {so}");
+    let lines: Vec<&str> = se.lines().collect();
+    let at = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix:?} missing in\n{se}"))
+    };
+    for (title, rows) in [
+        (
+            "Wakeup Latencies percentiles (usec) runtime 1 (s) (",
+            [
+                "\t  50.0th: ",
+                "\t  90.0th: ",
+                "\t* 99.0th: ",
+                "\t  99.9th: ",
+            ],
+        ),
+        (
+            "Request Latencies percentiles (usec) runtime 1 (s) (",
+            [
+                "\t  50.0th: ",
+                "\t  90.0th: ",
+                "\t* 99.0th: ",
+                "\t  99.9th: ",
+            ],
+        ),
+    ] {
+        let i = at(title);
+        for (k, row) in rows.iter().enumerate() {
+            assert!(
+                lines[i + 1 + k].starts_with(row) && lines[i + 1 + k].ends_with(" samples)"),
+                "{se}"
+            );
+        }
+        assert!(lines[i + 5].starts_with("\t  min="), "{se}");
+    }
+    let i = at("RPS percentiles (requests) runtime 1 (s) (");
+    assert!(
+        lines[i + 1].starts_with("\t  20.0th: ") && lines[i + 2].starts_with("\t* 50.0th: "),
+        "{se}"
+    );
+    assert!(lines[at("average rps: ")].len() > "average rps: ".len());
+    assert!(lines[at("sched delay: message ")].ends_with(" (usec)"));
+}
+
+#[test]
+fn schbench_json_uses_the_shared_field_names() {
+    let mut args = SCHBENCH_QUICK.to_vec();
+    args.extend(["--json", "-s", "200"]);
+    let v = json_of(&args);
+    assert_eq!(v["benchmark"], "schbench");
+    assert_eq!(v["mode"], "native");
+    assert_eq!(v["worker_threads"], 2);
+    for table in ["wakeup_latency_us", "request_latency_us"] {
+        for k in ["p50", "p90", "p99", "p99_9", "min", "max", "samples"] {
+            assert!(v[table][k].is_u64(), "{table}.{k} in {v}");
+        }
+    }
+    // The request includes the 200 us sleep; percentiles are ordered.
+    let req = &v["request_latency_us"];
+    assert!(
+        req["samples"].as_u64().unwrap() > 0 && req["min"].as_u64().unwrap() >= 200,
+        "{v}"
+    );
+    let p = |k: &str| req[k].as_u64().unwrap();
+    assert!(
+        p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p99_9"),
+        "{v}"
+    );
+    for k in ["p20", "p50", "p90", "min", "max", "samples"] {
+        assert!(v["rps"][k].is_u64(), "rps.{k} in {v}");
+    }
+    assert!(v["average_rps"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn schbench_bad_input_is_one_line_exit_2() {
+    fails_with(
+        &["bench", "schbench", "-m", "0", "-r", "1"],
+        "-m: must be between 1 and 10000",
+    );
+    fails_with(
+        &["bench", "schbench", "-t", "0", "-r", "1"],
+        "-t: must be an integer > 0",
+    );
+    fails_with(
+        &["bench", "schbench", "-m", "1000", "-t", "1000", "-r", "1"],
+        "-m/-t: ",
+    );
+}
+
+// ---------------------------------------------------------------------------
 // SIGINT: no child survives.
 
 /// Pids whose parent is `pid` (from /proc/*/stat).
@@ -466,4 +569,15 @@ fn sigint_tbench_leaves_no_child() {
     sigint_leaves_nothing(&["bench", "tbench", "2", "--time", "600"], |pid| {
         children_of(pid).len() == 4
     });
+}
+
+#[test]
+fn sigint_schbench_stops_cleanly() {
+    // 1 message thread + 2 workers + main.
+    sigint_leaves_nothing(
+        &[
+            "bench", "schbench", "-t", "2", "-r", "0", "-F", "16", "-n", "1",
+        ],
+        |pid| threads_of(pid) >= 4,
+    );
 }

@@ -38,6 +38,8 @@ mod error;
 pub mod hackbench;
 mod limits;
 pub mod loadfile;
+pub mod plat;
+pub mod schbench;
 mod sys;
 pub mod tbench;
 
