@@ -1,16 +1,461 @@
-//! `schedlab topology ...` (placeholder until the topology crate lands).
+//! `schedlab topology ...`: list the built-in machines, show one (preset,
+//! sysfs tree or hwloc XML) as a tree plus the sched domains Linux would
+//! build on it, as text or JSON.
+
 use anyhow::Result;
 use clap::Subcommand;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use topology::{
+    from_hwloc_xml, from_sysfs, preset, presets, sd_flags, CacheInfo, CpuMask, DomainOptions,
+    Level, SchedDomains, Topology,
+};
+
+/// The preset `show` uses when given no machine.
+const DEFAULT_PRESET: &str = "kunpeng920";
 
 #[derive(Subcommand, Debug)]
 pub enum TopologyCommand {
     /// List the built-in machine presets.
     List,
+    /// Show a machine (preset, sysfs tree or hwloc XML) and its sched domains.
+    Show {
+        /// Preset name (see `topology list`); default kunpeng920.
+        #[arg(conflicts_with_all = ["sysfs", "hwloc"])]
+        preset: Option<String>,
+        /// Read the machine from a sysfs tree rooted at DIR (DIR/sys/devices/system/...; `/` for this host).
+        #[arg(long, value_name = "DIR", conflicts_with = "hwloc")]
+        sysfs: Option<PathBuf>,
+        /// Read the machine from hwloc XML (`lstopo --of xml`).
+        #[arg(long, value_name = "FILE")]
+        hwloc: Option<PathBuf>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run(cmd: TopologyCommand) -> Result<ExitCode> {
     match cmd {
-        TopologyCommand::List => Ok(ExitCode::SUCCESS),
+        TopologyCommand::List => {
+            let width = presets().iter().map(|p| p.0.len()).max().unwrap_or(0);
+            for (name, desc) in presets() {
+                println!("{name:<width$}  {desc}");
+            }
+        }
+        TopologyCommand::Show {
+            preset: name,
+            sysfs,
+            hwloc,
+            json,
+        } => {
+            let topo = match (name, sysfs, hwloc) {
+                (_, Some(dir), _) => from_sysfs(&dir)?,
+                (_, _, Some(file)) => from_hwloc_xml(&file)?,
+                (name, None, None) => preset(name.as_deref().unwrap_or(DEFAULT_PRESET))?,
+            };
+            let opts = DomainOptions::default();
+            let sd = SchedDomains::build(&topo, &opts);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&to_json(&topo, &sd))?);
+            } else {
+                print!("{}", render_text(&topo, &sd, &opts));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ------------------------------------------------------------------ shapes
+
+/// One row of a CPU's domain table; CPUs with equal row lists share a shape.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Row {
+    level: Level,
+    distance: Option<u32>,
+    span_weight: usize,
+    groups: usize,
+    imbalance_pct: u32,
+    flags: u32,
+}
+
+fn rows(sd: &SchedDomains, cpu: usize) -> Vec<Row> {
+    sd.domains(cpu)
+        .iter()
+        .map(|d| Row {
+            level: d.level,
+            distance: match d.level {
+                Level::Numa(k) => sd.numa_distances().get(k as usize).copied(),
+                _ => None,
+            },
+            span_weight: d.span_weight,
+            groups: d.groups.len(),
+            imbalance_pct: d.imbalance_pct,
+            flags: d.flags,
+        })
+        .collect()
+}
+
+/// Distinct domain shapes and the CPUs having each, by first CPU.
+fn shapes(sd: &SchedDomains) -> Vec<(CpuMask, Vec<Row>)> {
+    let mut out: Vec<(CpuMask, Vec<Row>)> = Vec::new();
+    for cpu in 0..sd.nr_cpus() {
+        let r = rows(sd, cpu);
+        match out.iter_mut().find(|(_, s)| *s == r) {
+            Some((m, _)) => m.set(cpu),
+            None => out.push((CpuMask::from_cpus([cpu]), r)),
+        }
+    }
+    out
+}
+
+fn distinct<T: Ord + Copy>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = it.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+// -------------------------------------------------------------------- JSON
+
+fn to_json(t: &Topology, sd: &SchedDomains) -> Value {
+    let n = t.nr_cpus();
+    let nodes: Vec<Value> = (0..t.nr_nodes())
+        .map(|i| json!({"id": i, "cpus": t.node_cpus(i).to_string()}))
+        .collect();
+    let distance: Vec<Vec<u32>> = t.node_distances().to_vec();
+    // Per level (across CPUs): which span weights occur and on how many CPUs.
+    struct Agg {
+        weights: Vec<usize>,
+        cpus: usize,
+        flags: u32,
+        imbalance_pct: u32,
+        distance: Option<u32>,
+    }
+    let mut levels: BTreeMap<Level, Agg> = BTreeMap::new();
+    for cpu in 0..n {
+        for r in rows(sd, cpu) {
+            let e = levels.entry(r.level).or_insert(Agg {
+                weights: Vec::new(),
+                cpus: 0,
+                flags: 0,
+                imbalance_pct: r.imbalance_pct,
+                distance: r.distance,
+            });
+            e.weights.push(r.span_weight);
+            e.cpus += 1;
+            e.flags |= r.flags;
+        }
+    }
+    let levels: Vec<Value> = levels
+        .into_iter()
+        .map(|(level, a)| {
+            json!({
+                "name": level.name(),
+                "distance": a.distance,
+                "span_weight": distinct(a.weights.into_iter()),
+                "cpus": a.cpus,
+                "flags": sd_flags::names(a.flags),
+                "imbalance_pct": a.imbalance_pct,
+            })
+        })
+        .collect();
+    let shapes: Vec<Value> = shapes(sd)
+        .into_iter()
+        .map(|(cpus, rows)| {
+            json!({
+                "cpus": cpus.to_string(),
+                "domains": rows.iter().map(|r| json!({
+                    "name": r.level.name(),
+                    "distance": r.distance,
+                    "span_weight": r.span_weight,
+                    "groups": r.groups,
+                    "flags": sd_flags::names(r.flags),
+                    "imbalance_pct": r.imbalance_pct,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let llc_sizes = distinct((0..n).map(|c| sd.sd_llc_size(c)));
+    let cluster_sizes = distinct((0..n).map(|c| t.cluster_mask(c).weight()));
+    // Caches summarised by kind: level, type, size, CPUs per instance.
+    type CacheKey = (u8, u8, Option<u64>, usize);
+    let mut cache_kinds: BTreeMap<CacheKey, (String, usize)> = BTreeMap::new();
+    for c in t.caches() {
+        let key = (c.level, c.kind as u8, c.size_kib, c.shared_cpus.weight());
+        cache_kinds
+            .entry(key)
+            .or_insert_with(|| (format!("{:?}", c.kind).to_lowercase(), 0))
+            .1 += 1;
+    }
+    let caches: Vec<Value> = cache_kinds
+        .into_iter()
+        .map(|((level, _, size_kib, shared), (kind, instances))| {
+            json!({"level": level, "kind": kind, "size_kib": size_kib, "cpus_per_instance": shared, "instances": instances})
+        })
+        .collect();
+    json!({
+        "name": t.name(),
+        "nr_cpus": n,
+        "nr_packages": t.nr_packages(),
+        "nr_nodes": t.nr_nodes(),
+        "nr_llcs": t.nr_llcs(),
+        "nr_clusters": t.nr_clusters(),
+        "nr_cores": t.nr_cores(),
+        "threads_per_core": t.threads_per_core(),
+        "smt_present": sd.smt_present(),
+        "cluster_active": sd.cluster_active(),
+        "nodes": nodes,
+        "distance": distance,
+        "llc_size": llc_sizes.last(),
+        "llc_sizes": llc_sizes,
+        "cluster_size": cluster_sizes.last(),
+        "cluster_sizes": cluster_sizes,
+        "levels": levels,
+        "shapes": shapes,
+        "caches": caches,
+    })
+}
+
+// -------------------------------------------------------------------- text
+
+/// A grouping level of the tree: its name and each CPU's group mask.
+struct TreeLevel<'a> {
+    name: &'static str,
+    mask: Box<dyn Fn(usize) -> &'a CpuMask + 'a>,
+    ids: Box<dyn Fn(usize) -> usize + 'a>,
+}
+
+fn cache_note(t: &Topology, m: &CpuMask) -> String {
+    let v = distinct_labels(t.caches().iter().filter(|c| c.shared_cpus == *m));
+    if v.is_empty() {
+        String::new()
+    } else {
+        format!("  ({})", v.join(", "))
+    }
+}
+
+fn push_wrapped(out: &mut String, indent: &str, head: &str, items: &[String]) {
+    let mut line = format!("{indent}{head}");
+    let cont = " ".repeat(indent.len() + head.len());
+    for it in items {
+        if line.len() + it.len() + 1 > 100 && line.len() > cont.len() {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = cont.clone();
+        }
+        line.push_str(it);
+        line.push(' ');
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+fn tree(
+    t: &Topology,
+    levels: &[TreeLevel],
+    i: usize,
+    within: &CpuMask,
+    indent: usize,
+    out: &mut String,
+) {
+    let pad = " ".repeat(indent);
+    if i == levels.len() {
+        // Cores: one compact line, only with SMT (otherwise it would repeat
+        // the CPU list of the line above).
+        if t.threads_per_core() == 1 {
+            return;
+        }
+        let mut seen = CpuMask::new();
+        let mut cores = Vec::new();
+        for cpu in within.iter() {
+            if !seen.test(cpu) {
+                let m = t.smt_mask(cpu);
+                seen.or_assign(m);
+                cores.push(m.to_string());
+            }
+        }
+        push_wrapped(out, &pad, "cores (threads): ", &cores);
+        return;
+    }
+    // The last level above single-thread cores: one compact line, unless
+    // its groups have caches to show.
+    if i + 1 == levels.len() && t.threads_per_core() == 1 {
+        let mut seen = CpuMask::new();
+        let mut groups = Vec::new();
+        for cpu in within.iter() {
+            if !seen.test(cpu) {
+                let g = (levels[i].mask)(cpu);
+                seen.or_assign(g);
+                groups.push(g);
+            }
+        }
+        if groups.iter().all(|g| cache_note(t, g).is_empty()) {
+            let items: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+            push_wrapped(out, &pad, &format!("{}s: ", levels[i].name), &items);
+            return;
+        }
+    }
+    let mut seen = CpuMask::new();
+    for cpu in within.iter() {
+        if seen.test(cpu) {
+            continue;
+        }
+        let g = (levels[i].mask)(cpu);
+        seen.or_assign(g);
+        // Fold following levels whose group is the same set into this line.
+        let mut labels = vec![format!("{} {}", levels[i].name, (levels[i].ids)(cpu))];
+        let mut j = i + 1;
+        while j < levels.len() && (levels[j].mask)(cpu) == g {
+            labels.push(format!("{} {}", levels[j].name, (levels[j].ids)(cpu)));
+            j += 1;
+        }
+        let _ = writeln!(
+            out,
+            "{pad}{} [CPUs {g}]{}",
+            labels.join(" = "),
+            cache_note(t, g)
+        );
+        tree(t, levels, j, g, indent + 2, out);
+    }
+}
+
+fn render_text(t: &Topology, sd: &SchedDomains, opts: &DomainOptions) -> String {
+    let mut out = String::new();
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "{}: {}, {}, {}, {}, {}, {}, {} per core",
+        t.name(),
+        plural(t.nr_cpus(), "CPU"),
+        plural(t.nr_packages(), "package"),
+        plural(t.nr_nodes(), "node"),
+        plural(t.nr_llcs(), "LLC"),
+        plural(t.nr_clusters(), "cluster"),
+        plural(t.nr_cores(), "core"),
+        plural(t.threads_per_core(), "thread"),
+    );
+    // Private caches once, as a summary.
+    let private: Vec<String> = distinct_labels(
+        t.caches()
+            .iter()
+            .filter(|c| c.shared_cpus == *t.smt_mask(c.shared_cpus.first().unwrap_or(0))),
+    );
+    if !private.is_empty() {
+        let _ = writeln!(out, "per-core caches: {}", private.join(", "));
+    }
+    out.push('\n');
+
+    // Level order: package > node > LLC > cluster, swapping where this
+    // machine nests the other way (a package inside a node; an LLC inside a
+    // cluster, as on Ampere Altra).
+    let n = t.nr_cpus();
+    let inside = |a: &dyn Fn(usize) -> CpuMask, b: &dyn Fn(usize) -> CpuMask| {
+        (0..n).all(|c| a(c).is_subset(&b(c)))
+    };
+    let mut levels: Vec<TreeLevel> = vec![
+        TreeLevel {
+            name: "package",
+            mask: Box::new(|c| t.package_mask(c)),
+            ids: Box::new(|c| t.place(c).package),
+        },
+        TreeLevel {
+            name: "node",
+            mask: Box::new(|c| t.node_mask(c)),
+            ids: Box::new(|c| t.place(c).node),
+        },
+        TreeLevel {
+            name: "LLC",
+            mask: Box::new(|c| t.llc_mask(c)),
+            ids: Box::new(|c| t.place(c).llc),
+        },
+        TreeLevel {
+            name: "cluster",
+            mask: Box::new(|c| t.cluster_mask(c)),
+            ids: Box::new(|c| t.place(c).cluster),
+        },
+    ];
+    if !inside(&|c| t.node_mask(c).clone(), &|c| t.package_mask(c).clone()) {
+        levels.swap(0, 1);
+    }
+    if !inside(&|c| t.cluster_mask(c).clone(), &|c| t.llc_mask(c).clone()) {
+        levels.swap(2, 3);
+    }
+    // A level whose groups are the cores (no clusters; Altra's per-core
+    // "LLC") says nothing the core line does not; leave it out.
+    levels.retain(|l| l.name == "package" || (0..n).any(|c| (l.mask)(c) != t.smt_mask(c)));
+    tree(t, &levels, 0, t.all_cpus(), 0, &mut out);
+
+    // Sched domains, per distinct shape.
+    let _ = writeln!(
+        out,
+        "\nsched domains (CONFIG_SCHED_CLUSTER {}, SD_CLUSTER {}, default imbalance_pct {}):",
+        if opts.cluster_level { "on" } else { "off" },
+        if opts.cluster_flag { "on" } else { "off" },
+        opts.imbalance_pct
+    );
+    for (cpus, rows) in shapes(sd) {
+        let _ = writeln!(out, "CPUs {cpus}:");
+        if rows.is_empty() {
+            let _ = writeln!(out, "  (no domains)");
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {:<5} {:>4} {:>5} {:>6} {:>4}  flags",
+            "level", "dist", "span", "groups", "imb"
+        );
+        for r in &rows {
+            let dist = r.distance.map_or("-".to_string(), |d| d.to_string());
+            let _ = writeln!(
+                out,
+                "  {:<5} {:>4} {:>5} {:>6} {:>4}  {}",
+                r.level.name(),
+                dist,
+                r.span_weight,
+                r.groups,
+                r.imbalance_pct,
+                sd_flags::names(r.flags).join(" ")
+            );
+        }
+    }
+    let first = 0;
+    let llc = sd.sd_llc(first).map_or("none".to_string(), |d| {
+        format!("{} ({} CPUs)", d.level.name(), d.span_weight)
+    });
+    let _ = writeln!(
+        out,
+        "\nsd_llc of CPU 0: {llc}; sd_llc_size: {}; {}; smt_present: {}; cluster_active: {}",
+        distinct((0..n).map(|c| sd.sd_llc_size(c)))
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plural(sd.nr_llcs(), "sd_llc_id"),
+        yes_no(sd.smt_present()),
+        yes_no(sd.cluster_active()),
+    );
+    out
+}
+
+fn distinct_labels<'a>(it: impl Iterator<Item = &'a CacheInfo>) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for c in it {
+        let l = c.label();
+        if !v.contains(&l) {
+            v.push(l);
+        }
+    }
+    v
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
     }
 }

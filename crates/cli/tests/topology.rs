@@ -1,0 +1,194 @@
+//! `schedlab topology ...` end to end.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").unwrap()
+}
+
+fn show_json(args: &[&str]) -> Value {
+    let out = schedlab()
+        .args(["topology", "show"])
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+fn level_names(v: &Value) -> Vec<String> {
+    v["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn level<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} level"))
+}
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../topology/fixtures")
+}
+
+#[test]
+fn list_names_every_preset() {
+    let out = schedlab().args(["topology", "list"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    for (name, _) in topology::presets() {
+        assert!(
+            text.lines().any(|l| l.starts_with(name)),
+            "{name} missing from:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn kunpeng920_json() {
+    let v = show_json(&["kunpeng920"]);
+    assert_eq!(v["name"], "kunpeng920");
+    assert_eq!(v["nr_cpus"], 96);
+    assert_eq!(v["llc_size"], 24);
+    assert_eq!(v["cluster_size"], 4);
+    assert_eq!(v["smt_present"], false);
+    assert_eq!(v["cluster_active"], true);
+    assert_eq!(v["nr_nodes"], 4);
+    assert_eq!(v["nodes"].as_array().unwrap().len(), 4);
+    assert_eq!(v["distance"][1][3], 24);
+    let names = level_names(&v);
+    assert!(!names.contains(&"SMT".to_string()), "{names:?}");
+    assert_eq!(names[..2], ["CLS", "MC"]);
+    assert_eq!(level(&v, "CLS")["span_weight"], serde_json::json!([4]));
+    assert_eq!(level(&v, "MC")["span_weight"], serde_json::json!([24]));
+    let cls_flags = level(&v, "CLS")["flags"].as_array().unwrap();
+    assert!(cls_flags.contains(&"CLUSTER".into()) && cls_flags.contains(&"SHARE_LLC".into()));
+    // Two distinct NUMA shapes: nodes 0/2 and nodes 1/3.
+    assert_eq!(v["shapes"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn default_preset_is_kunpeng920() {
+    assert_eq!(show_json(&[])["name"], "kunpeng920");
+}
+
+#[test]
+fn power9_json() {
+    let v = show_json(&["power9-smt8"]);
+    assert_eq!(v["nr_cpus"], 96);
+    assert_eq!(level(&v, "SMT")["span_weight"], serde_json::json!([4]));
+    assert_eq!(level(&v, "MC")["span_weight"], serde_json::json!([8]));
+    assert_eq!(v["llc_size"], 8);
+    assert_eq!(v["smt_present"], true);
+    assert_eq!(level_names(&v), ["SMT", "MC", "PKG"]);
+}
+
+#[test]
+fn imports_match_presets() {
+    let sys = show_json(&[
+        "--sysfs",
+        fixtures().join("sysfs/xeon-12c24t").to_str().unwrap(),
+    ]);
+    let xml = show_json(&[
+        "--hwloc",
+        fixtures().join("hwloc/xeon-12c24t.xml").to_str().unwrap(),
+    ]);
+    let pre = show_json(&["xeon-12c24t"]);
+    for key in [
+        "nr_cpus",
+        "levels",
+        "shapes",
+        "distance",
+        "llc_size",
+        "smt_present",
+    ] {
+        assert_eq!(sys[key], pre[key], "sysfs {key}");
+        assert_eq!(xml[key], pre[key], "hwloc {key}");
+    }
+}
+
+fn one_line_error(args: &[&str], needle: &str) {
+    let out = schedlab().args(args).assert().code(2);
+    let out = out.get_output();
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    assert_eq!(err.lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "{err:?} does not contain {needle:?}");
+}
+
+#[test]
+fn unknown_preset_exits_2_with_one_line() {
+    one_line_error(&["topology", "show", "cray-1"], "unknown preset \"cray-1\"");
+    one_line_error(&["topology", "show", "cray-1"], "kunpeng920");
+}
+
+#[test]
+fn bad_sysfs_dir_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    one_line_error(
+        &["topology", "show", "--sysfs", d],
+        "sys/devices/system/cpu: not a directory",
+    );
+    std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu")).unwrap();
+    std::fs::write(dir.path().join("sys/devices/system/cpu/online"), "0-1,zz\n").unwrap();
+    one_line_error(
+        &["topology", "show", "--sysfs", d],
+        "cpu/online: bad CPU list",
+    );
+}
+
+#[test]
+fn bad_hwloc_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("m.xml");
+    std::fs::write(&f, "<topology><object type=\"PU\"").unwrap();
+    one_line_error(
+        &["topology", "show", "--hwloc", f.to_str().unwrap()],
+        "m.xml: not valid XML",
+    );
+}
+
+#[test]
+fn preset_and_import_flag_conflict() {
+    one_line_error(
+        &["topology", "show", "altra", "--sysfs", "/"],
+        "cannot be used with",
+    );
+}
+
+#[test]
+fn text_kunpeng920_node() {
+    let out = schedlab()
+        .args(["topology", "show", "kunpeng920-node"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn text_shows_smt_cores_and_numa_distances() {
+    let out = schedlab()
+        .args(["topology", "show", "xeon-12c24t"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("package 0 = node 0 = LLC 0 [CPUs 0-5,12-17]  (L3 12M)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cores (threads): 0,12 1,13 2,14 3,15 4,16 5,17"),
+        "{text}"
+    );
+    assert!(text.contains("  NUMA    20    24      2  117"), "{text}");
+}
