@@ -31,6 +31,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A panic is a bug in schedlab, never the user's fault: report it in one
+    // line, without a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("schedlab: internal error (please report): {msg}{at}");
+        std::process::exit(2);
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

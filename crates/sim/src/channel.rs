@@ -140,13 +140,16 @@ impl Channel {
     /// skb per write as long as sk_wmem_alloc < sk_sndbuf
     /// (sock_alloc_send_pskb). Returns bytes written (a short write leaves
     /// the rest for a retry after blocking) and who to wake.
-    pub fn write(&mut self, bytes: u32, cpu: u32) -> (IoResult, Wakes) {
+    /// `resumed`: the writer slept in this write and was woken; pipe_write
+    /// then waits for a free page and no longer tries to merge (the merge
+    /// is only attempted on entry).
+    pub fn write(&mut self, bytes: u32, cpu: u32, resumed: bool) -> (IoResult, Wakes) {
         let was_empty = self.buffered == 0;
         let mut done = 0u32;
         match self.kind {
             ChanKind::Pipe => {
                 if let Some(last) = self.chunks.back_mut() {
-                    if !was_empty && last.fill + bytes <= PAGE {
+                    if !resumed && !was_empty && last.fill + bytes <= PAGE {
                         last.fill += bytes;
                         last.len += bytes;
                         last.writer_cpu = cpu;
@@ -257,7 +260,7 @@ mod tests {
     fn pipe_holds_sixteen_pages_of_merged_writes() {
         let mut c = Channel::new(ChanKind::Pipe, 0);
         let mut n = 0;
-        while let (IoResult::Done(100), _) = c.write(100, 0) {
+        while let (IoResult::Done(100), _) = c.write(100, 0, false) {
             n += 1;
         }
         // 40 messages of 100 B fit a page (merge only while it fits).
@@ -268,11 +271,11 @@ mod tests {
     #[test]
     fn pipe_wakes_reader_only_when_empty_and_writer_when_full() {
         let mut c = Channel::new(ChanKind::Pipe, 0);
-        let (_, w) = c.write(100, 0);
+        let (_, w) = c.write(100, 0, false);
         assert!(w.one_reader);
-        let (_, w) = c.write(100, 0);
+        let (_, w) = c.write(100, 0, false);
         assert!(!w.one_reader);
-        while let (IoResult::Done(_), _) = c.write(100, 0) {}
+        while let (IoResult::Done(_), _) = c.write(100, 0, false) {}
         // pipe_read wakes a writer whenever the pipe was full at the start
         // of the read, even if no page was freed (5.5+ was_full rule) ...
         for _ in 0..40 {
@@ -289,7 +292,7 @@ mod tests {
     fn empty_read_blocks_and_short_read_returns_what_is_there() {
         let mut c = Channel::new(ChanKind::Pipe, 0);
         assert_eq!(c.read(10, |_, _| {}).0, IoResult::WouldBlock);
-        c.write(30, 3);
+        c.write(30, 3, false);
         let mut pulled = vec![];
         assert_eq!(
             c.read(100, |cpu, n| pulled.push((cpu, n))).0,
@@ -303,7 +306,7 @@ mod tests {
         assert_eq!(unix_skb_truesize(100), 768);
         let mut c = Channel::new(ChanKind::UnixStream, 0);
         let mut n = 0;
-        while let (IoResult::Done(_), _) = c.write(100, 0) {
+        while let (IoResult::Done(_), _) = c.write(100, 0, false) {
             n += 1;
         }
         // sends succeed while wmem_alloc < sndbuf: ceil(212992 / 768) = 278

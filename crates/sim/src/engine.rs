@@ -797,7 +797,7 @@ impl<'t> Engine<'t> {
         let idle_stamp = self.cpu_state[cpu].idle_stamp;
         if idle_stamp != 0 {
             let st = &mut self.idle_stats[cpu];
-            let delta = now - idle_stamp;
+            let delta = now.saturating_sub(idle_stamp);
             let max = 2 * st.max_idle_balance_cost;
             let avg = st.avg_idle as i64 + (delta as i64 - st.avg_idle as i64) / 8;
             st.avg_idle = (avg.max(0) as u64).min(max);
@@ -1116,7 +1116,8 @@ impl<'t> Engine<'t> {
                 let left = task.bytes_left;
                 let line = self.chans[chan as usize].line;
                 self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
-                let (res, wakes) = self.chans[chan as usize].write(left, c as u32);
+                let resumed = task.resumed;
+                let (res, wakes) = self.chans[chan as usize].write(left, c as u32, resumed);
                 match res {
                     IoResult::Done(n) => {
                         let payload = self.chans[chan as usize].payload;

@@ -1,0 +1,164 @@
+//! `schedlab sim hackbench` from the outside.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").unwrap()
+}
+
+fn run(args: &[&str]) -> String {
+    let out = schedlab().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    serde_json::from_str(&run(&a)).unwrap()
+}
+
+const BASE: &[&str] = &[
+    "sim",
+    "hackbench",
+    "-p",
+    "-T",
+    "-g",
+    "4",
+    "-l",
+    "100",
+    "--machine",
+    "kunpeng920-node",
+    "--seed",
+    "1",
+];
+
+#[test]
+fn prints_the_rt_tests_lines_and_is_deterministic() {
+    let a = run(BASE);
+    let lines: Vec<&str> = a.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Running in threaded mode with 4 groups using 40 file descriptors each (== 160 tasks)"
+    );
+    assert_eq!(lines[1], "Each sender will pass 100 messages of 100 bytes");
+    let t = lines[2].strip_prefix("Time: ").expect("Time line");
+    let (s, ms) = t.split_once('.').unwrap();
+    assert!(
+        s.parse::<u64>().is_ok() && ms.len() == 3 && ms.parse::<u64>().is_ok(),
+        "{t}"
+    );
+    assert!(lines[3].starts_with("Placement ("));
+    assert_eq!(a, run(BASE), "same command twice must print the same bytes");
+}
+
+#[test]
+fn json_has_the_fields_and_byte_totals() {
+    let v = json(BASE);
+    for f in [
+        "benchmark",
+        "time_s",
+        "sim_ns",
+        "events",
+        "wall_s",
+        "events_per_s",
+        "messages",
+        "bytes_written",
+        "bytes_read",
+        "wakeups",
+        "migrations",
+        "context_switches",
+        "placement",
+        "cpus",
+    ] {
+        assert!(v.get(f).is_some(), "missing {f}");
+    }
+    for f in ["stages", "probes", "probe_cost_ns", "decision_digest"] {
+        assert!(v["placement"].get(f).is_some(), "missing placement.{f}");
+    }
+    let total = 4 * 20 * 20 * 100 * 100u64;
+    assert_eq!(v["bytes_written"].as_u64(), Some(total));
+    assert_eq!(v["bytes_read"].as_u64(), Some(total));
+    assert_eq!(v["benchmark"], "hackbench");
+    let cpus = v["cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 24);
+    let sim_ns = v["sim_ns"].as_u64().unwrap();
+    for c in cpus {
+        assert_eq!(
+            c["busy_ns"].as_u64().unwrap() + c["idle_ns"].as_u64().unwrap(),
+            sim_ns
+        );
+    }
+}
+
+#[test]
+fn time_grows_with_groups_and_with_fewer_cpus() {
+    let time = |g: &str, extra: &[&str]| {
+        let mut a = vec![
+            "sim",
+            "hackbench",
+            "-p",
+            "-T",
+            "-g",
+            g,
+            "-l",
+            "100",
+            "--machine",
+            "kunpeng920-node",
+        ];
+        a.extend_from_slice(extra);
+        json(&a)["time_s"].as_f64().unwrap()
+    };
+    let t: Vec<f64> = ["1", "2", "4", "8"].iter().map(|g| time(g, &[])).collect();
+    assert!(t.windows(2).all(|w| w[0] < w[1]), "{t:?}");
+    assert!(time("4", &["--node", "0"]) == t[2]);
+}
+
+#[test]
+fn four_cpus_are_slower_than_twenty_four() {
+    // the criterion: -p -T -g 4 -l 500 on kunpeng920-node
+    let time = |extra: &[&str]| {
+        let mut a = vec![
+            "sim",
+            "hackbench",
+            "-p",
+            "-T",
+            "-g",
+            "4",
+            "-l",
+            "500",
+            "--machine",
+            "kunpeng920-node",
+        ];
+        a.extend_from_slice(extra);
+        json(&a)["time_s"].as_f64().unwrap()
+    };
+    let (all, four) = (time(&[]), time(&["--cpus", "0-3"]));
+    assert!(four > all, "4 CPUs {four} vs 24 CPUs {all}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for args in [
+        &["sim", "hackbench", "-g", "0"][..],
+        &["sim", "hackbench", "-l", "-1"],
+        &["sim", "hackbench", "--machine", "nosuch"],
+        &["sim", "hackbench", "--cpus", "0-99"],
+        &["sim", "hackbench", "--cpus", "3-x"],
+        &["sim", "hackbench", "--node", "7"],
+        &["sim", "hackbench", "--bogus"],
+        &["sim", "nosuchbench"],
+    ] {
+        let out = schedlab().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("schedlab: error: "), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}

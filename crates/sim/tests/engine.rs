@@ -1,0 +1,319 @@
+//! Engine-level tests: invariants on every workload variant, blocking and
+//! wake-up on full and empty channels, determinism.
+
+use sim::channel::ChanKind;
+use sim::costs::MachineCosts;
+use sim::engine::{Engine, EngineConfig};
+use sim::placement::scx::ScxDefault;
+use sim::run::{simulate_hackbench, SimOptions};
+use sim::task::{Op, TaskSpec};
+use sim::workload::hackbench::Hackbench;
+use topology::{DomainOptions, SchedDomains};
+
+#[test]
+fn invariants_hold_on_every_hackbench_variant() {
+    for machine in ["kunpeng920-node", "power9-smt8", "xeon-12c24t"] {
+        let topo = topology::preset(machine).unwrap();
+        for pipe in [false, true] {
+            for threads in [false, true] {
+                let hb = Hackbench {
+                    groups: 2,
+                    fds: 5,
+                    loops: 40,
+                    pipe,
+                    threads,
+                    ..Default::default()
+                };
+                let r = simulate_hackbench(
+                    &topo,
+                    &hb,
+                    &SimOptions {
+                        check: true,
+                        ..Default::default()
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{machine} pipe={pipe} threads={threads}: {e}"));
+                assert_eq!(r.counters.bytes_written, hb.total_bytes(), "{machine}");
+                assert_eq!(r.counters.bytes_read, hb.total_bytes(), "{machine}");
+                assert_eq!(r.counters.messages, (2 * 5 * 5 * 40) as u64);
+                for c in &r.cpus {
+                    assert_eq!(c.busy_ns + c.idle_ns, r.sim_ns, "{machine} cpu {}", c.cpu);
+                }
+                assert!(r.time_ns > 0 && r.time_ns <= r.sim_ns);
+                let stages: u64 = r.placement.stages.values().sum();
+                // every wakeup (and every fork) was placed exactly once
+                assert_eq!(stages, r.counters.wakeups);
+            }
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_result_and_cpu_restriction_is_honoured() {
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    let hb = Hackbench {
+        groups: 2,
+        loops: 30,
+        pipe: true,
+        threads: true,
+        ..Default::default()
+    };
+    let a = simulate_hackbench(&topo, &hb, &SimOptions::default()).unwrap();
+    let b = simulate_hackbench(&topo, &hb, &SimOptions::default()).unwrap();
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    let cpus = topology::CpuMask::parse_list("4-7").unwrap();
+    let r = simulate_hackbench(
+        &topo,
+        &hb,
+        &SimOptions {
+            cpus: Some(cpus.clone()),
+            check: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for c in &r.cpus {
+        if !cpus.test(c.cpu) {
+            assert_eq!(c.busy_ns, 0, "cpu {} outside --cpus ran something", c.cpu);
+        }
+    }
+    assert!(
+        r.time_ns > a.time_ns,
+        "4 CPUs ({}) should be slower than 24 ({})",
+        r.time_ns,
+        a.time_ns
+    );
+}
+
+/// Two tasks on one machine with a custom program; returns the engine after
+/// the run for inspection of marks.
+fn two_tasks(kind: ChanKind, a: Vec<Op>, b: Vec<Op>) -> (Option<u64>, Option<u64>, u64) {
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    let sd = SchedDomains::build(&topo, &DomainOptions::default());
+    let cfg = EngineConfig {
+        eevdf: Default::default(),
+        allowed: topo.all_cpus().clone(),
+        seed: 1,
+        check: true,
+        vcpu_preempt_check: true,
+        sched_idle_as_idle: true,
+        time_limit: 10_000_000_000,
+    };
+    let mut e = Engine::new(
+        &topo,
+        &sd,
+        MachineCosts::for_machine("kunpeng920-node"),
+        cfg,
+        Box::new(ScxDefault),
+    );
+    let ch = e.add_channel(kind, true);
+    let fix = |p: Vec<Op>| -> Vec<Op> {
+        p.into_iter()
+            .map(|op| match op {
+                Op::Write { bytes, .. } => Op::Write { chan: ch, bytes },
+                Op::Read { bytes, .. } => Op::Read { chan: ch, bytes },
+                o => o,
+            })
+            .collect()
+    };
+    for (name, p) in [("a", fix(a)), ("b", fix(b))] {
+        e.add_task(TaskSpec {
+            name: name.into(),
+            program: p,
+            mm: 0,
+            parent: None,
+            spawned: false,
+            nice: 0,
+            footprint_lines: 1,
+        });
+    }
+    e.run().unwrap();
+    assert_eq!(e.live_tasks(), 0);
+    let (w, r) = e.channel_bytes();
+    assert_eq!(w, r);
+    (e.mark(0), e.mark(1), w)
+}
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn full_pipe_blocks_the_writer_until_the_reader_drains() {
+    // 20 pages do not fit the 16-page pipe: the writer blocks until the
+    // reader, asleep for 5 ms, starts reading.
+    let writer = vec![
+        Op::Loop(20),
+        Op::Write {
+            chan: 0,
+            bytes: 4096,
+        },
+        Op::EndLoop,
+        Op::Mark(0),
+        Op::Exit,
+    ];
+    let reader = vec![
+        Op::Sleep(5 * MS),
+        Op::Mark(1),
+        Op::Loop(20),
+        Op::Read {
+            chan: 0,
+            bytes: 4096,
+        },
+        Op::EndLoop,
+        Op::Exit,
+    ];
+    let (w_done, r_start, bytes) = two_tasks(ChanKind::Pipe, writer, reader);
+    assert_eq!(bytes, 20 * 4096);
+    assert!(
+        w_done.unwrap() > r_start.unwrap(),
+        "writer finished at {w_done:?} before the reader started at {r_start:?}"
+    );
+    // 16 pages fit: no blocking, the writer is done long before 5 ms.
+    let writer = vec![
+        Op::Loop(16),
+        Op::Write {
+            chan: 0,
+            bytes: 4096,
+        },
+        Op::EndLoop,
+        Op::Mark(0),
+        Op::Exit,
+    ];
+    let reader = vec![
+        Op::Sleep(5 * MS),
+        Op::Mark(1),
+        Op::Loop(16),
+        Op::Read {
+            chan: 0,
+            bytes: 4096,
+        },
+        Op::EndLoop,
+        Op::Exit,
+    ];
+    let (w_done, r_start, _) = two_tasks(ChanKind::Pipe, writer, reader);
+    assert!(w_done.unwrap() < r_start.unwrap());
+}
+
+#[test]
+fn empty_channel_blocks_the_reader_until_a_write() {
+    for kind in [ChanKind::Pipe, ChanKind::UnixStream] {
+        let writer = vec![
+            Op::Sleep(3 * MS),
+            Op::Mark(0),
+            Op::Write {
+                chan: 0,
+                bytes: 100,
+            },
+            Op::Exit,
+        ];
+        let reader = vec![
+            Op::Read {
+                chan: 0,
+                bytes: 100,
+            },
+            Op::Mark(1),
+            Op::Exit,
+        ];
+        let (w_start, r_done, bytes) = two_tasks(kind, writer, reader);
+        assert_eq!(bytes, 100);
+        assert!(
+            r_done.unwrap() > w_start.unwrap(),
+            "{kind:?}: reader returned before the write"
+        );
+        assert!(r_done.unwrap() >= 3 * MS);
+    }
+}
+
+#[test]
+fn socket_send_buffer_blocks_the_sender() {
+    // 300 messages of 100 B exceed the 212992-byte sndbuf (278 skbs of 768).
+    let writer = vec![
+        Op::Loop(300),
+        Op::Write {
+            chan: 0,
+            bytes: 100,
+        },
+        Op::EndLoop,
+        Op::Mark(0),
+        Op::Exit,
+    ];
+    let reader = vec![
+        Op::Sleep(5 * MS),
+        Op::Mark(1),
+        Op::Loop(300),
+        Op::Read {
+            chan: 0,
+            bytes: 100,
+        },
+        Op::EndLoop,
+        Op::Exit,
+    ];
+    let (w_done, r_start, _) = two_tasks(ChanKind::UnixStream, writer, reader);
+    assert!(w_done.unwrap() > r_start.unwrap());
+    let writer = vec![
+        Op::Loop(270),
+        Op::Write {
+            chan: 0,
+            bytes: 100,
+        },
+        Op::EndLoop,
+        Op::Mark(0),
+        Op::Exit,
+    ];
+    let reader = vec![
+        Op::Sleep(5 * MS),
+        Op::Mark(1),
+        Op::Loop(270),
+        Op::Read {
+            chan: 0,
+            bytes: 100,
+        },
+        Op::EndLoop,
+        Op::Exit,
+    ];
+    let (w_done, r_start, _) = two_tasks(ChanKind::UnixStream, writer, reader);
+    assert!(w_done.unwrap() < r_start.unwrap());
+}
+
+#[test]
+fn compute_takes_its_time_and_two_tasks_share_a_cpu() {
+    // One CPU allowed: two 10 ms compute tasks take 20 ms in total.
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    let sd = SchedDomains::build(&topo, &DomainOptions::default());
+    let cfg = EngineConfig {
+        eevdf: Default::default(),
+        allowed: topology::CpuMask::from_cpus([3]),
+        seed: 1,
+        check: true,
+        vcpu_preempt_check: true,
+        sched_idle_as_idle: true,
+        time_limit: 10_000_000_000,
+    };
+    let mut e = Engine::new(
+        &topo,
+        &sd,
+        MachineCosts::for_machine("kunpeng920-node").zeroed(),
+        cfg,
+        Box::new(ScxDefault),
+    );
+    for m in 0..2 {
+        e.add_task(TaskSpec {
+            name: "spin".into(),
+            program: vec![Op::Compute(10 * MS), Op::Mark(m), Op::Exit],
+            mm: 0,
+            parent: None,
+            spawned: false,
+            nice: 0,
+            footprint_lines: 0,
+        });
+    }
+    e.run().unwrap();
+    let (a, b) = (e.mark(0).unwrap(), e.mark(1).unwrap());
+    assert_eq!(a.max(b), 20 * MS);
+    // EEVDF time-slices them (3 ms slices, 4 ms ticks): neither finishes
+    // before the other has run more than one slice.
+    assert!(a.min(b) > 10 * MS, "{a} {b}");
+    assert_eq!(e.cpu_times()[3].0, 20 * MS);
+}
