@@ -25,6 +25,9 @@ use std::path::Path;
 
 type Result<T> = std::result::Result<T, TopologyError>;
 
+/// Deepest `<object>` nesting accepted.
+const MAX_DEPTH: usize = 128;
+
 #[derive(Debug)]
 struct Obj {
     ty: String,
@@ -90,8 +93,21 @@ impl Reader<'_> {
     }
 
     /// Record `node` (an `<object>`) and its subtree; returns its CPU set.
-    fn walk(&mut self, node: roxmltree::Node, parent: Option<usize>) -> Result<CpuMask> {
+    fn walk(
+        &mut self,
+        node: roxmltree::Node,
+        parent: Option<usize>,
+        depth: usize,
+    ) -> Result<CpuMask> {
         let line = self.line(&node);
+        // Real trees are about 10 deep; refuse absurd nesting rather than
+        // recurse off the stack.
+        if depth > MAX_DEPTH {
+            return Err(self.err(
+                line,
+                format!("objects nested deeper than {MAX_DEPTH} levels"),
+            ));
+        }
         let ty = node
             .attribute("type")
             .ok_or_else(|| self.err(line, "<object> without a type"))?
@@ -141,7 +157,7 @@ impl Reader<'_> {
             set.set(cpu);
         }
         for child in node.children().filter(|c| c.has_tag_name("object")) {
-            let s = self.walk(child, Some(me))?;
+            let s = self.walk(child, Some(me), depth + 1)?;
             set.or_assign(&s);
         }
         self.objs[me].set = set.clone();
@@ -275,7 +291,7 @@ pub fn from_hwloc_xml(path: &Path) -> Result<Topology> {
         pu_of: HashMap::new(),
     };
     for top in root.children().filter(|c| c.has_tag_name("object")) {
-        r.walk(top, None)?;
+        r.walk(top, None, 0)?;
     }
     let n = r.pu_of.len();
     if n == 0 {

@@ -326,3 +326,21 @@ fn hwloc_bad_input() {
         check(&hwloc_err(edit), "bad.xml", needle);
     }
 }
+
+#[test]
+fn hwloc_absurd_nesting_is_an_error_not_a_stack_overflow() {
+    let n = 100_000;
+    let xml = format!(
+        "<topology>{}<object type=\"PU\" os_index=\"0\"/>{}</topology>",
+        "<object type=\"Group\">".repeat(n),
+        "</object>".repeat(n)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("deep.xml");
+    fs::write(&p, xml).unwrap();
+    check(
+        &from_hwloc_xml(&p).unwrap_err(),
+        "deep.xml",
+        "nested deeper than 128",
+    );
+}
