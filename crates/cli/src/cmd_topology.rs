@@ -35,6 +35,15 @@ pub enum TopologyCommand {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Build domains without the CLS level (CONFIG_SCHED_CLUSTER off; kernels before 5.16).
+        #[arg(long)]
+        no_cls: bool,
+        /// Leave SD_CLUSTER off the CLS level (kernels 5.16 to 6.6).
+        #[arg(long)]
+        no_sd_cluster: bool,
+        /// Default imbalance_pct of sd_init() (117; 125 before ~5.10).
+        #[arg(long, value_name = "PCT", default_value_t = 117, value_parser = clap::value_parser!(u32).range(100..=1000))]
+        imbalance_pct: u32,
     },
 }
 
@@ -51,13 +60,20 @@ pub fn run(cmd: TopologyCommand) -> Result<ExitCode> {
             sysfs,
             hwloc,
             json,
+            no_cls,
+            no_sd_cluster,
+            imbalance_pct,
         } => {
             let topo = match (name, sysfs, hwloc) {
                 (_, Some(dir), _) => from_sysfs(&dir)?,
                 (_, _, Some(file)) => from_hwloc_xml(&file)?,
                 (name, None, None) => preset(name.as_deref().unwrap_or(DEFAULT_PRESET))?,
             };
-            let opts = DomainOptions::default();
+            let opts = DomainOptions {
+                cluster_level: !no_cls,
+                cluster_flag: !no_sd_cluster,
+                imbalance_pct,
+            };
             let sd = SchedDomains::build(&topo, &opts);
             if json {
                 println!("{}", serde_json::to_string_pretty(&to_json(&topo, &sd))?);

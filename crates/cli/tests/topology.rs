@@ -192,3 +192,24 @@ fn text_shows_smt_cores_and_numa_distances() {
     );
     assert!(text.contains("  NUMA    20    24      2  117"), "{text}");
 }
+
+#[test]
+fn older_kernel_options() {
+    let v = show_json(&["kunpeng920-node", "--no-cls"]);
+    assert_eq!(level_names(&v), ["MC"]);
+    assert_eq!(v["cluster_active"], false);
+    let v = show_json(&["kunpeng920-node", "--no-sd-cluster"]);
+    assert_eq!(level_names(&v), ["CLS", "MC"]);
+    assert_eq!(v["cluster_active"], false);
+    assert!(!level(&v, "CLS")["flags"]
+        .as_array()
+        .unwrap()
+        .contains(&"CLUSTER".into()));
+    let v = show_json(&["xeon-12c24t", "--imbalance-pct", "125"]);
+    assert_eq!(level(&v, "NUMA")["imbalance_pct"], 125);
+    assert_eq!(level(&v, "MC")["imbalance_pct"], 117);
+    one_line_error(
+        &["topology", "show", "--imbalance-pct", "7"],
+        "--imbalance-pct",
+    );
+}
