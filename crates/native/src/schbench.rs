@@ -940,9 +940,9 @@ mod tests {
         assert!(r.rps.samples >= 1 && r.average_rps > 0.0, "{r:?}");
         let txt = r.text();
         for needle in [
-            "Wakeup Latencies percentiles (usec) runtime 1 (s) (",
-            "Request Latencies percentiles (usec) runtime 1 (s) (",
-            "RPS percentiles (requests) runtime 1 (s) (",
+            "Wakeup Latencies percentiles (usec) runtime ",
+            "Request Latencies percentiles (usec) runtime ",
+            "RPS percentiles (requests) runtime ",
             "\t* 99.0th: ",
             "\t* 50.0th: ",
             "average rps: ",

@@ -454,7 +454,6 @@ impl ChildCtx {
             }
             libc::signal(libc::SIGINT, libc::SIG_DFL);
             libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
 

@@ -720,7 +720,10 @@ mod tests {
             lines.contains("2 of 2 processes prepared for launch"),
             "{lines}"
         );
-        assert!(lines.contains("   2  cleanup   1 sec"), "{lines}");
+        assert!(
+            lines.contains("   2  cleanup ") && lines.contains("   0  cleanup "),
+            "{lines}"
+        );
         assert!(r.throughput_mb_s > 0.0 && r.bytes > 0, "{r:?}");
         let reads = &r.operations["ReadX"];
         assert!(reads.count > 0 && reads.max_ms >= reads.avg_ms);
