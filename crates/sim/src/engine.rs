@@ -20,7 +20,7 @@ use crate::cacheline::LineTable;
 use crate::channel::{ChanKind, Channel, IoResult, Wakes};
 use crate::costs::MachineCosts;
 use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
-use crate::event::{Event, EventQueue};
+use crate::event::{Event, EventQueue, Slot};
 use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, PlacementStats, Stage, WakeEnv, WakeRequest};
 use crate::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
@@ -271,7 +271,7 @@ impl<'t> Engine<'t> {
             cfg,
             policy,
             now: 0,
-            events: EventQueue::with_capacity(4 * n + 64),
+            events: EventQueue::new(n),
             cpus,
             cpu_state,
             idle_stats,
@@ -547,8 +547,12 @@ impl<'t> Engine<'t> {
         cpu.gen = cpu.gen.wrapping_add(1);
         let dur = (cpu.seg_work * 1024).div_ceil(cpu.seg_speed.max(1));
         let gen = cpu.gen;
-        self.events
-            .push(self.now + dur, Event::SegmentDone { cpu: c as u32, gen });
+        self.events.set_slot(
+            c,
+            Slot::Main,
+            self.now + dur,
+            Event::SegmentDone { cpu: c as u32, gen },
+        );
     }
 
     fn start_segment(&mut self, c: usize, task: Option<TaskId>, work: Nanos, user: bool) {
@@ -577,9 +581,9 @@ impl<'t> Engine<'t> {
         self.cpus[c].tick_armed = true;
         let off = self.cpus[c].tick_offset;
         let next = ((self.now.saturating_sub(off)) / self.tick_ns + 1) * self.tick_ns + off;
-        let gen = self.cpus[c].gen;
-        let _ = gen;
-        self.events.push(
+        self.events.set_slot(
+            c,
+            Slot::Tick,
             next,
             Event::Tick {
                 cpu: c as u32,
@@ -834,7 +838,9 @@ impl<'t> Engine<'t> {
                     self.nohz_busy(cpu, true);
                 }
                 let gen = self.cpus[cpu].gen;
-                self.events.push(
+                self.events.set_slot(
+                    cpu,
+                    Slot::Main,
                     now + ipi + exit,
                     Event::IdleExit {
                         cpu: cpu as u32,
@@ -904,6 +910,7 @@ impl<'t> Engine<'t> {
             self.tasks[ti].op_left = self.tasks[ti].op_left.saturating_sub(done);
         }
         self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
+        self.events.clear_slot(c, Slot::Main);
         // The debt part not yet worked off goes back to the CPU.
         self.cpus[c].debt += self.cpus[c].seg_debt;
         self.cpus[c].seg_debt = 0;
@@ -1011,6 +1018,7 @@ impl<'t> Engine<'t> {
             },
         );
         self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
+        self.events.clear_slot(c, Slot::Main);
         let st = &mut self.cpu_state[c];
         st.curr_is_idle = true;
         st.idle_stamp = now.max(1);

@@ -28,44 +28,128 @@ pub enum Event {
     LlcBalance { llc: u32 },
 }
 
-/// Min-queue of events keyed by (time, seq).
+/// Per-CPU event slots kept outside the heap: each CPU has at most one
+/// pending segment-end-or-idle-exit and one pending tick, so those live in
+/// fixed slots under a tournament tree (re-arming a slot replaces its event:
+/// no stale entries, no allocation, O(log CPUs) per update).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// SegmentDone or IdleExit.
+    Main = 0,
+    /// Tick.
+    Tick = 1,
+}
+
+const EMPTY: (Nanos, u64) = (Nanos::MAX, u64::MAX);
+
+/// Min-queue of events keyed by (time, seq): a binary heap for general
+/// events plus per-CPU slots in a tournament tree. Both share one sequence
+/// counter, so the global order is exactly (time, seq).
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
     seq: u64,
     pushed: u64,
+    /// Slot payloads; slot index = 2 * cpu + kind.
+    evs: Vec<Event>,
+    /// tree[k] = (key, slot) of the smallest key below node k; leaves at
+    /// m..2m hold the slots' own keys. Keys are copied into the nodes so a
+    /// re-fix touches contiguous memory only.
+    tree: Vec<((Nanos, u64), u32)>,
+    m: usize,
 }
 
 impl EventQueue {
-    /// An empty queue with room for `cap` events.
-    pub fn with_capacity(cap: usize) -> Self {
+    /// An empty queue with slots for `cpus` CPUs.
+    pub fn new(cpus: usize) -> Self {
+        let n = 2 * cpus.max(1);
+        let m = n.next_power_of_two();
+        let mut tree = vec![(EMPTY, 0u32); 2 * m];
+        for (i, t) in tree[m..].iter_mut().enumerate() {
+            t.1 = i as u32;
+        }
+        for k in (1..m).rev() {
+            tree[k] = tree[2 * k];
+        }
         EventQueue {
-            heap: BinaryHeap::with_capacity(cap),
+            heap: BinaryHeap::with_capacity(64),
             seq: 0,
             pushed: 0,
+            evs: vec![Event::Timer { task: 0 }; m],
+            tree,
+            m,
         }
     }
-    /// Schedule `ev` at `time`.
+
+    #[inline]
+    fn fix(&mut self, leaf: usize, key: (Nanos, u64)) {
+        let mut k = leaf + self.m;
+        self.tree[k].0 = key;
+        while k > 1 {
+            let sib = self.tree[k ^ 1];
+            let me = self.tree[k];
+            k /= 2;
+            // ties cannot happen between distinct non-empty keys (unique
+            // seq); for two empty keys either child will do
+            self.tree[k] = if sib.0 < me.0 { sib } else { me };
+        }
+    }
+
+    /// Schedule `ev` at `time` in `cpu`'s slot, replacing what was there.
+    #[inline]
+    pub fn set_slot(&mut self, cpu: usize, slot: Slot, time: Nanos, ev: Event) {
+        self.seq += 1;
+        self.pushed += 1;
+        let i = 2 * cpu + slot as usize;
+        self.evs[i] = ev;
+        self.fix(i, (time, self.seq));
+    }
+
+    /// Cancel the event in `cpu`'s slot.
+    #[inline]
+    pub fn clear_slot(&mut self, cpu: usize, slot: Slot) {
+        let i = 2 * cpu + slot as usize;
+        if self.tree[i + self.m].0 != EMPTY {
+            self.fix(i, EMPTY);
+        }
+    }
+
+    /// Schedule `ev` at `time` (general heap).
     #[inline]
     pub fn push(&mut self, time: Nanos, ev: Event) {
         self.seq += 1;
         self.pushed += 1;
         self.heap.push(Reverse((time, self.seq, ev)));
     }
+
     /// Remove and return the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        let (slot_key, leaf) = self.tree[1];
+        let leaf = leaf as usize;
+        let heap_first = self.heap.peek().map(|Reverse((t, s, _))| (*t, *s));
+        match heap_first {
+            Some(h) if h < slot_key => self.heap.pop().map(|Reverse((t, _, e))| (t, e)),
+            _ if slot_key != EMPTY => {
+                let ev = self.evs[leaf];
+                self.fix(leaf, EMPTY);
+                Some((slot_key.0, ev))
+            }
+            _ => None,
+        }
     }
-    /// Number of queued events (including stale ones).
+
+    /// Number of pending heap events plus occupied slots.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.tree[self.m..].iter().filter(|k| k.0 != EMPTY).count()
     }
-    /// True when nothing is queued.
+
+    /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
-    /// Events pushed since creation.
+
+    /// Events scheduled since creation.
     pub fn pushed(&self) -> u64 {
         self.pushed
     }
@@ -77,7 +161,7 @@ mod tests {
 
     #[test]
     fn orders_by_time_then_fifo() {
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::new(1);
         q.push(5, Event::Timer { task: 1 });
         q.push(3, Event::Timer { task: 2 });
         q.push(5, Event::Timer { task: 0 });
@@ -92,5 +176,43 @@ mod tests {
                 (5, Event::Timer { task: 0 }),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Slots and heap together pop in exactly (time, seq) order, and a
+        /// re-armed slot only delivers its last event.
+        #[test]
+        fn matches_a_sorted_model(ops in proptest::collection::vec((0u8..3, 0usize..5, 0u64..50), 1..200)) {
+            let mut q = EventQueue::new(5);
+            let mut model: Vec<(u64, u64, Event)> = vec![];
+            let mut seq = 0;
+            for (kind, cpu, t) in ops {
+                seq += 1;
+                match kind {
+                    0 => {
+                        let ev = Event::Timer { task: seq as u32 };
+                        q.push(t, ev);
+                        model.push((t, seq, ev));
+                    }
+                    k => {
+                        let slot = if k == 1 { Slot::Main } else { Slot::Tick };
+                        let ev = if k == 1 { Event::SegmentDone { cpu: cpu as u32, gen: seq as u32 } } else { Event::Tick { cpu: cpu as u32, gen: seq as u32 } };
+                        model.retain(|(_, _, e)| !matches!((e, slot), (Event::SegmentDone { cpu: c, .. }, Slot::Main) | (Event::Tick { cpu: c, .. }, Slot::Tick) if *c as usize == cpu));
+                        q.set_slot(cpu, slot, t, ev);
+                        model.push((t, seq, ev));
+                    }
+                }
+            }
+            model.sort_by_key(|(t, s, _)| (*t, *s));
+            let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            let want: Vec<_> = model.into_iter().map(|(t, _, e)| (t, e)).collect();
+            prop_assert_eq!(got, want);
+        }
     }
 }

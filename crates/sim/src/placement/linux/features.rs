@@ -1,0 +1,491 @@
+//! Kernel profiles and feature toggles of the Linux wake-up path
+//! (linux-wakeup-path.md §11 version matrix, §12 toggles).
+//!
+//! A profile (`linux-5.12`, `latest`, ...) is a named set of toggles derived
+//! from the kernel version; every toggle can then be overridden by name with
+//! [`Features::set`]. Machines are symmetric, so the asymmetric-capacity
+//! branch (`select_idle_capacity`, `asym_fits`, EAS) is not modelled and has
+//! no toggle.
+
+use std::fmt;
+use topology::DomainOptions;
+
+/// A bad kernel name, feature name or feature value.
+#[derive(Debug, thiserror::Error)]
+pub enum FeatureError {
+    /// The kernel profile does not exist.
+    #[error("unknown kernel '{name}'; valid: {valid}")]
+    UnknownKernel {
+        /// What was asked for.
+        name: String,
+        /// The valid profile names.
+        valid: String,
+    },
+    /// The feature does not exist.
+    #[error("unknown feature '{name}'; valid: {valid}")]
+    UnknownFeature {
+        /// What was asked for.
+        name: String,
+        /// The valid feature names.
+        valid: String,
+    },
+    /// The value is not one the feature takes.
+    #[error("bad value '{value}' for feature '{name}'; valid: {valid}")]
+    BadValue {
+        /// The feature.
+        name: String,
+        /// The rejected value.
+        value: String,
+        /// The values the feature takes.
+        valid: String,
+    },
+}
+
+/// How SIS_PROP estimates the waker's idle time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SisPropAvg {
+    /// `rq->avg_idle / 512` (4.13-5.13).
+    AvgIdle512,
+    /// `rq->wake_avg_idle`, aged by one halving per jiffy (5.14-6.6,
+    /// 94aafc3ee31d).
+    WakeAvgIdle,
+}
+
+/// Where the wrapped LLC scan starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanStart {
+    /// At `target` (<= 5.19).
+    Target,
+    /// At `target + 1` (>= 6.0, "avoid double search on same cpu").
+    TargetPlus1,
+}
+
+/// How idle cores are searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleCoreScanStyle {
+    /// <= 5.11: a whole-LLC `select_idle_core`, then a SIS_PROP-limited
+    /// `select_idle_cpu`, then `select_idle_smt`.
+    Separate,
+    /// >= 5.12 (9fe1f127b913): one pass in `select_idle_cpu`, a per-core
+    /// `select_idle_core` helper that remembers the first idle CPU seen.
+    Merged,
+}
+
+/// Where `select_idle_smt` sits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmtMode {
+    /// <= 5.11: idle sibling of target, as the last resort after the scan.
+    TargetLast,
+    /// 5.12: removed (6cd56ef1df39).
+    None,
+    /// >= 5.13 (c722f35b513f): idle sibling of prev, before the scan, when
+    /// there is no idle core.
+    PrevBeforeScan,
+}
+
+/// How `p->recent_used_cpu` is updated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecentUpdate {
+    /// 4.16-5.15 (32e839dda3ba): replaced by prev only when it was used;
+    /// an affine waker records its own CPU in its recent_used_cpu.
+    Swap,
+    /// >= 5.16 (89aafd67f28c): set to prev on every select_idle_sibling.
+    PrevAlways,
+}
+
+/// The feature set of one kernel profile plus overrides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Features {
+    profile: String,
+    overrides: Vec<String>,
+    /// SIS_UTIL: LLC scan budget nr_idle_scan from periodic LLC balance.
+    pub sis_util: bool,
+    /// SIS_PROP: scan budget from the waker's idle time / avg scan cost.
+    pub sis_prop: bool,
+    /// SIS_PROP idle-time variant.
+    pub sis_prop_avg: SisPropAvg,
+    /// SIS_AVG_CPU: skip the scan when avg_idle/512 < avg_scan_cost
+    /// (separate-style select_idle_cpu only).
+    pub sis_avg_cpu: bool,
+    /// Wrap start of the scans.
+    pub scan_start: ScanStart,
+    /// <= 5.2: the SIS_PROP scan walks the whole LLC span and disallowed
+    /// CPUs consume budget (60588bfa223f moved to span & cpus_ptr in 5.3).
+    pub scan_counts_disallowed: bool,
+    /// has_idle_cores hint and whole-core search (when SMT is present).
+    pub idle_core_search: bool,
+    /// Separate (<= 5.11) or merged (>= 5.12) idle-core search.
+    pub idle_core_scan_style: IdleCoreScanStyle,
+    /// bec2860a2bd6: stop at the first busy sibling (cost only).
+    pub select_idle_core_early_break: bool,
+    /// c8987ae5af79: no has_idle_cores read without SMT (cost only).
+    pub test_idle_cores_smt_gate: bool,
+    /// 5.12 only: a failed idle-core scan clears the hint of the waker's
+    /// LLC instead of the target's (fixed by 02dbb7246c5b in 5.13).
+    pub clear_idle_cores_on_waker: bool,
+    /// Placement of select_idle_smt.
+    pub select_idle_smt_mode: SmtMode,
+    /// select_idle_smt(prev) skips siblings outside sd_llc(target)
+    /// (5.13-5.19 and >= 6.8).
+    pub smt_llc_span_check: bool,
+    /// select_idle_smt(prev) does not re-probe prev itself (>= 6.0; cost
+    /// only; follows the profile, not a named feature).
+    smt_skip_self: bool,
+    /// available_idle_cpu rejects preempted vCPUs (>= 4.18).
+    pub vcpu_preempt_check: bool,
+    /// CPUs with only SCHED_IDLE tasks count as idle (>= 5.4).
+    pub sched_idle_as_idle: bool,
+    /// choose_idle_cpu(c, p): a sched-idle CPU counts only for a non-idle
+    /// wakee (newest trees).
+    pub choose_idle_cpu: bool,
+    /// p->recent_used_cpu candidate (>= 4.16).
+    pub recent_used_cpu: bool,
+    /// recent_used_cpu update policy.
+    pub recent_used_cpu_update: RecentUpdate,
+    /// A per-CPU kthread waker stacks the wakee on prev == this CPU.
+    pub kthread_stack: bool,
+    /// CONFIG_SCHED_CLUSTER: build the CLS domain level (>= 5.16).
+    pub sched_cluster: bool,
+    /// 8881e1639f1f (6.7): scan target's cluster first (SD_CLUSTER on CLS).
+    pub cluster_scan: bool,
+    /// 22165f61d0c4 (6.7): idle prev/recent in another cluster are
+    /// fallbacks after a failed scan.
+    pub cluster_prev_fallback: bool,
+    /// 2022 v2 patch (base 5.17-rc1): uncounted cluster pre-scan, !SMT only;
+    /// prev/recent must share the cluster.
+    pub cluster_scan_v2: bool,
+    /// v2 series: after a failed cluster pre-scan return target when target
+    /// and prev share a cluster ("don't ping-pong"; dropped in v3).
+    pub cluster_v2_pingpong: bool,
+    /// WA_IDLE.
+    pub wa_idle: bool,
+    /// WA_WEIGHT.
+    pub wa_weight: bool,
+    /// WA_BIAS.
+    pub wa_bias: bool,
+    /// wake_affine_idle returns an idle prev (~5.11).
+    pub wake_affine_prev_idle: bool,
+    /// wake_wide flip heuristic (off: always want_affine).
+    pub wake_wide: bool,
+    /// Honour WF_SYNC in wake_affine.
+    pub sync_wakeups: bool,
+    /// sd_init default imbalance_pct: 117 (>= 5.10) or 125.
+    pub imbalance_pct_default: u32,
+    base_slice_ns: u64,
+}
+
+/// Named profiles: (name, description). Any `linux-X.Y` from 4.16 to 6.14
+/// is also accepted and derived the same way.
+static KERNELS: &[(&str, &str)] = &[
+    ("linux-4.17", "last kernel before available_idle_cpu: idle_cpu, SIS_PROP avg_idle/512, separate core scan"),
+    ("linux-4.18", "available_idle_cpu with the vCPU-preempted check (943d355d7fee, 247f2f6f3c70)"),
+    ("linux-5.4", "sched_idle CPUs count as idle"),
+    ("linux-5.6", "last kernel before the select_idle_core early break"),
+    ("linux-5.7", "select_idle_core stops at the first busy sibling (bec2860a2bd6)"),
+    ("linux-5.11", "last separate-scan kernel; kthread stacking, wake_affine prev-idle, imbalance_pct 117"),
+    ("linux-5.12", "merged core+cpu scan (9fe1f127b913), no select_idle_smt, has_idle_cores read without SMT gate"),
+    ("linux-5.13", "test_idle_cores SMT gate (c8987ae5af79), select_idle_smt(prev) before the scan"),
+    ("linux-5.14", "SIS_PROP with aged wake_avg_idle (94aafc3ee31d)"),
+    ("linux-5.16", "CLS domain level; recent_used_cpu set to prev every time"),
+    ("linux-5.17-rc1", "base of the 2022 cluster-scan v2 patch (set cluster_scan_v2=on for the patch)"),
+    ("linux-5.19", "last SIS_PROP-only kernel"),
+    ("linux-6.0", "SIS_UTIL on, SIS_PROP off, scan starts at target+1"),
+    ("linux-6.6", "EEVDF; last kernel without the cluster scan"),
+    ("linux-6.7", "cluster scan first with prev/recent fallback; SIS_PROP removed"),
+    ("linux-6.8", "select_idle_smt(prev) checks the LLC span again (8aeaffef8c6e)"),
+    ("latest", "~7.0-dev tree of the spec (>= 6.15): choose_idle_cpu, base slice 2.8 ms"),
+];
+
+/// (name, values, description) of every feature.
+static FEATURES: &[(&str, &str, &str)] = &[
+    ("sis_util", "on|off", "SIS_UTIL: LLC scan budget from periodic LLC balance (70fb5ccf2ebb, 6.0)"),
+    ("sis_prop", "on|off", "SIS_PROP: scan budget = span*avg_idle/avg_scan_cost, min 4 (4.13-6.6)"),
+    ("sis_prop_avg", "avg-idle-512|wake-avg-idle", "SIS_PROP idle estimate: avg_idle/512 (<=5.13) or aged wake_avg_idle (5.14-6.6)"),
+    ("sis_avg_cpu", "on|off", "SIS_AVG_CPU: skip the scan when avg_idle/512 < avg_scan_cost (<=5.11, default off)"),
+    ("scan_start", "target|target+1", "wrap start of the LLC scan (target+1 from 6.0)"),
+    ("scan_counts_disallowed", "on|off", "disallowed CPUs consume SIS_PROP budget (<=5.2)"),
+    ("idle_core_search", "on|off", "has_idle_cores hint and whole-core search when SMT is present"),
+    ("idle_core_scan_style", "separate|merged", "separate core/cpu/smt scans (<=5.11) or one merged pass (>=5.12)"),
+    ("select_idle_core_early_break", "on|off", "stop at the first busy sibling (bec2860a2bd6, 5.7; cost only)"),
+    ("test_idle_cores_smt_gate", "on|off", "no has_idle_cores read without SMT (c8987ae5af79, 5.13; cost only)"),
+    ("clear_idle_cores_on_waker", "on|off", "5.12 bug: a failed core scan clears the waker's LLC hint (fixed 02dbb7246c5b)"),
+    ("select_idle_smt_mode", "target-last|none|prev-before-scan", "select_idle_smt: sibling of target last (<=5.11), none (5.12), sibling of prev first (>=5.13)"),
+    ("smt_llc_span_check", "on|off", "select_idle_smt(prev) skips siblings outside the LLC (5.13-5.19, >=6.8)"),
+    ("vcpu_preempt_check", "on|off", "available_idle_cpu rejects preempted vCPUs (4.18)"),
+    ("sched_idle_as_idle", "on|off", "CPUs running only SCHED_IDLE tasks count as idle (5.4)"),
+    ("choose_idle_cpu", "on|off", "a sched-idle CPU counts only for a non-SCHED_IDLE wakee (newest trees)"),
+    ("recent_used_cpu", "on|off", "p->recent_used_cpu candidate after prev (4.16)"),
+    ("recent_used_cpu_update", "swap|prev-always", "recent_used_cpu update: swap on use + waker records its CPU (4.16-5.15) or prev always (5.16)"),
+    ("kthread_stack", "on|off", "a per-CPU kthread waker stacks the wakee on prev == this CPU (~5.11)"),
+    ("sched_cluster", "on|off", "CONFIG_SCHED_CLUSTER: CLS domain level (5.16)"),
+    ("cluster_scan", "on|off", "scan the target's cluster first, sharing the budget; SD_CLUSTER on CLS (8881e1639f1f, 6.7)"),
+    ("cluster_prev_fallback", "on|off", "idle prev/recent in another cluster become fallbacks (22165f61d0c4, 6.7)"),
+    ("cluster_scan_v2", "on|off", "2022 v2 patch: uncounted cluster pre-scan without SMT; prev/recent must share the cluster"),
+    ("cluster_v2_pingpong", "on|off", "v2 series: after a failed cluster pre-scan keep target if it shares prev's cluster"),
+    ("wa_idle", "on|off", "WA_IDLE: wake_affine_idle"),
+    ("wa_weight", "on|off", "WA_WEIGHT: wake_affine_weight"),
+    ("wa_bias", "on|off", "WA_BIAS: bias towards prev by (imbalance_pct-100)/2"),
+    ("wake_affine_prev_idle", "on|off", "wake_affine_idle returns an idle prev (~5.11)"),
+    ("wake_wide", "on|off", "wake_wide flip heuristic (off: always want affine)"),
+    ("sync_wakeups", "on|off", "honour WF_SYNC in wake_affine"),
+    ("imbalance_pct_default", "117|125", "sd_init default imbalance_pct (125 before 5.10)"),
+];
+
+fn parse_version(name: &str) -> Option<(u32, u32)> {
+    let v = name.strip_prefix("linux-")?;
+    let v = v.strip_suffix("-rc1").unwrap_or(v);
+    let (a, b) = v.split_once('.')?;
+    let ver = (a.parse().ok()?, b.parse().ok()?);
+    ((4, 16)..=(6, 14)).contains(&ver).then_some(ver)
+}
+
+fn on_off(name: &str, value: &str) -> Result<bool, FeatureError> {
+    match value {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err(bad(name, value, "on|off")),
+    }
+}
+
+fn bad(name: &str, value: &str, valid: &str) -> FeatureError {
+    FeatureError::BadValue {
+        name: name.into(),
+        value: value.into(),
+        valid: valid.replace('|', ", "),
+    }
+}
+
+impl Features {
+    /// The profile of kernel `name` (see [`Features::kernels`]; any
+    /// `linux-X.Y` from 4.16 to 6.14 is accepted too).
+    pub fn kernel(name: &str) -> Result<Features, FeatureError> {
+        let ver = if name == "latest" {
+            Some((7, 0))
+        } else {
+            parse_version(name)
+        };
+        match ver {
+            Some(v) => Ok(Self::for_version(name, v)),
+            None => Err(FeatureError::UnknownKernel {
+                name: name.into(),
+                valid: KERNELS
+                    .iter()
+                    .map(|k| k.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + " (or any linux-X.Y from 4.16 to 6.14)",
+            }),
+        }
+    }
+
+    /// Derive every toggle from the version (§11 and §4.1; `(7, 0)` is
+    /// `latest`).
+    fn for_version(name: &str, v: (u32, u32)) -> Features {
+        let ge = |a: u32, b: u32| v >= (a, b);
+        Features {
+            profile: name.to_string(),
+            overrides: Vec::new(),
+            sis_util: ge(6, 0),
+            sis_prop: ge(4, 13) && !ge(6, 0),
+            sis_prop_avg: if ge(5, 14) {
+                SisPropAvg::WakeAvgIdle
+            } else {
+                SisPropAvg::AvgIdle512
+            },
+            sis_avg_cpu: false,
+            scan_start: if ge(6, 0) {
+                ScanStart::TargetPlus1
+            } else {
+                ScanStart::Target
+            },
+            scan_counts_disallowed: !ge(5, 3),
+            idle_core_search: true,
+            idle_core_scan_style: if ge(5, 12) {
+                IdleCoreScanStyle::Merged
+            } else {
+                IdleCoreScanStyle::Separate
+            },
+            select_idle_core_early_break: ge(5, 7),
+            test_idle_cores_smt_gate: ge(5, 13),
+            clear_idle_cores_on_waker: v == (5, 12),
+            select_idle_smt_mode: if ge(5, 13) {
+                SmtMode::PrevBeforeScan
+            } else if ge(5, 12) {
+                SmtMode::None
+            } else {
+                SmtMode::TargetLast
+            },
+            smt_llc_span_check: (ge(5, 13) && !ge(6, 0)) || ge(6, 8),
+            smt_skip_self: ge(6, 0),
+            vcpu_preempt_check: ge(4, 18),
+            sched_idle_as_idle: ge(5, 4),
+            choose_idle_cpu: ge(7, 0),
+            recent_used_cpu: ge(4, 16),
+            recent_used_cpu_update: if ge(5, 16) {
+                RecentUpdate::PrevAlways
+            } else {
+                RecentUpdate::Swap
+            },
+            kthread_stack: ge(5, 11),
+            sched_cluster: ge(5, 16),
+            cluster_scan: ge(6, 7),
+            cluster_prev_fallback: ge(6, 7),
+            cluster_scan_v2: false,
+            cluster_v2_pingpong: false,
+            wa_idle: true,
+            wa_weight: true,
+            wa_bias: true,
+            wake_affine_prev_idle: ge(5, 11),
+            wake_wide: true,
+            sync_wakeups: true,
+            imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
+            base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
+        }
+    }
+
+    /// Override one feature: `on`/`off` for booleans, the named values for
+    /// the others (see [`Features::features`]).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), FeatureError> {
+        let b = || on_off(name, value);
+        match name {
+            "sis_util" => self.sis_util = b()?,
+            "sis_prop" => self.sis_prop = b()?,
+            "sis_prop_avg" => {
+                self.sis_prop_avg = match value {
+                    "avg-idle-512" => SisPropAvg::AvgIdle512,
+                    "wake-avg-idle" => SisPropAvg::WakeAvgIdle,
+                    _ => return Err(bad(name, value, "avg-idle-512|wake-avg-idle")),
+                }
+            }
+            "sis_avg_cpu" => self.sis_avg_cpu = b()?,
+            "scan_start" => {
+                self.scan_start = match value {
+                    "target" => ScanStart::Target,
+                    "target+1" => ScanStart::TargetPlus1,
+                    _ => return Err(bad(name, value, "target|target+1")),
+                }
+            }
+            "scan_counts_disallowed" => self.scan_counts_disallowed = b()?,
+            "idle_core_search" => self.idle_core_search = b()?,
+            "idle_core_scan_style" => {
+                self.idle_core_scan_style = match value {
+                    "separate" => IdleCoreScanStyle::Separate,
+                    "merged" => IdleCoreScanStyle::Merged,
+                    _ => return Err(bad(name, value, "separate|merged")),
+                }
+            }
+            "select_idle_core_early_break" => self.select_idle_core_early_break = b()?,
+            "test_idle_cores_smt_gate" => self.test_idle_cores_smt_gate = b()?,
+            "clear_idle_cores_on_waker" => self.clear_idle_cores_on_waker = b()?,
+            "select_idle_smt_mode" => {
+                self.select_idle_smt_mode = match value {
+                    "target-last" => SmtMode::TargetLast,
+                    "none" => SmtMode::None,
+                    "prev-before-scan" => SmtMode::PrevBeforeScan,
+                    _ => return Err(bad(name, value, "target-last|none|prev-before-scan")),
+                }
+            }
+            "smt_llc_span_check" => self.smt_llc_span_check = b()?,
+            "vcpu_preempt_check" => self.vcpu_preempt_check = b()?,
+            "sched_idle_as_idle" => self.sched_idle_as_idle = b()?,
+            "choose_idle_cpu" => self.choose_idle_cpu = b()?,
+            "recent_used_cpu" => self.recent_used_cpu = b()?,
+            "recent_used_cpu_update" => {
+                self.recent_used_cpu_update = match value {
+                    "swap" => RecentUpdate::Swap,
+                    "prev-always" => RecentUpdate::PrevAlways,
+                    _ => return Err(bad(name, value, "swap|prev-always")),
+                }
+            }
+            "kthread_stack" => self.kthread_stack = b()?,
+            "sched_cluster" => self.sched_cluster = b()?,
+            "cluster_scan" => self.cluster_scan = b()?,
+            "cluster_prev_fallback" => self.cluster_prev_fallback = b()?,
+            "cluster_scan_v2" => self.cluster_scan_v2 = b()?,
+            "cluster_v2_pingpong" => self.cluster_v2_pingpong = b()?,
+            "wa_idle" => self.wa_idle = b()?,
+            "wa_weight" => self.wa_weight = b()?,
+            "wa_bias" => self.wa_bias = b()?,
+            "wake_affine_prev_idle" => self.wake_affine_prev_idle = b()?,
+            "wake_wide" => self.wake_wide = b()?,
+            "sync_wakeups" => self.sync_wakeups = b()?,
+            "imbalance_pct_default" => {
+                self.imbalance_pct_default = match value {
+                    "117" => 117,
+                    "125" => 125,
+                    _ => return Err(bad(name, value, "117|125")),
+                }
+            }
+            _ => {
+                return Err(FeatureError::UnknownFeature {
+                    name: name.into(),
+                    valid: FEATURES.iter().map(|f| f.0).collect::<Vec<_>>().join(", "),
+                })
+            }
+        }
+        let entry = format!("{name}={value}");
+        self.overrides.retain(|o| o.split('=').next() != Some(name));
+        self.overrides.push(entry);
+        Ok(())
+    }
+
+    /// The named profiles: (name, one-line description).
+    pub fn kernels() -> &'static [(&'static str, &'static str)] {
+        KERNELS
+    }
+
+    /// Every feature: (name, values separated by `|`, description).
+    pub fn features() -> Vec<(&'static str, &'static str, &'static str)> {
+        FEATURES.to_vec()
+    }
+
+    /// The sched-domain build of this kernel: the CLS level with
+    /// CONFIG_SCHED_CLUSTER (>= 5.16); SD_CLUSTER on it (>= 6.7) when a
+    /// cluster-aware wakeup feature is on, since b95303e0aeaf came with that
+    /// series; imbalance_pct 125 before 5.10.
+    pub fn domain_options(&self) -> DomainOptions {
+        DomainOptions {
+            cluster_level: self.sched_cluster,
+            cluster_flag: self.sched_cluster && (self.cluster_scan || self.cluster_prev_fallback),
+            imbalance_pct: self.imbalance_pct_default,
+        }
+    }
+
+    /// EEVDF base slice: 3 ms, 2.8 ms from 6.15 (only `latest`, which
+    /// models a >= 6.15 tree).
+    pub fn base_slice_ns(&self) -> u64 {
+        self.base_slice_ns
+    }
+
+    /// Whether available_idle_cpu checks vcpu_is_preempted (for WakeEnv).
+    pub fn vcpu_preempt_check(&self) -> bool {
+        self.vcpu_preempt_check
+    }
+
+    /// Whether sched-idle CPUs count as idle (for WakeEnv).
+    pub fn sched_idle_as_idle(&self) -> bool {
+        self.sched_idle_as_idle
+    }
+
+    /// select_idle_smt(prev) skips prev itself (>= 6.0).
+    pub(super) fn smt_skip_self(&self) -> bool {
+        self.smt_skip_self
+    }
+
+    /// Profile name plus overrides in the order given, e.g.
+    /// `linux-5.12+test_idle_cores_smt_gate=on`.
+    pub fn name(&self) -> String {
+        let mut s = self.profile.clone();
+        for o in &self.overrides {
+            s.push('+');
+            s.push_str(o);
+        }
+        s
+    }
+}
+
+impl fmt::Display for Features {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
