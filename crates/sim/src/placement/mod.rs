@@ -18,6 +18,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 use topology::{SchedDomains, Topology};
 
+pub mod linux;
 pub mod scx;
 
 /// Wake flags (kernel WF_*).

@@ -268,11 +268,7 @@ impl Features {
             Some(v) => Ok(Self::for_version(name, v)),
             None => Err(FeatureError::UnknownKernel {
                 name: name.into(),
-                valid: KERNELS
-                    .iter()
-                    .map(|k| k.0)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                valid: KERNELS.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
                     + " (or any linux-X.Y from 4.16 to 6.14)",
             }),
         }

@@ -143,7 +143,9 @@ impl LinuxPlacement {
         }
         if ttwu {
             let d = self.select_idle_sibling(env, req, prev, new_cpu);
-            if want_affine && self.f.recent_used_cpu && self.f.recent_used_cpu_update == RecentUpdate::Swap
+            if want_affine
+                && self.f.recent_used_cpu
+                && self.f.recent_used_cpu_update == RecentUpdate::Swap
             {
                 if let Some(w) = req.waker {
                     env.tasks[w as usize].recent_used_cpu = cpu;
@@ -181,9 +183,7 @@ impl LinuxPlacement {
     /// `wake_wide()` (§3.1): both partners flip at least `sd_llc_size`
     /// times and one `sd_llc_size` times more than the other.
     pub fn wake_wide(&self, env: &mut WakeEnv, req: WakeRequest) -> bool {
-        let master = req
-            .waker
-            .map_or(0, |w| env.tasks[w as usize].wakee_flips);
+        let master = req.waker.map_or(0, |w| env.tasks[w as usize].wakee_flips);
         let slave = env.tasks[req.task as usize].wakee_flips;
         let (hi, lo) = (master.max(slave) as u64, master.min(slave) as u64);
         let factor = env.sd.sd_llc_size(env.this_cpu) as u64;
