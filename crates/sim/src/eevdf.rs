@@ -481,12 +481,13 @@ mod tests {
         assert!(!e[first as usize].on_rq);
         rq.set_next(&mut e, Some(other), 1_000_000);
         rq.enqueue(&mut e, first, 1_000_000, false, &p);
-        // Re-placed behind V: lag -500000 scaled by (1024+1024)/1024.
+        // Placed with its lag -500000 scaled by (W + w) / W = 2 against
+        // V = 0 (only the other task, at 0): v = 1000000. After the join V
+        // is 500000, so the task is again exactly its lag ahead of V.
+        assert_eq!(e[first as usize].vruntime, 1_000_000);
         let v = rq.avg_vruntime(&e);
-        assert_eq!(
-            e[first as usize].vruntime as i64 - v as i64,
-            1_000_000 - 500_000 + 0 - 0 + 0 - 0 + 0 * 0
-        );
+        assert_eq!(v, 500_000);
+        assert_eq!(v as i64 - e[first as usize].vruntime as i64, -500_000);
     }
 
     /// Wakeup preemption: a wakee with no lag does not preempt a curr still

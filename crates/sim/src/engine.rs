@@ -934,10 +934,8 @@ impl<'t> Engine<'t> {
             let curr = self.cpus[c].rq.curr;
             let runnable =
                 curr.is_some_and(|t| self.tasks[t as usize].state == TaskState::Runnable);
-            if !runnable || self.cpus[c].need_resched {
-                if !self.schedule(c) {
-                    return; // went idle (or is working off debt first)
-                }
+            if (!runnable || self.cpus[c].need_resched) && !self.schedule(c) {
+                return; // went idle (or is working off debt first)
             }
             let t = self.cpus[c].rq.curr.expect("scheduled task");
             if self.start_op(c, t) {
