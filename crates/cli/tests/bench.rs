@@ -203,6 +203,23 @@ fn hackbench_fd_limit_is_checked_up_front() {
 }
 
 #[test]
+fn hackbench_task_limit_is_checked_up_front() {
+    // 4 million tasks: more than threads-max (or pid_max, or the pids
+    // cgroup) allows on any ordinary machine.
+    let out = schedlab()
+        .args(["bench", "hackbench", "-g", "200000", "-f", "10"])
+        .output()
+        .unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains("this run starts 4000000 tasks but") && se.contains("or lower -g/-f"),
+        "{se}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
 fn hackbench_timeout_reaps_and_exits_2() {
     let t0 = Instant::now();
     fails_with(
@@ -535,9 +552,18 @@ fn sigint_leaves_nothing(args: &[&str], ready: impl Fn(u32) -> bool) {
     }
 }
 
+fn cpus_allowed(pid: u32) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
 #[test]
 fn sigint_hackbench_processes_leaves_no_child() {
-    // 2 groups of 3 senders + 3 receivers: 12 forked children.
+    // 2 groups of 3 senders + 3 receivers: 12 forked children, all pinned
+    // to CPU 0 by --cpus.
     sigint_leaves_nothing(
         &[
             "bench",
@@ -548,8 +574,23 @@ fn sigint_hackbench_processes_leaves_no_child() {
             "3",
             "-l",
             "100000000",
+            "--cpus",
+            "0",
         ],
-        |pid| children_of(pid).len() == 12,
+        |pid| {
+            let kids = children_of(pid);
+            if kids.len() < 12 {
+                return false;
+            }
+            for k in kids {
+                assert_eq!(
+                    cpus_allowed(k).as_deref(),
+                    Some("0"),
+                    "child {k} is not pinned"
+                );
+            }
+            true
+        },
     );
 }
 
