@@ -212,7 +212,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => match e.downcast_ref::<native::Error>() {
             Some(n) if n.is_interrupted() => {
-                eprintln!("schedlab: {n}");
+                to_stderr(&format!("schedlab: {n}\n"));
                 Ok(ExitCode::from(130))
             }
             _ => Err(e),
@@ -237,7 +237,7 @@ struct Text {
 impl Text {
     fn print(&self, s: &str) {
         if self.json {
-            eprint!("{s}");
+            to_stderr(s);
         } else {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(s.as_bytes());
@@ -252,9 +252,21 @@ fn emit_json(common: &CommonArgs, value: &impl serde::Serialize) -> Result<()> {
         write_atomic(path, format!("{text}\n").as_bytes()).context("--output")?;
     }
     if common.json {
-        println!("{text}");
+        let mut out = std::io::stdout().lock();
+        match writeln!(out, "{text}").and_then(|_| out.flush()) {
+            // A closed pipe (`| head`) is the reader's choice, not an error.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                return Err(e).context("writing the JSON report to stdout")
+            }
+            _ => {}
+        }
     }
     Ok(())
+}
+
+/// `eprint!` without the panic when stderr is gone.
+fn to_stderr(s: &str) {
+    let _ = std::io::stderr().lock().write_all(s.as_bytes());
 }
 
 fn run_hackbench(
@@ -328,9 +340,9 @@ fn run_schbench(
     cfg.validate()?;
     // schbench prints everything on stderr, whatever --json says.
     if a.threads.is_none() {
-        eprintln!("setting worker threads to {}", cfg.workers());
+        to_stderr(&format!("setting worker threads to {}\n", cfg.workers()));
     }
-    let report = schbench::run(&cfg, &mut |text| eprint!("{text}"))?;
-    eprint!("{}", report.text());
+    let report = schbench::run(&cfg, &mut |text| to_stderr(text))?;
+    to_stderr(report.text());
     emit_json(common, &report)
 }
