@@ -319,10 +319,7 @@ fn tbench_json_and_custom_loadfile() {
     // first: whenever the throughput was sampled, the byte count was a
     // whole number of passes, or that plus one read.
     let bytes = v["bytes"].as_u64().unwrap();
-    assert!(
-        bytes > 0 && (bytes % 5096 == 0 || bytes % 5096 == 4096),
-        "{bytes}"
-    );
+    assert!(bytes > 0 && matches!(bytes % 5096, 0 | 4096), "{bytes}");
     assert!(
         bytes <= 5096 * c("NTCreateX"),
         "{bytes} for {} passes",
