@@ -540,7 +540,13 @@ fn run_threads(
             cancel(&handles);
             return Err(e);
         }
-        let start = go(&wake_wr)?;
+        let start = match go(&wake_wr) {
+            Ok(t) => t,
+            Err(e) => {
+                cancel(&handles);
+                return Err(e);
+            }
+        };
         match sys::wait_event(sig, &[done.fd()], deadline) {
             Ok(Event::Ready(_)) if !done.failed.load(Ordering::SeqCst) => {
                 for h in handles {
