@@ -5,16 +5,24 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
-use sim::run::{simulate_hackbench, SimOptions, SimResult};
+use sim::placement::linux::Features;
+use sim::run::{simulate_hackbench, PolicyChoice, SimOptions, SimResult};
 use sim::workload::hackbench::Hackbench;
 use std::process::ExitCode;
 use std::time::Instant;
 use topology::{CpuMask, Topology};
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct SimArgs {
     #[command(subcommand)]
-    pub bench: SimBench,
+    pub bench: Option<SimBench>,
+    /// List the kernel profiles (--kernel) and exit.
+    #[arg(long)]
+    pub list_kernels: bool,
+    /// List the wake-up path features (--feature) and exit.
+    #[arg(long)]
+    pub list_features: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -48,6 +56,15 @@ pub struct CommonSimArgs {
     /// Model costs (on) or make every modelled cost zero (off).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     pub costs: String,
+    /// Placement policy: the Linux wake-up path, or the sched_ext default idle pick.
+    #[arg(long, default_value = "linux", value_parser = ["linux", "scx"])]
+    pub policy: String,
+    /// Kernel profile of the Linux wake-up path (see --list-kernels).
+    #[arg(long, default_value = "latest")]
+    pub kernel: String,
+    /// Override a wake-up path feature, NAME=VALUE (repeatable; see --list-features).
+    #[arg(long = "feature", value_name = "NAME=VALUE")]
+    pub features: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -106,19 +123,48 @@ fn machine(c: &CommonSimArgs) -> Result<(Topology, Option<CpuMask>)> {
     Ok((topo, cpus))
 }
 
-fn options(c: &CommonSimArgs, cpus: Option<CpuMask>) -> SimOptions {
-    SimOptions {
+fn options(c: &CommonSimArgs, cpus: Option<CpuMask>) -> Result<SimOptions> {
+    let policy = if c.policy == "scx" {
+        if !c.features.is_empty() {
+            bail!("--feature applies to --policy linux only");
+        }
+        PolicyChoice::ScxDefault
+    } else {
+        let mut f = Features::kernel(&c.kernel).context("--kernel")?;
+        for kv in &c.features {
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("--feature {kv:?}: expected NAME=VALUE"))?;
+            f.set(k, v).with_context(|| format!("--feature {kv}"))?;
+        }
+        PolicyChoice::Linux(Box::new(f))
+    };
+    Ok(SimOptions {
         cpus,
         seed: c.seed,
         check: c.check,
         costs: c.costs == "on",
+        policy,
         ..Default::default()
-    }
+    })
 }
 
 pub fn run(args: SimArgs) -> Result<ExitCode> {
+    if args.list_kernels {
+        for (name, desc) in Features::kernels() {
+            println!("{name:<16} {desc}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.list_features {
+        for (name, values, desc) in Features::features() {
+            println!("{name:<30} {values:<36} {desc}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     match args.bench {
-        SimBench::Hackbench(a) => hackbench(a),
+        Some(SimBench::Hackbench(a)) => hackbench(a),
+        None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }
 
@@ -132,7 +178,7 @@ fn hackbench(a: HackbenchArgs) -> Result<ExitCode> {
         threads: a.threads,
     };
     let (topo, cpus) = machine(&a.common)?;
-    let opts = options(&a.common, cpus);
+    let opts = options(&a.common, cpus)?;
     let t0 = Instant::now();
     let r = simulate_hackbench(&topo, &hb, &opts)?;
     let wall = t0.elapsed().as_secs_f64();

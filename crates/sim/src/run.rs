@@ -4,6 +4,7 @@
 use crate::costs::MachineCosts;
 use crate::eevdf::EevdfParams;
 use crate::engine::{Engine, EngineConfig, InvariantError, RunCounters};
+use crate::placement::linux::{Features, LinuxPlacement};
 use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
 use crate::workload::hackbench::{Hackbench, MARK_START, MARK_STOP};
 use crate::Nanos;
@@ -12,11 +13,20 @@ use std::collections::BTreeMap;
 use topology::{CpuMask, DomainOptions, SchedDomains, Topology};
 
 /// Which placement policy to use.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub enum PolicyChoice {
+    /// The Linux wake-up path of a kernel profile (with overrides).
+    Linux(Box<Features>),
     /// sched_ext's built-in idle pick.
-    #[default]
     ScxDefault,
+}
+
+impl Default for PolicyChoice {
+    fn default() -> Self {
+        PolicyChoice::Linux(Box::new(
+            Features::kernel("latest").expect("the latest profile exists"),
+        ))
+    }
 }
 
 /// Options of a simulation run.
@@ -32,9 +42,11 @@ pub struct SimOptions {
     pub costs: bool,
     /// Policy.
     pub policy: PolicyChoice,
-    /// Sched-domain construction options.
-    pub domains: DomainOptions,
-    /// EEVDF parameters.
+    /// Sched-domain construction options (None: what the policy's kernel
+    /// builds).
+    pub domains: Option<DomainOptions>,
+    /// EEVDF parameters (the base slice is the kernel's when the policy is
+    /// Linux).
     pub eevdf: EevdfParams,
     /// Safety limit on simulated time.
     pub time_limit: Nanos,
@@ -48,7 +60,7 @@ impl Default for SimOptions {
             check: false,
             costs: true,
             policy: PolicyChoice::default(),
-            domains: DomainOptions::default(),
+            domains: None,
             eevdf: EevdfParams::default(),
             time_limit: 3600 * 1_000_000_000,
         }
@@ -203,6 +215,7 @@ pub struct SimResult {
 
 fn make_policy(c: &PolicyChoice) -> Box<dyn Placement> {
     match c {
+        PolicyChoice::Linux(f) => Box::new(LinuxPlacement::new((**f).clone())),
         PolicyChoice::ScxDefault => Box::new(ScxDefault),
     }
 }
@@ -231,20 +244,30 @@ pub fn simulate_hackbench(
             m.clone()
         }
     };
-    let sd = SchedDomains::build(topo, &opt.domains);
+    let (domains, vcpu_check, sched_idle, slice) = match &opt.policy {
+        PolicyChoice::Linux(f) => (
+            f.domain_options(),
+            f.vcpu_preempt_check(),
+            f.sched_idle_as_idle(),
+            f.base_slice_ns(),
+        ),
+        PolicyChoice::ScxDefault => (DomainOptions::default(), true, true, opt.eevdf.base_slice),
+    };
+    let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
     let mut costs = MachineCosts::for_machine(topo.name());
     if !opt.costs {
         costs = costs.zeroed();
     }
     let mut eevdf = opt.eevdf;
     eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
+    eevdf.base_slice = slice;
     let cfg = EngineConfig {
         eevdf,
         allowed,
         seed: opt.seed,
         check: opt.check,
-        vcpu_preempt_check: true,
-        sched_idle_as_idle: true,
+        vcpu_preempt_check: vcpu_check,
+        sched_idle_as_idle: sched_idle,
         time_limit: opt.time_limit,
     };
     let policy = make_policy(&opt.policy);
