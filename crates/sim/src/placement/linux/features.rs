@@ -66,7 +66,7 @@ pub enum IdleCoreScanStyle {
     /// <= 5.11: a whole-LLC `select_idle_core`, then a SIS_PROP-limited
     /// `select_idle_cpu`, then `select_idle_smt`.
     Separate,
-    /// >= 5.12 (9fe1f127b913): one pass in `select_idle_cpu`, a per-core
+    /// Kernels >= 5.12 (9fe1f127b913): one pass in `select_idle_cpu`, a per-core
     /// `select_idle_core` helper that remembers the first idle CPU seen.
     Merged,
 }
@@ -78,7 +78,7 @@ pub enum SmtMode {
     TargetLast,
     /// 5.12: removed (6cd56ef1df39).
     None,
-    /// >= 5.13 (c722f35b513f): idle sibling of prev, before the scan, when
+    /// Kernels >= 5.13 (c722f35b513f): idle sibling of prev, before the scan, when
     /// there is no idle core.
     PrevBeforeScan,
 }

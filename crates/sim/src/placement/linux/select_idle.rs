@@ -42,7 +42,7 @@ impl LinuxPlacement {
     /// version; the feature set picks the shape:
     /// - target, prev, per-CPU-kthread stacking (`kthread_stack`, ~5.11),
     ///   recent_used_cpu (4.16; swap until 5.15, prev-always from 5.16);
-    /// - >= 6.7 (`cluster_prev_fallback`): an idle prev/recent in the LLC
+    /// - from 6.7 (`cluster_prev_fallback`): an idle prev/recent in the LLC
     ///   but another cluster is only a fallback after the scan;
     /// - v2 cluster patch: prev/recent must share the cluster;
     /// - <= 5.11: select_idle_core, select_idle_cpu, select_idle_smt(target);
