@@ -720,6 +720,18 @@ impl<'t> Engine<'t> {
         }
         self.pstats.stages[dec.stage as usize] += 1;
         self.pstats.digest(t, cpu);
+        if waker.is_some() && flags & wf::TTWU != 0 {
+            let where_ = if cpu == waker_cpu {
+                0
+            } else if self.topo.cluster_mask(waker_cpu).test(cpu) {
+                1
+            } else if self.sd.cpus_share_cache(waker_cpu, cpu) {
+                2
+            } else {
+                3
+            };
+            self.pstats.wake_locality[where_] += 1;
+        }
         cpu
     }
 

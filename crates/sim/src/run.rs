@@ -150,8 +150,24 @@ pub struct PlacementSummary {
     pub wake_wide: u64,
     /// select_fallback_rq used.
     pub fallback_rq: u64,
+    /// Task wake-ups by where the wakee landed relative to the waker's CPU.
+    pub wake_locality: WakeLocality,
     /// Hash of the (task, CPU) decision sequence.
     pub decision_digest: String,
+}
+
+/// Where woken tasks landed relative to their waker's CPU.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WakeLocality {
+    /// On the waker's CPU.
+    pub same_cpu: u64,
+    /// Another CPU of the waker's cluster (the waker's core where there
+    /// are no clusters).
+    pub same_cluster: u64,
+    /// Another CPU of the waker's LLC, outside its cluster.
+    pub same_llc: u64,
+    /// Outside the waker's LLC.
+    pub other_llc: u64,
 }
 
 impl PlacementSummary {
@@ -177,6 +193,12 @@ impl PlacementSummary {
             wake_affine_sync: p.wake_affine_sync,
             wake_wide: p.wake_wide,
             fallback_rq: p.fallback_rq,
+            wake_locality: WakeLocality {
+                same_cpu: p.wake_locality[0],
+                same_cluster: p.wake_locality[1],
+                same_llc: p.wake_locality[2],
+                other_llc: p.wake_locality[3],
+            },
             decision_digest: format!("{:016x}", p.decision_digest),
         }
     }

@@ -185,6 +185,11 @@ pub struct PlacementStats {
     pub wake_wide: u64,
     /// Decisions outside the allowed mask, fixed by select_fallback_rq.
     pub fallback_rq: u64,
+    /// Task wake-ups (WF_TTWU with a waking task), by where the wakee landed
+    /// relative to the waker's CPU: the same CPU, the same cluster
+    /// (cpus_share_resources: cluster or, without clusters, LLC), the same
+    /// LLC, elsewhere.
+    pub wake_locality: [u64; 4],
     /// FNV-1a hash of the (task, cpu) decision sequence.
     pub decision_digest: u64,
 }
@@ -209,6 +214,7 @@ impl Default for PlacementStats {
             wake_affine_sync: 0,
             wake_wide: 0,
             fallback_rq: 0,
+            wake_locality: [0; 4],
             decision_digest: 0xcbf2_9ce4_8422_2325,
         }
     }
