@@ -68,6 +68,8 @@ struct Task {
     /// Exited children not yet reaped.
     unreaped: u32,
     pelt: Pelt,
+    /// The op being executed (resolved by `start_op`).
+    op: Op,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -344,6 +346,7 @@ impl<'t> Engine<'t> {
             joiner: None,
             unreaped: 0,
             pelt: Pelt::new(0),
+            op: Op::Exit,
         });
         id
     }
@@ -581,9 +584,7 @@ impl<'t> Engine<'t> {
         self.cpus[c].tick_armed = true;
         let off = self.cpus[c].tick_offset;
         let next = ((self.now.saturating_sub(off)) / self.tick_ns + 1) * self.tick_ns + off;
-        self.events.set_slot(
-            c,
-            Slot::Tick,
+        self.events.push(
             next,
             Event::Tick {
                 cpu: c as u32,
@@ -1062,6 +1063,8 @@ impl<'t> Engine<'t> {
                 Op::Exit
             }
         };
+        // the op stays current until its effect is applied (apply_op)
+        task.op = op;
         let costs = &self.costs;
         let resumed = task.resumed;
         let (work, user) = match op {
@@ -1121,11 +1124,7 @@ impl<'t> Engine<'t> {
     fn apply_op(&mut self, c: usize, t: TaskId) {
         let ti = t as usize;
         let task = &mut self.tasks[ti];
-        let Some(op) = task.pc.current(&task.spec.program) else {
-            self.do_exit(c, t);
-            return;
-        };
-        match op {
+        match task.op {
             Op::Compute(_) => {
                 task.op_left = 0;
                 task.pc.advance();

@@ -29,15 +29,14 @@ pub enum Event {
 }
 
 /// Per-CPU event slots kept outside the heap: each CPU has at most one
-/// pending segment-end-or-idle-exit and one pending tick, so those live in
-/// fixed slots under a tournament tree (re-arming a slot replaces its event:
-/// no stale entries, no allocation, O(log CPUs) per update).
+/// pending segment end or idle exit, the bulk of all events, so those live
+/// in fixed slots under a tournament tree (re-arming a slot replaces its
+/// event: no stale entries, no allocation, O(log CPUs) per update). Rarer
+/// events (ticks, timers, resched IPIs, balancing) go to the heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
     /// SegmentDone or IdleExit.
     Main = 0,
-    /// Tick.
-    Tick = 1,
 }
 
 const EMPTY: (Nanos, u64) = (Nanos::MAX, u64::MAX);
@@ -50,7 +49,7 @@ pub struct EventQueue {
     heap: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
     seq: u64,
     pushed: u64,
-    /// Slot payloads; slot index = 2 * cpu + kind.
+    /// Slot payloads; slot index = cpu.
     evs: Vec<Event>,
     /// tree[k] = (key, slot) of the smallest key below node k; leaves at
     /// m..2m hold the slots' own keys. Keys are copied into the nodes so a
@@ -62,7 +61,7 @@ pub struct EventQueue {
 impl EventQueue {
     /// An empty queue with slots for `cpus` CPUs.
     pub fn new(cpus: usize) -> Self {
-        let n = 2 * cpus.max(1);
+        let n = cpus.max(1);
         let m = n.next_power_of_two();
         let mut tree = vec![(EMPTY, 0u32); 2 * m];
         for (i, t) in tree[m..].iter_mut().enumerate() {
@@ -100,7 +99,7 @@ impl EventQueue {
     pub fn set_slot(&mut self, cpu: usize, slot: Slot, time: Nanos, ev: Event) {
         self.seq += 1;
         self.pushed += 1;
-        let i = 2 * cpu + slot as usize;
+        let i = cpu + slot as usize;
         self.evs[i] = ev;
         self.fix(i, (time, self.seq));
     }
@@ -108,7 +107,7 @@ impl EventQueue {
     /// Cancel the event in `cpu`'s slot.
     #[inline]
     pub fn clear_slot(&mut self, cpu: usize, slot: Slot) {
-        let i = 2 * cpu + slot as usize;
+        let i = cpu + slot as usize;
         if self.tree[i + self.m].0 != EMPTY {
             self.fix(i, EMPTY);
         }
@@ -200,12 +199,15 @@ mod slot_tests {
                         q.push(t, ev);
                         model.push((t, seq, ev));
                     }
-                    k => {
-                        let slot = if k == 1 { Slot::Main } else { Slot::Tick };
-                        let ev = if k == 1 { Event::SegmentDone { cpu: cpu as u32, gen: seq as u32 } } else { Event::Tick { cpu: cpu as u32, gen: seq as u32 } };
-                        model.retain(|(_, _, e)| !matches!((e, slot), (Event::SegmentDone { cpu: c, .. }, Slot::Main) | (Event::Tick { cpu: c, .. }, Slot::Tick) if *c as usize == cpu));
-                        q.set_slot(cpu, slot, t, ev);
+                    1 => {
+                        let ev = Event::SegmentDone { cpu: cpu as u32, gen: seq as u32 };
+                        model.retain(|(_, _, e)| !matches!(e, Event::SegmentDone { cpu: c, .. } if *c as usize == cpu));
+                        q.set_slot(cpu, Slot::Main, t, ev);
                         model.push((t, seq, ev));
+                    }
+                    _ => {
+                        model.retain(|(_, _, e)| !matches!(e, Event::SegmentDone { cpu: c, .. } if *c as usize == cpu));
+                        q.clear_slot(cpu, Slot::Main);
                     }
                 }
             }

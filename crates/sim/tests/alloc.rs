@@ -29,7 +29,13 @@ static A: Counting = Counting;
 
 fn allocs_and_events(loops: u32, machine: &str) -> (u64, u64) {
     let topo = topology::preset(machine).unwrap();
-    let hb = Hackbench { groups: 2, loops, pipe: true, threads: true, ..Default::default() };
+    let hb = Hackbench {
+        groups: 2,
+        loops,
+        pipe: true,
+        threads: true,
+        ..Default::default()
+    };
     let before = ALLOCS.load(Ordering::Relaxed);
     let r = simulate_hackbench(&topo, &hb, &SimOptions::default()).unwrap();
     (ALLOCS.load(Ordering::Relaxed) - before, r.counters.events)
@@ -40,8 +46,14 @@ fn no_allocation_per_event() {
     for machine in ["kunpeng920-node", "power9-smt8"] {
         let (a1, e1) = allocs_and_events(100, machine);
         let (a2, e2) = allocs_and_events(400, machine);
-        assert!(e2 > e1 + 10_000, "{machine}: the longer run must have many more events ({e1} vs {e2})");
+        assert!(
+            e2 > e1 + 10_000,
+            "{machine}: the longer run must have many more events ({e1} vs {e2})"
+        );
         // Growth of queues and histograms is amortised: a few hundred at most.
-        assert!(a2 < a1 + 500, "{machine}: {a1} allocations for {e1} events, {a2} for {e2}");
+        assert!(
+            a2 < a1 + 500,
+            "{machine}: {a1} allocations for {e1} events, {a2} for {e2}"
+        );
     }
 }
