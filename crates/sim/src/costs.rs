@@ -67,6 +67,10 @@ pub struct MachineCosts {
     pub fork_ns: Nanos,
     /// Scheduler tick frequency.
     pub hz: u64,
+    /// Idle-state exit latencies delay the woken CPU (false under
+    /// `--costs off`; the states themselves stay, so policies that read a
+    /// CPU's idle depth, like find_idlest_group_cpu, decide the same way).
+    pub charge_idle_exit: bool,
 }
 
 impl MachineCosts {
@@ -100,14 +104,7 @@ impl MachineCosts {
             c2c_ns: [0; 6],
             clean_read_ns: 0,
             ipi_ns: 0,
-            idle_states: self
-                .idle_states
-                .iter()
-                .map(|s| IdleState {
-                    exit_latency_ns: 0,
-                    ..*s
-                })
-                .collect(),
+            idle_states: self.idle_states.clone(),
             smt_throughput_milli: Vec::new(),
             pipe_syscall_ns: 0,
             unix_syscall_ns: 0,
@@ -118,6 +115,7 @@ impl MachineCosts {
             thread_create_ns: 0,
             fork_ns: 0,
             hz: self.hz,
+            charge_idle_exit: false,
         }
     }
 
@@ -165,6 +163,7 @@ impl MachineCosts {
                     thread_create_ns: 0,
                     fork_ns: 0,
                     hz: 0,
+                    charge_idle_exit: true,
                 })
             };
         let st = |name, exit_us: u64, res_us: u64| IdleState {
@@ -317,5 +316,7 @@ mod tests {
             0
         );
         assert_eq!(z.smt_speed_1024(2), 1024);
+        assert!(!z.charge_idle_exit);
+        assert_eq!(z.idle_states.len(), 1);
     }
 }

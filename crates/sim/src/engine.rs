@@ -831,11 +831,10 @@ impl<'t> Engine<'t> {
             } => {
                 // Kick: IPI (unless the wake happens on this CPU, e.g. its own
                 // timer) plus the idle state's exit latency.
-                let exit = self
-                    .costs
-                    .idle_states
-                    .get(state)
-                    .map_or(0, |s| s.exit_latency_ns);
+                let exit = match self.costs.idle_states.get(state) {
+                    Some(s) if self.costs.charge_idle_exit => s.exit_latency_ns,
+                    _ => 0,
+                };
                 let ipi = if waker_cpu != cpu {
                     self.costs.ipi_ns
                 } else {
