@@ -473,9 +473,15 @@ impl<'t> Engine<'t> {
             Event::Timer { task } => {
                 let t = task as usize;
                 if self.tasks[t].state == TaskState::Blocked(Block::Sleep) {
-                    // the timer fires on the CPU that armed it
+                    // The timer fires on the CPU that armed it; `current` is
+                    // whatever that interrupt hit (record_wakee and wake_wide
+                    // then read the interrupted task, as in the kernel).
                     let cpu = self.tasks[t].cpu;
-                    self.try_to_wake_up(task, cpu, None, wf::TTWU);
+                    let current = self.cpus[cpu]
+                        .rq
+                        .curr
+                        .filter(|_| self.cpus[cpu].mode == Mode::Busy);
+                    self.try_to_wake_up(task, cpu, current, wf::TTWU);
                 }
             }
             Event::LlcBalance { llc } => self.llc_balance(llc as usize),

@@ -138,6 +138,8 @@ pub struct PlacementSummary {
     pub has_idle_cores_true: u64,
     /// Reads of nr_idle_scan.
     pub nr_idle_scan_reads: u64,
+    /// select_idle_cpu calls skipped because nr_idle_scan was 0.
+    pub sis_util_no_scan: u64,
     /// Writes to LLC shared lines.
     pub llc_shared_writes: u64,
     /// wake_affine picked this CPU.
@@ -187,6 +189,7 @@ impl PlacementSummary {
             has_idle_cores_reads: p.has_idle_cores_reads,
             has_idle_cores_true: p.has_idle_cores_true,
             nr_idle_scan_reads: p.nr_idle_scan_reads,
+            sis_util_no_scan: p.sis_util_no_scan,
             llc_shared_writes: p.llc_shared_writes,
             wake_affine_this: p.wake_affine_this,
             wake_affine_prev: p.wake_affine_prev,

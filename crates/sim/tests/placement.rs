@@ -162,3 +162,36 @@ fn every_kernel_profile_runs() {
         }
     }
 }
+
+/// SIS_UTIL (6.0+): on a saturated LLC the scan is skipped (nr_idle_scan 0),
+/// on a lightly loaded one it scans; with SIS_UTIL off it always scans.
+#[test]
+fn sis_util_stops_scanning_a_saturated_llc() {
+    let busy = hb(16, 100);
+    let light = hb(1, 100);
+    let sat = run("kvm-8vcpu", "linux-6.7", None, true, &busy);
+    assert!(
+        sat.placement.sis_util_no_scan > 0,
+        "no skipped scan on a saturated LLC"
+    );
+    assert!(
+        sat.placement
+            .stages
+            .get("no_idle_found")
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
+    let lt = run("kvm-8vcpu", "linux-6.7", None, true, &light);
+    assert_eq!(lt.placement.sis_util_no_scan, 0);
+    assert!(lt.placement.probes > 0);
+    let off = run(
+        "kvm-8vcpu",
+        "linux-6.7",
+        Some(("sis_util", "off")),
+        true,
+        &busy,
+    );
+    assert_eq!(off.placement.sis_util_no_scan, 0);
+    assert_eq!(off.placement.nr_idle_scan_reads, 0);
+}

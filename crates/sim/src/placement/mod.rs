@@ -173,6 +173,9 @@ pub struct PlacementStats {
     pub has_idle_cores_true: u64,
     /// Reads of nr_idle_scan.
     pub nr_idle_scan_reads: u64,
+    /// select_idle_cpu calls that did not scan because nr_idle_scan was 0
+    /// (SIS_UTIL judged the LLC overloaded).
+    pub sis_util_no_scan: u64,
     /// Writes of the LLC shared line (set_idle_cores, nr_idle_scan, nr_busy).
     pub llc_shared_writes: u64,
     /// wake_affine chose this CPU.
@@ -208,6 +211,7 @@ impl Default for PlacementStats {
             has_idle_cores_reads: 0,
             has_idle_cores_true: 0,
             nr_idle_scan_reads: 0,
+            sis_util_no_scan: 0,
             llc_shared_writes: 0,
             wake_affine_this: 0,
             wake_affine_prev: 0,

@@ -285,6 +285,7 @@ impl LinuxPlacement {
         if self.f.sis_util {
             nr = env.read_nr_idle_scan(target) as i64 + 1;
             if nr == 1 {
+                env.stats.sis_util_no_scan += 1;
                 return None;
             }
         }
@@ -425,6 +426,7 @@ impl LinuxPlacement {
         if self.f.sis_util {
             nr = env.read_nr_idle_scan(target) as i64 + 1;
             if nr == 1 {
+                env.stats.sis_util_no_scan += 1;
                 return None;
             }
         }
