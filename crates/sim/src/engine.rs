@@ -543,7 +543,13 @@ impl<'t> Engine<'t> {
     fn settle_segment(&mut self, c: usize) -> Nanos {
         let now = self.now;
         let cpu = &mut self.cpus[c];
-        let done = ((now - cpu.seg_start) * cpu.seg_speed / 1024).min(cpu.seg_work);
+        let elapsed = now - cpu.seg_start;
+        let done = if cpu.seg_speed == 1024 {
+            elapsed
+        } else {
+            elapsed * cpu.seg_speed / 1024
+        }
+        .min(cpu.seg_work);
         cpu.seg_work -= done;
         cpu.seg_start = now;
         let from_debt = done.min(cpu.seg_debt);
@@ -554,7 +560,12 @@ impl<'t> Engine<'t> {
     fn arm_segment(&mut self, c: usize) {
         let cpu = &mut self.cpus[c];
         cpu.gen = cpu.gen.wrapping_add(1);
-        let dur = (cpu.seg_work * 1024).div_ceil(cpu.seg_speed.max(1));
+        // full speed (no busy SMT sibling) is the common case: no division
+        let dur = if cpu.seg_speed == 1024 {
+            cpu.seg_work
+        } else {
+            (cpu.seg_work * 1024).div_ceil(cpu.seg_speed.max(1))
+        };
         let gen = cpu.gen;
         self.events.set_slot(
             c,
