@@ -139,61 +139,41 @@ fn two_tasks(kind: ChanKind, a: Vec<Op>, b: Vec<Op>) -> (Option<u64>, Option<u64
 
 const MS: u64 = 1_000_000;
 
+/// A writer sends `n` messages of `bytes` at once; the reader sleeps 5 ms
+/// first, then reads them. Returns (writer done, reader started, bytes).
+fn producer_consumer(kind: ChanKind, n: u32, bytes: u32) -> (u64, u64, u64) {
+    let writer = vec![
+        Op::Loop(n),
+        Op::Write { chan: 0, bytes },
+        Op::EndLoop,
+        Op::Mark(0),
+        Op::Exit,
+    ];
+    let reader = vec![
+        Op::Sleep(5 * MS),
+        Op::Mark(1),
+        Op::Loop(n),
+        Op::Read { chan: 0, bytes },
+        Op::EndLoop,
+        Op::Exit,
+    ];
+    let (w_done, r_start, total) = two_tasks(kind, writer, reader);
+    (w_done.unwrap(), r_start.unwrap(), total)
+}
+
 #[test]
 fn full_pipe_blocks_the_writer_until_the_reader_drains() {
     // 20 pages do not fit the 16-page pipe: the writer blocks until the
     // reader, asleep for 5 ms, starts reading.
-    let writer = vec![
-        Op::Loop(20),
-        Op::Write {
-            chan: 0,
-            bytes: 4096,
-        },
-        Op::EndLoop,
-        Op::Mark(0),
-        Op::Exit,
-    ];
-    let reader = vec![
-        Op::Sleep(5 * MS),
-        Op::Mark(1),
-        Op::Loop(20),
-        Op::Read {
-            chan: 0,
-            bytes: 4096,
-        },
-        Op::EndLoop,
-        Op::Exit,
-    ];
-    let (w_done, r_start, bytes) = two_tasks(ChanKind::Pipe, writer, reader);
+    let (w_done, r_start, bytes) = producer_consumer(ChanKind::Pipe, 20, 4096);
     assert_eq!(bytes, 20 * 4096);
     assert!(
-        w_done.unwrap() > r_start.unwrap(),
-        "writer finished at {w_done:?} before the reader started at {r_start:?}"
+        w_done > r_start,
+        "writer finished at {w_done} before the reader started at {r_start}"
     );
     // 16 pages fit: no blocking, the writer is done long before 5 ms.
-    let writer = vec![
-        Op::Loop(16),
-        Op::Write {
-            chan: 0,
-            bytes: 4096,
-        },
-        Op::EndLoop,
-        Op::Mark(0),
-        Op::Exit,
-    ];
-    let reader = vec![
-        Op::Sleep(5 * MS),
-        Op::Mark(1),
-        Op::Loop(16),
-        Op::Read {
-            chan: 0,
-            bytes: 4096,
-        },
-        Op::EndLoop,
-        Op::Exit,
-    ];
-    let (w_done, r_start, _) = two_tasks(ChanKind::Pipe, writer, reader);
-    assert!(w_done.unwrap() < r_start.unwrap());
+    let (w_done, r_start, _) = producer_consumer(ChanKind::Pipe, 16, 4096);
+    assert!(w_done < r_start);
 }
 
 #[test]
@@ -229,52 +209,10 @@ fn empty_channel_blocks_the_reader_until_a_write() {
 #[test]
 fn socket_send_buffer_blocks_the_sender() {
     // 300 messages of 100 B exceed the 212992-byte sndbuf (278 skbs of 768).
-    let writer = vec![
-        Op::Loop(300),
-        Op::Write {
-            chan: 0,
-            bytes: 100,
-        },
-        Op::EndLoop,
-        Op::Mark(0),
-        Op::Exit,
-    ];
-    let reader = vec![
-        Op::Sleep(5 * MS),
-        Op::Mark(1),
-        Op::Loop(300),
-        Op::Read {
-            chan: 0,
-            bytes: 100,
-        },
-        Op::EndLoop,
-        Op::Exit,
-    ];
-    let (w_done, r_start, _) = two_tasks(ChanKind::UnixStream, writer, reader);
-    assert!(w_done.unwrap() > r_start.unwrap());
-    let writer = vec![
-        Op::Loop(270),
-        Op::Write {
-            chan: 0,
-            bytes: 100,
-        },
-        Op::EndLoop,
-        Op::Mark(0),
-        Op::Exit,
-    ];
-    let reader = vec![
-        Op::Sleep(5 * MS),
-        Op::Mark(1),
-        Op::Loop(270),
-        Op::Read {
-            chan: 0,
-            bytes: 100,
-        },
-        Op::EndLoop,
-        Op::Exit,
-    ];
-    let (w_done, r_start, _) = two_tasks(ChanKind::UnixStream, writer, reader);
-    assert!(w_done.unwrap() < r_start.unwrap());
+    let (w_done, r_start, _) = producer_consumer(ChanKind::UnixStream, 300, 100);
+    assert!(w_done > r_start);
+    let (w_done, r_start, _) = producer_consumer(ChanKind::UnixStream, 270, 100);
+    assert!(w_done < r_start);
 }
 
 #[test]
