@@ -23,6 +23,7 @@ use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
 use crate::event::{Event, EventQueue, Slot};
 use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, PlacementStats, Stage, WakeEnv, WakeRequest};
+use crate::rq::RunQueue;
 use crate::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
 use crate::task::{ChanId, Op, Pc, TaskId, TaskSpec};
 use crate::Nanos;
@@ -86,8 +87,8 @@ enum Mode {
     Busy,
 }
 
-struct Cpu {
-    rq: CfsRq,
+struct Cpu<R> {
+    rq: R,
     pelt: Pelt,
     gen: u32,
     mode: Mode,
@@ -171,7 +172,7 @@ pub struct InvariantError {
 }
 
 /// The simulated machine.
-pub struct Engine<'t> {
+pub struct Engine<'t, R: RunQueue = CfsRq> {
     topo: &'t Topology,
     sd: &'t SchedDomains,
     costs: MachineCosts,
@@ -179,7 +180,7 @@ pub struct Engine<'t> {
     policy: Box<dyn Placement>,
     now: Nanos,
     events: EventQueue,
-    cpus: Vec<Cpu>,
+    cpus: Vec<Cpu<R>>,
     cpu_state: Vec<CpuState>,
     idle_stats: Vec<RqIdleStats>,
     llc: Vec<LlcShared>,
@@ -198,7 +199,7 @@ pub struct Engine<'t> {
     violation: Option<InvariantError>,
 }
 
-impl<'t> Engine<'t> {
+impl<'t, R: RunQueue> Engine<'t, R> {
     /// A machine with no tasks yet.
     pub fn new(
         topo: &'t Topology,
@@ -213,7 +214,7 @@ impl<'t> Engine<'t> {
         let mut rng = crate::rng::Rng::stream(cfg.seed, 1);
         let cpus = (0..n)
             .map(|c| Cpu {
-                rq: CfsRq::default(),
+                rq: R::default(),
                 pelt: Pelt::new(0),
                 gen: 0,
                 mode: Mode::Idle {
@@ -479,7 +480,7 @@ impl<'t> Engine<'t> {
                     let cpu = self.tasks[t].cpu;
                     let current = self.cpus[cpu]
                         .rq
-                        .curr
+                        .curr()
                         .filter(|_| self.cpus[cpu].mode == Mode::Busy);
                     self.try_to_wake_up(task, cpu, current, wf::TTWU);
                 }
@@ -616,7 +617,7 @@ impl<'t> Engine<'t> {
             return; // NO_HZ idle: the tick stops
         }
         let now = self.now;
-        if let Some(cur) = self.cpus[c].rq.curr {
+        if let Some(cur) = self.cpus[c].rq.curr() {
             let resched = self.cpus[c].rq.update_curr(&mut self.ents, now);
             self.update_task_pelt(cur as usize, true);
             if resched {
@@ -635,11 +636,11 @@ impl<'t> Engine<'t> {
     fn update_rq_pelt(&mut self, c: usize) {
         let now = self.now;
         let cpu = &mut self.cpus[c];
-        let running = cpu.rq.curr.is_some() && cpu.mode == Mode::Busy;
+        let running = cpu.rq.curr().is_some() && cpu.mode == Mode::Busy;
         cpu.pelt.update(
             now,
-            cpu.rq.load_weight,
-            cpu.rq.nr_running as u64,
+            cpu.rq.load_weight(),
+            cpu.rq.nr_running() as u64,
             running,
             1,
         );
@@ -661,11 +662,11 @@ impl<'t> Engine<'t> {
 
     // ----- wake-up -------------------------------------------------------
 
-    fn wake_env_call<R>(
+    fn wake_env_call<T>(
         &mut self,
         this_cpu: usize,
-        f: impl FnOnce(&mut dyn Placement, &mut WakeEnv) -> R,
-    ) -> (R, Nanos) {
+        f: impl FnOnce(&mut dyn Placement, &mut WakeEnv) -> T,
+    ) -> (T, Nanos) {
         let mut env = WakeEnv {
             topo: self.topo,
             sd: self.sd,
@@ -880,7 +881,7 @@ impl<'t> Engine<'t> {
             Mode::Waking => {}
             Mode::Busy => {
                 let rq = &mut self.cpus[cpu].rq;
-                if rq.curr.is_none()
+                if rq.curr().is_none()
                     || rq.check_preempt_wakeup(&mut self.ents, t, now, &self.cfg.eevdf)
                 {
                     self.counters.preemptions += 1;
@@ -923,8 +924,8 @@ impl<'t> Engine<'t> {
     fn sync_rq_state(&mut self, c: usize) {
         let rq = &self.cpus[c].rq;
         let st = &mut self.cpu_state[c];
-        st.nr_running = rq.nr_running;
-        st.nr_idle_tasks = rq.nr_idle;
+        st.nr_running = rq.nr_running();
+        st.nr_idle_tasks = rq.nr_idle();
         st.load_avg = self.cpus[c].pelt.load_avg;
         st.util_avg = self.cpus[c].pelt.util_avg.min(1024);
     }
@@ -960,13 +961,13 @@ impl<'t> Engine<'t> {
     /// or go idle.
     fn continue_cpu(&mut self, c: usize) {
         loop {
-            let curr = self.cpus[c].rq.curr;
+            let curr = self.cpus[c].rq.curr();
             let runnable =
                 curr.is_some_and(|t| self.tasks[t as usize].state == TaskState::Runnable);
             if (!runnable || self.cpus[c].need_resched) && !self.schedule(c) {
                 return; // went idle (or is working off debt first)
             }
-            let t = self.cpus[c].rq.curr.expect("scheduled task");
+            let t = self.cpus[c].rq.curr().expect("scheduled task");
             if self.start_op(c, t) {
                 return;
             }
@@ -978,11 +979,11 @@ impl<'t> Engine<'t> {
     fn schedule(&mut self, c: usize) -> bool {
         let now = self.now;
         self.cpus[c].need_resched = false;
-        let prev = self.cpus[c].rq.curr;
+        let prev = self.cpus[c].rq.curr();
         if let Some(p) = prev {
             self.update_task_pelt(p as usize, false);
         }
-        let next = self.cpus[c].rq.pick_eevdf(&self.ents, &self.cfg.eevdf);
+        let next = self.cpus[c].rq.pick_next(&self.ents, &self.cfg.eevdf);
         self.cpus[c].rq.set_next(&mut self.ents, next, now);
         self.update_rq_pelt(c);
         match next {
@@ -1364,29 +1365,29 @@ impl<'t> Engine<'t> {
         };
         let mut on_rq = vec![0u32; self.tasks.len()];
         for (c, cpu) in self.cpus.iter().enumerate() {
-            let mut n = cpu.rq.queued.len() as u32;
-            for &t in &cpu.rq.queued {
+            let mut n = cpu.rq.queued().len() as u32;
+            for &t in cpu.rq.queued() {
                 on_rq[t as usize] += 1;
             }
-            if let Some(cur) = cpu.rq.curr {
+            if let Some(cur) = cpu.rq.curr() {
                 if self.ents[cur as usize].on_rq {
                     on_rq[cur as usize] += 1;
                     n += 1;
                 }
             }
-            if n != cpu.rq.nr_running {
+            if n != cpu.rq.nr_running() {
                 return err(format!(
                     "cpu {c}: nr_running {} but {n} tasks queued",
-                    cpu.rq.nr_running
+                    cpu.rq.nr_running()
                 ));
             }
-            if self.cpu_state[c].nr_running != cpu.rq.nr_running {
+            if self.cpu_state[c].nr_running != cpu.rq.nr_running() {
                 return err(format!("cpu {c}: placement view nr_running is stale"));
             }
-            if cpu.rq.nr_running > 0 && matches!(cpu.mode, Mode::Idle { .. }) {
+            if cpu.rq.nr_running() > 0 && matches!(cpu.mode, Mode::Idle { .. }) {
                 return err(format!(
                     "cpu {c}: idle with {} runnable tasks",
-                    cpu.rq.nr_running
+                    cpu.rq.nr_running()
                 ));
             }
         }
@@ -1399,8 +1400,8 @@ impl<'t> Engine<'t> {
                 return err(format!("task {t} not runnable but queued"));
             }
             if runnable
-                && !self.cpus[task.cpu].rq.queued.contains(&(t as u32))
-                && self.cpus[task.cpu].rq.curr != Some(t as u32)
+                && !self.cpus[task.cpu].rq.queued().contains(&(t as u32))
+                && self.cpus[task.cpu].rq.curr() != Some(t as u32)
             {
                 return err(format!(
                     "task {t} is not on the run queue of task_cpu {}",

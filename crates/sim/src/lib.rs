@@ -3,7 +3,8 @@
 //!
 //! The pieces, each in its own module:
 //! - [`event`]: the (time, sequence) event queue;
-//! - [`eevdf`]: per-CPU EEVDF run queues; [`pelt`]: load tracking;
+//! - [`eevdf`]: per-CPU EEVDF run queues behind the [`rq::RunQueue`]
+//!   interface; [`pelt`]: load tracking;
 //! - [`task`] and [`channel`]: tasks as programs of operations, pipes and
 //!   unix sockets with the kernel's blocking and wake-up rules;
 //! - [`costs`] and [`cacheline`]: hardware and OS costs by machine, and the
@@ -37,6 +38,7 @@ pub mod event;
 pub mod pelt;
 pub mod placement;
 pub mod rng;
+pub mod rq;
 pub mod run;
 pub mod state;
 pub mod task;

@@ -297,7 +297,7 @@ pub fn simulate_hackbench(
     };
     let policy = make_policy(&opt.policy);
     let name = policy.name();
-    let mut e = Engine::new(topo, &sd, costs, cfg, policy);
+    let mut e: Engine = Engine::new(topo, &sd, costs, cfg, policy);
     hb.build(&mut e);
     e.run()?;
     let start = e.mark(MARK_START).unwrap_or(0);

@@ -102,7 +102,7 @@ fn two_tasks(kind: ChanKind, a: Vec<Op>, b: Vec<Op>) -> (Option<u64>, Option<u64
         sched_idle_as_idle: true,
         time_limit: 10_000_000_000,
     };
-    let mut e = Engine::new(
+    let mut e: Engine = Engine::new(
         &topo,
         &sd,
         MachineCosts::for_machine("kunpeng920-node"),
@@ -229,7 +229,7 @@ fn compute_takes_its_time_and_two_tasks_share_a_cpu() {
         sched_idle_as_idle: true,
         time_limit: 10_000_000_000,
     };
-    let mut e = Engine::new(
+    let mut e: Engine = Engine::new(
         &topo,
         &sd,
         MachineCosts::for_machine("kunpeng920-node").zeroed(),

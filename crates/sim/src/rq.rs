@@ -1,0 +1,88 @@
+//! The run-queue discipline interface. The engine is generic over it, so a
+//! CFS queue (kernels before 6.6) can be added beside the EEVDF one
+//! ([`crate::eevdf::CfsRq`]) without touching the engine.
+
+use crate::eevdf::{CfsRq, EevdfParams, Entity};
+use crate::Nanos;
+
+/// What the engine needs from a per-CPU fair run queue. Entities live in a
+/// table indexed by task id, owned by the engine.
+pub trait RunQueue: Default {
+    /// Add a waking or new (`initial`) task.
+    fn enqueue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, initial: bool, p: &EevdfParams);
+    /// Remove a task that blocks, exits or migrates.
+    fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams);
+    /// The task that should run next (may be the current one).
+    fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32>;
+    /// Make `next` current, putting the previous current back if runnable.
+    fn set_next(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos);
+    /// Account the current task's runtime; true if it should be preempted.
+    fn update_curr(&mut self, ents: &mut [Entity], now: Nanos) -> bool;
+    /// Whether a newly queued `wakee` preempts the current task.
+    fn check_preempt_wakeup(
+        &mut self,
+        ents: &mut [Entity],
+        wakee: u32,
+        now: Nanos,
+        p: &EevdfParams,
+    ) -> bool;
+    /// The current task.
+    fn curr(&self) -> Option<u32>;
+    /// Queued tasks other than the current one.
+    fn queued(&self) -> &[u32];
+    /// Runnable tasks including the current one.
+    fn nr_running(&self) -> u32;
+    /// Runnable SCHED_IDLE tasks.
+    fn nr_idle(&self) -> u32;
+    /// Total load weight of the runnable tasks.
+    fn load_weight(&self) -> u64;
+}
+
+impl RunQueue for CfsRq {
+    fn enqueue(
+        &mut self,
+        ents: &mut [Entity],
+        id: u32,
+        now: Nanos,
+        initial: bool,
+        p: &EevdfParams,
+    ) {
+        CfsRq::enqueue(self, ents, id, now, initial, p)
+    }
+    fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {
+        CfsRq::dequeue(self, ents, id, now, p)
+    }
+    fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32> {
+        self.pick_eevdf(ents, p)
+    }
+    fn set_next(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
+        CfsRq::set_next(self, ents, next, now)
+    }
+    fn update_curr(&mut self, ents: &mut [Entity], now: Nanos) -> bool {
+        CfsRq::update_curr(self, ents, now)
+    }
+    fn check_preempt_wakeup(
+        &mut self,
+        ents: &mut [Entity],
+        wakee: u32,
+        now: Nanos,
+        p: &EevdfParams,
+    ) -> bool {
+        CfsRq::check_preempt_wakeup(self, ents, wakee, now, p)
+    }
+    fn curr(&self) -> Option<u32> {
+        self.curr
+    }
+    fn queued(&self) -> &[u32] {
+        &self.queued
+    }
+    fn nr_running(&self) -> u32 {
+        self.nr_running
+    }
+    fn nr_idle(&self) -> u32 {
+        self.nr_idle
+    }
+    fn load_weight(&self) -> u64 {
+        self.load_weight
+    }
+}
