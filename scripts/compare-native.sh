@@ -8,6 +8,12 @@
 # machine's state hits both alike, RUNS times each, and prints the median of
 # each and the ratio Rust/C.
 #
+# Cases marked "cpu0" pin every task of both sides to CPU 0 (`taskset -c 0`
+# for C, `--cpus 0` for Rust): no cross-CPU wake-ups or idle exits, so they
+# measure the cost per message/operation with little noise. The unpinned
+# cases include the scheduler's placement and vary much more between runs
+# on a small or busy machine.
+#
 #   hackbench: rt-tests `hackbench` vs `schedlab bench hackbench`; metric
 #              Time (s), lower is better.
 #   tbench:    dbench's `tbench` + `tbench_srv` (port 7003) vs
@@ -76,15 +82,17 @@ if want hackbench; then
   if ! command -v hackbench >/dev/null; then
     echo "hackbench: skipped (install rt-tests for the C hackbench)"
   else
-    for args in "-g 4 -l 1000" "-p -g 4 -l 1000" "-T -g 4 -l 1000" "-p -T -g 4 -l 1000"; do
-      c="" r=""
-      for _ in $(seq "$RUNS"); do
-        # shellcheck disable=SC2086
-        c+=" $(hackbench $args | awk '/^Time:/ {print $2}')"
-        # shellcheck disable=SC2086
-        r+=" $("$SCHEDLAB" bench hackbench $args | awk '/^Time:/ {print $2}')"
+    for pin in "" 0; do
+      for args in "-g 4 -l 1000" "-p -g 4 -l 1000" "-T -g 4 -l 1000" "-p -T -g 4 -l 1000"; do
+        c="" r=""
+        for _ in $(seq "$RUNS"); do
+          # shellcheck disable=SC2086
+          c+=" $(${pin:+taskset -c $pin} hackbench $args | awk '/^Time:/ {print $2}')"
+          # shellcheck disable=SC2086
+          r+=" $("$SCHEDLAB" bench hackbench $args ${pin:+--cpus $pin} | awk '/^Time:/ {print $2}')"
+        done
+        report "hackbench $args${pin:+ cpu$pin}" "Time s" "$c" "$r"
       done
-      report "hackbench $args" "Time s" "$c" "$r"
     done
   fi
 fi
@@ -95,16 +103,28 @@ if want tbench; then
   if ! command -v tbench >/dev/null || ! command -v tbench_srv >/dev/null || [[ ! -r $LOADFILE ]]; then
     echo "tbench: skipped (install dbench for tbench, tbench_srv and $LOADFILE)"
   else
-    (cd "$TMP" && exec tbench_srv) >/dev/null 2>&1 &
-    SRV_PID=$!
-    sleep 0.5
-    for n in 1 2 4; do
-      c="" r=""
-      for _ in $(seq "$RUNS"); do
-        c+=" $(cd "$TMP" && tbench -t "$TBENCH_TIME" -c "$LOADFILE" "$n" 127.0.0.1 2>&1 | awk '/^Throughput/ {print $2}')"
-        r+=" $("$SCHEDLAB" bench tbench "$n" --time "$TBENCH_TIME" --loadfile "$LOADFILE" | awk '/^Throughput/ {print $2}')"
+    for pin in 0 ""; do
+      # tbench_srv listens on port 7003 and forks a server per client; it
+      # is restarted for each affinity.
+      # shellcheck disable=SC2086
+      (cd "$TMP" && exec ${pin:+taskset -c $pin} tbench_srv) >/dev/null 2>&1 &
+      SRV_PID=$!
+      sleep 0.5
+      kill -0 "$SRV_PID" 2>/dev/null || { echo "tbench: tbench_srv did not start (port 7003 busy?)"; SRV_PID=""; break; }
+      for n in 1 2 4; do
+        [[ -n $pin && $n != 1 ]] && continue
+        c="" r=""
+        for _ in $(seq "$RUNS"); do
+          # shellcheck disable=SC2086
+          c+=" $(cd "$TMP" && ${pin:+taskset -c $pin} tbench -t "$TBENCH_TIME" -c "$LOADFILE" "$n" 127.0.0.1 2>&1 | awk '/^Throughput/ {print $2}')"
+          # shellcheck disable=SC2086
+          r+=" $("$SCHEDLAB" bench tbench "$n" --time "$TBENCH_TIME" --loadfile "$LOADFILE" ${pin:+--cpus $pin} | awk '/^Throughput/ {print $2}')"
+        done
+        report "tbench $n clients, -t $TBENCH_TIME, client.txt${pin:+ cpu$pin}" "MB/s" "$c" "$r"
       done
-      report "tbench $n clients, -t $TBENCH_TIME, client.txt" "MB/s" "$c" "$r"
+      kill "$SRV_PID" 2>/dev/null || true
+      wait "$SRV_PID" 2>/dev/null || true
+      SRV_PID=""
     done
   fi
 fi

@@ -137,8 +137,12 @@ fn tokens(line: &str) -> Vec<&str> {
     out
 }
 
+/// Paths go on the wire with the client's directory in front (dbench's
+/// `-D`, default `.`), so `L` is one more than the loadfile path.
+const DIR_PREFIX: u32 = 1;
+
 fn path_op(kind: OpKind, path: &str, base: u32, recv: u32) -> Op {
-    let l = path.len() as u32;
+    let l = DIR_PREFIX + path.len() as u32;
     let refs = path.matches("client1").count() as u32;
     Op {
         kind,
@@ -192,7 +196,7 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Op>, String> {
             let refs = (a.matches("client1").count() + b.matches("client1").count()) as u32;
             Op {
                 kind: OpKind::Rename,
-                send: 47 + 2 * (a.len() + b.len()) as u32,
+                send: 47 + 2 * (2 * DIR_PREFIX + (a.len() + b.len()) as u32),
                 recv: 39,
                 bytes: 0,
                 grow_per_digit: 2 * refs,
@@ -380,7 +384,7 @@ mod tests {
     #[test]
     fn wire_sizes_follow_the_table() {
         let p = r"\clients\client1\~dmtmp\WORD\CHAP10.DOC";
-        let l = p.len() as u32;
+        let l = 1 + p.len() as u32; // with the directory prefix
         let op = |s: &str| parse_line(s).unwrap().unwrap();
         let nt = op(&format!("NTCreateX \"{p}\" 0x0 0x1 0x0 0 NT_STATUS_OK"));
         assert_eq!(
@@ -394,9 +398,20 @@ mod tests {
         let f = op(&format!("FIND_FIRST \"{p}\" 260 1366 11 NT_STATUS_OK"));
         assert_eq!((f.send, f.recv), (59 + 2 * l, 39 + 990));
         let rn = op("Rename \"\\a\\client1\" \"\\b c\" NT_STATUS_OK");
-        assert_eq!((rn.send, rn.grow_per_digit), (47 + 2 * (10 + 4), 2));
+        assert_eq!((rn.send, rn.grow_per_digit), (47 + 2 * (11 + 5), 2));
         assert_eq!(op("Deltree \"\\clients\\client1\" NT_STATUS_OK").send, 0);
         assert_eq!(op("1.5 Close 16385 NT_STATUS_OK").kind, OpKind::Close);
+        // Sizes seen on the wire from the C tbench for the stock file's
+        // first lines.
+        assert_eq!(op(r#"Mkdir "\clients" NT_STATUS_OK"#).send, 61);
+        assert_eq!(
+            op(r#"NTCreateX "\clients\client1" 0x1 0x2 16385 NT_STATUS_OK"#).send,
+            108
+        );
+        assert_eq!(
+            op(r#"QUERY_PATH_INFORMATION "\clients\client1\~dmtmp" 1004 NT_OK"#).send,
+            103
+        );
         assert_eq!(parse_line("   ").unwrap(), None);
         assert_eq!(parse_line("# comment").unwrap(), None);
     }

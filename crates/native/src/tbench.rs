@@ -570,18 +570,42 @@ fn serve(fd: RawFd, buf: &mut [u8]) -> bool {
     }
 }
 
+/// `recv(MSG_WAITALL)` of exactly `len` bytes into `buf`, or, with
+/// `discard`, `MSG_TRUNC` as well: the kernel drops the bytes without
+/// copying them out, as dbench's client does with reply payloads.
+/// Async-signal-safe.
+#[inline]
+fn recv_exact(fd: RawFd, buf: &mut [u8], len: usize, discard: bool) -> bool {
+    let flags = libc::MSG_WAITALL | if discard { libc::MSG_TRUNC } else { 0 };
+    let mut done = 0;
+    while done < len {
+        let want = len - done;
+        // With MSG_TRUNC nothing is written; either way `buf` is large
+        // enough for `want` bytes.
+        let at = if discard { 0 } else { done };
+        // SAFETY: `buf[at..at + want]` is in bounds (len <= buf.len()).
+        let n = unsafe { libc::recv(fd, buf[at..at + want].as_mut_ptr().cast(), want, flags) };
+        if n > 0 {
+            done += n as usize;
+        } else if n == 0 || sys::errno() != libc::EINTR {
+            return false;
+        }
+    }
+    true
+}
+
 /// One request/response exchange of `send` and `recv` bytes (headers
-/// included). Async-signal-safe.
+/// included): one send, the 4-byte reply header, then the payload,
+/// discarded in the kernel. Async-signal-safe.
 #[inline]
 fn exchange(fd: RawFd, buf: &mut [u8], send: u32, recv: u32) -> bool {
     buf[..4].copy_from_slice(&(send - 4).to_be_bytes());
     buf[4..8].copy_from_slice(&(recv - 4).to_be_bytes());
-    if !sys::write_full(fd, &buf[..send as usize], None) || !sys::read_full(fd, &mut buf[..4], None)
-    {
+    if !sys::write_full(fd, &buf[..send as usize], None) || !recv_exact(fd, buf, 4, false) {
         return false;
     }
     let m = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
-    m == recv - 4 && sys::read_full(fd, &mut buf[..m as usize], None)
+    m == recv - 4 && (m as usize) <= buf.len() && recv_exact(fd, buf, m as usize, true)
 }
 
 /// A client (a forked child; async-signal-safe: raw socket I/O, the
@@ -611,12 +635,19 @@ fn client(
         x /= 10;
     }
     let extra_digits = digits - 1; // the loadfile says client1
+                                   // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
     let mut epoch = 0u64;
     let mut prev = now_ns();
     loop {
         for op in ops {
             if ctl[CTL_DONE].load(Ordering::Relaxed) != 0 {
                 return true;
+            }
+            // Like dbench, check once per line that the parent is alive.
+            // SAFETY: signal 0 only probes for the process.
+            if unsafe { libc::kill(parent, 0) } != 0 {
+                return false;
             }
             let e = ctl[CTL_EPOCH].load(Ordering::Relaxed);
             if e != epoch {
