@@ -153,6 +153,19 @@ fn bad_input_is_one_line_and_exit_2() {
         &["sim", "hackbench", "--node", "7"],
         &["sim", "hackbench", "--bogus"],
         &["sim", "nosuchbench"],
+        &["sim", "hackbench", "--kernel", "bogus"],
+        &["sim", "hackbench", "--feature", "nosuch=on"],
+        &["sim", "hackbench", "--feature", "sis_util=maybe"],
+        &["sim", "hackbench", "--feature", "sis_util"],
+        &[
+            "sim",
+            "hackbench",
+            "--policy",
+            "scx",
+            "--feature",
+            "sis_util=on",
+        ],
+        &["sim"],
     ] {
         let out = schedlab().args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -161,4 +174,82 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(err.starts_with("schedlab: error: "), "{err}");
         assert!(out.stdout.is_empty());
     }
+}
+
+#[test]
+fn lists_kernels_and_features() {
+    let k = run(&["sim", "--list-kernels"]);
+    for name in [
+        "linux-4.17",
+        "linux-4.18",
+        "linux-5.6",
+        "linux-5.7",
+        "linux-5.12",
+        "linux-5.13",
+        "linux-5.19",
+        "linux-6.6",
+        "linux-6.7",
+        "latest",
+    ] {
+        assert!(
+            k.lines().any(|l| l.split_whitespace().next() == Some(name)),
+            "{name} missing"
+        );
+    }
+    let f = run(&["sim", "--list-features"]);
+    for name in [
+        "sis_util",
+        "sis_prop",
+        "select_idle_core_early_break",
+        "test_idle_cores_smt_gate",
+        "cluster_scan",
+        "vcpu_preempt_check",
+    ] {
+        assert!(
+            f.lines().any(|l| l.split_whitespace().next() == Some(name)),
+            "{name} missing"
+        );
+    }
+}
+
+#[test]
+fn kernel_and_feature_change_the_run_and_costs_off_keeps_decisions() {
+    let base = [
+        "sim",
+        "hackbench",
+        "-p",
+        "-T",
+        "-g",
+        "2",
+        "-l",
+        "100",
+        "--machine",
+        "kunpeng920-node",
+        "--kernel",
+        "linux-5.12",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        json(&a)
+    };
+    let off = with(&[
+        "--feature",
+        "test_idle_cores_smt_gate=off",
+        "--costs",
+        "off",
+    ]);
+    let on = with(&["--feature", "test_idle_cores_smt_gate=on", "--costs", "off"]);
+    assert_eq!(
+        off["placement"]["decision_digest"],
+        on["placement"]["decision_digest"]
+    );
+    assert!(off["placement"]["has_idle_cores_reads"].as_u64().unwrap() > 0);
+    assert_eq!(on["placement"]["has_idle_cores_reads"].as_u64(), Some(0));
+    let scx = with(&["--policy", "scx"]);
+    assert_eq!(scx["placement"]["policy"], "scx-default");
+    assert_eq!(
+        off["placement"]["policy"],
+        "linux-5.12+test_idle_cores_smt_gate=off"
+    );
 }
