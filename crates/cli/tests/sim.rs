@@ -253,3 +253,22 @@ fn kernel_and_feature_change_the_run_and_costs_off_keeps_decisions() {
         "linux-5.12+test_idle_cores_smt_gate=off"
     );
 }
+
+/// The text report of a small run, byte for byte (review changes with
+/// `cargo insta review`: any change to the model shows up here).
+#[test]
+fn text_report_snapshot() {
+    let out = run(&[
+        "sim",
+        "hackbench",
+        "-p",
+        "-T",
+        "-g",
+        "1",
+        "-l",
+        "200",
+        "--machine",
+        "kunpeng920-node",
+    ]);
+    insta::assert_snapshot!(out);
+}
