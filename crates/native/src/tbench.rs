@@ -10,7 +10,10 @@
 //!
 //! Each client replays an NBENCH loadfile ([`crate::loadfile`]): one
 //! synchronous request/response exchange per line, rewinding at the end,
-//! until the time limit. The server reads a 4-byte big-endian length `n`
+//! until the time limit. As in dbench's client, the request is one send,
+//! the reply header is read with `MSG_WAITALL`, the reply payload is
+//! received with `MSG_TRUNC` (dropped in the kernel, never copied out),
+//! and the parent is probed with `kill(ppid, 0)` once per line. The server reads a 4-byte big-endian length `n`
 //! and `n` bytes, whose first word is the reply length `m` the client
 //! wants, and answers with `m` and `m` bytes.
 //!
