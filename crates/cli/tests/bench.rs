@@ -508,12 +508,24 @@ fn threads_of(pid: u32) -> usize {
 /// SIGINT to the schedlab process only, and checks that it exits 130 and
 /// that none of the processes it forked is left.
 fn sigint_leaves_nothing(args: &[&str], ready: impl Fn(u32) -> bool) {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    sigint_case(args, ready, false)
+}
+
+/// As [`sigint_leaves_nothing`], but the run gets its own process group
+/// and SIGINT goes to the whole group, as Ctrl-C in a terminal does: the
+/// forked children get it too.
+fn ctrl_c_leaves_nothing(args: &[&str], ready: impl Fn(u32) -> bool) {
+    sigint_case(args, ready, true)
+}
+
+fn sigint_case(args: &[&str], ready: impl Fn(u32) -> bool, to_group: bool) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("schedlab"));
+    cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+    if to_group {
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().unwrap();
     let pid = child.id();
     let t0 = Instant::now();
     while !ready(pid) {
@@ -525,8 +537,9 @@ fn sigint_leaves_nothing(args: &[&str], ready: impl Fn(u32) -> bool) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let kids = children_of(pid);
-    // SAFETY: signalling the child we spawned.
-    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let target = if to_group { -(pid as i32) } else { pid as i32 };
+    // SAFETY: signalling the child we spawned (or its own process group).
+    assert_eq!(unsafe { libc::kill(target, libc::SIGINT) }, 0);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
@@ -627,4 +640,29 @@ fn sigint_schbench_stops_cleanly() {
         ],
         |pid| threads_of(pid) >= 4,
     );
+}
+
+#[test]
+fn ctrl_c_hackbench_processes_leaves_no_child() {
+    ctrl_c_leaves_nothing(
+        &[
+            "bench",
+            "hackbench",
+            "-p",
+            "-g",
+            "2",
+            "-f",
+            "3",
+            "-l",
+            "100000000",
+        ],
+        |pid| children_of(pid).len() == 12,
+    );
+}
+
+#[test]
+fn ctrl_c_tbench_leaves_no_child() {
+    ctrl_c_leaves_nothing(&["bench", "tbench", "2", "--time", "600"], |pid| {
+        children_of(pid).len() == 4
+    });
 }

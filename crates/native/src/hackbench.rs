@@ -197,10 +197,11 @@ pub fn run(cfg: &HackbenchConfig) -> Result<HackbenchReport> {
     let sig = SignalGuard::install()?;
     let counters = SharedSlice::<AtomicU64>::new(3)?;
     let time = if cfg.threads {
-        run_threads(cfg, &sig, deadline, &counters)?
+        run_threads(cfg, &sig, deadline, &counters)
     } else {
-        run_processes(cfg, &sig, deadline, &counters)?
-    };
+        run_processes(cfg, &sig, deadline, &counters)
+    }
+    .map_err(|e| sig.explain(e))?;
     let wall = wall0.elapsed();
     let (written, read, messages) = (
         counters[0].load(Ordering::SeqCst),

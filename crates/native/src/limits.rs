@@ -83,7 +83,7 @@ pub(crate) fn check_tasks(tasks: u64, what: &str) -> Result<()> {
 
 /// Checks that `bytes` of buffers is a sane amount of memory to allocate.
 pub(crate) fn check_memory(bytes: u64, what: &'static str) -> Result<()> {
-    const MAX: u64 = 8 << 30;
+    const MAX: u64 = 2 << 30;
     if bytes > MAX {
         return Err(Error::arg(
             what,

@@ -127,6 +127,20 @@ impl SignalGuard {
         SIG_PIPE_RD.load(Ordering::Relaxed)
     }
 
+    /// Turns a task failure into [`Error::Interrupted`] when a stop signal
+    /// is pending: a Ctrl-C from the terminal reaches the whole process
+    /// group, so forked children may die of it before the supervisor has
+    /// seen its own copy.
+    pub(crate) fn explain(&self, e: Error) -> Error {
+        match e {
+            Error::Task(msg) => match self.take() {
+                Some(s) => Error::Interrupted(s),
+                None => Error::Task(msg),
+            },
+            e => e,
+        }
+    }
+
     /// Reads which signal arrived (after [`Self::fd`] polled readable).
     pub(crate) fn take(&self) -> Option<&'static str> {
         let mut b = 0u8;

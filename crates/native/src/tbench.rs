@@ -272,10 +272,22 @@ pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchR
         "--cpus"
     };
     let wall0 = Instant::now();
-    let deadline = cfg.timeout.map(|t| wall0 + t);
-    let timeout_err = || Error::Timeout(cfg.timeout.unwrap_or_default());
     let _aff = AffinityGuard::set(pinned.as_deref(), flag)?;
     let sig = SignalGuard::install()?;
+    run_with(cfg, progress, &sig, &ops, pinned, wall0).map_err(|e| sig.explain(e))
+}
+
+/// The body of [`run`], once the affinity and the signal handlers are set.
+fn run_with(
+    cfg: &TbenchConfig,
+    progress: &mut dyn FnMut(&str),
+    sig: &SignalGuard,
+    ops: &[Op],
+    pinned: Option<Vec<usize>>,
+    wall0: Instant,
+) -> Result<TbenchReport> {
+    let deadline = cfg.timeout.map(|t| wall0 + t);
+    let timeout_err = || Error::Timeout(cfg.timeout.unwrap_or_default());
     let n = cfg.clients as usize;
 
     // Connect every client socket to its server socket here, before any
@@ -336,7 +348,7 @@ pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchR
         })?;
     }
     for (id, (c, _)) in conns.iter().enumerate() {
-        let (fd, buf, ops) = (c.raw(), &mut buf, &ops[..]);
+        let (fd, buf) = (c.raw(), &mut buf);
         let (slot, ctl) = (&slots[id], &ctl[..]);
         kids.spawn(move |_ctx| {
             close_others(fd);
@@ -351,7 +363,7 @@ pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchR
     let mut got = 0usize;
     let mut b = [0u8; 256];
     while got < n {
-        match sys::wait_event(&sig, &[ready_r, kids.exit_fd()], deadline)? {
+        match sys::wait_event(sig, &[ready_r, kids.exit_fd()], deadline)? {
             Event::Ready(0) => {
                 let want = (n - got).min(b.len());
                 // SAFETY: poll said readable; reading into a local buffer.
@@ -404,7 +416,7 @@ pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchR
             Some(d) if d < due => d,
             _ => due,
         };
-        match sys::wait_event(&sig, &[kids.exit_fd()], Some(wake_at))? {
+        match sys::wait_event(sig, &[kids.exit_fd()], Some(wake_at))? {
             Event::Deadline if Instant::now() >= due => {}
             Event::Deadline => return Err(timeout_err()),
             Event::Ready(_) => {
@@ -476,7 +488,7 @@ pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchR
         Some(d) if d < grace => d,
         _ => grace,
     };
-    match sys::wait_event(&sig, &[kids.exit_fd()], Some(stop_by))? {
+    match sys::wait_event(sig, &[kids.exit_fd()], Some(stop_by))? {
         Event::Ready(_) => {
             if kids.failure_reported() {
                 return Err(Error::Task("a tbench process failed while stopping".into()));
