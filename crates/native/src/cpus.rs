@@ -2,14 +2,14 @@
 //! that every benchmark task inherits (the equivalent of `taskset -c LIST`
 //! or `numactl -N NODE` in front of the C benchmark).
 //!
-//! A small private parser: the `topology` crate has its own `CpuMask`, but
-//! the native ports only need a sorted list of CPU numbers and must not
-//! depend on the simulator's machine model.
+//! Lists are parsed and printed with `topology::CpuMask`; the native ports
+//! keep them as sorted vectors of CPU numbers.
 
 use crate::error::{Error, Result};
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
 use std::path::Path;
+use topology::CpuMask;
 
 /// Which CPUs the benchmark tasks may run on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,81 +23,32 @@ pub enum CpuSelection {
     Node(u32),
 }
 
-/// Parses a Linux CPU list such as `0-3,8,10-11` (also `0-7:2`, the sysfs
-/// stride form) into a sorted, deduplicated list.
-///
-/// `flag` names the flag for the error message.
+/// Parses a Linux CPU list such as `0-3,8,10-11` (also `0-7:2`, taskset's
+/// stride form) into a sorted, deduplicated list, with the topology crate's
+/// parser. `flag` names the flag for the error message; CPUs beyond what
+/// `sched_setaffinity` can express are rejected.
 pub fn parse_cpu_list(s: &str, flag: &'static str) -> Result<Vec<usize>> {
-    let s = s.trim();
-    if s.is_empty() {
+    let mask = CpuMask::parse_list(s).map_err(|e| Error::arg(flag, e.to_string()))?;
+    if mask.is_empty() {
         return Err(Error::arg(flag, "empty CPU list"));
     }
     let max = CpuSet::count();
-    let num = |t: &str| -> Result<usize> {
-        t.trim()
-            .parse::<usize>()
-            .map_err(|_| Error::arg(flag, format!("{t:?} is not a CPU number in CPU list {s:?}")))
-    };
-    let mut out = Vec::new();
-    for part in s.split(',') {
-        let (range, stride) = match part.split_once(':') {
-            Some((r, st)) => {
-                let st = num(st)?;
-                if st == 0 {
-                    return Err(Error::arg(flag, format!("zero stride in {part:?}")));
-                }
-                (r, st)
-            }
-            None => (part, 1),
-        };
-        let (lo, hi) = match range.split_once('-') {
-            Some((a, b)) => (num(a)?, num(b)?),
-            None => {
-                let v = num(range)?;
-                (v, v)
-            }
-        };
-        if lo > hi {
-            return Err(Error::arg(flag, format!("range {part:?} is reversed")));
-        }
-        if hi >= max {
-            return Err(Error::arg(
-                flag,
-                format!(
-                    "CPU {hi} is beyond the largest supported CPU number {}",
-                    max - 1
-                ),
-            ));
-        }
-        out.extend((lo..=hi).step_by(stride));
+    let cpus: Vec<usize> = mask.iter().collect();
+    if let Some(&hi) = cpus.last().filter(|&&hi| hi >= max) {
+        return Err(Error::arg(
+            flag,
+            format!(
+                "CPU {hi} is beyond the largest supported CPU number {}",
+                max - 1
+            ),
+        ));
     }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    Ok(cpus)
 }
 
-/// Formats a sorted CPU list back into the compact `0-3,8` form.
+/// Formats a CPU list back into the compact `0-3,8` form.
 pub fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        if start == end {
-            out.push_str(&start.to_string());
-        } else {
-            out.push_str(&format!("{start}-{end}"));
-        }
-        i += 1;
-    }
-    out
+    CpuMask::from_cpus(cpus.iter().copied()).to_string()
 }
 
 /// The online CPUs (`/sys/devices/system/cpu/online`), or `None` when sysfs

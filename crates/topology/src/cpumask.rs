@@ -433,7 +433,8 @@ impl CpuMask {
     }
 
     /// Parse the kernel's list format (`cpulist_parse`): comma-separated
-    /// CPUs and inclusive ranges, e.g. `"0-3,8,10-11"`. Whitespace around
+    /// CPUs and inclusive ranges, e.g. `"0-3,8,10-11"`, plus taskset's
+    /// stride form `"0-7:2"` (every second CPU of the range). Whitespace around
     /// tokens and a trailing newline (as sysfs files end) are ignored; an
     /// empty or all-whitespace string is the empty mask. Errors name the bad
     /// token; CPUs `>= MAX_CPUS` are rejected.
@@ -465,14 +466,27 @@ impl CpuMask {
             if tok.is_empty() {
                 return Err(err("empty token (stray comma)".to_string()));
             }
-            match tok.split_once('-') {
-                None => m.set(num(tok, tok)?),
+            // `a-b:s`: every s-th CPU of the range (taskset's cpulist form)
+            let (range, stride) = match tok.split_once(':') {
+                None => (tok, 1),
+                Some((r, st)) => match num(st, tok)? {
+                    0 => return Err(err(format!("zero stride in {tok:?}"))),
+                    st => (r, st),
+                },
+            };
+            match range.split_once('-') {
+                None if stride == 1 => m.set(num(range, tok)?),
+                None => return Err(err(format!("a stride needs a range: {tok:?}"))),
                 Some((a, b)) => {
                     let (a, b) = (num(a, tok)?, num(b, tok)?);
                     if a > b {
                         return Err(err(format!("range {tok:?} runs backwards")));
                     }
-                    m.or_assign(&CpuMask::from_range(a, b));
+                    if stride == 1 {
+                        m.or_assign(&CpuMask::from_range(a, b));
+                    } else {
+                        (a..=b).step_by(stride).for_each(|c| m.set(c));
+                    }
                 }
             }
         }
@@ -579,6 +593,17 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![4095]
         );
+    }
+
+    #[test]
+    fn parse_stride_ranges() {
+        assert_eq!(CpuMask::parse_list("0-7:2").unwrap().to_string(), "0,2,4,6");
+        assert_eq!(
+            CpuMask::parse_list("1-9:4,3").unwrap().to_string(),
+            "1,3,5,9"
+        );
+        assert!(CpuMask::parse_list("0-7:0").is_err());
+        assert!(CpuMask::parse_list("3:2").is_err());
     }
 
     #[test]
