@@ -96,8 +96,10 @@ pub struct Channel {
 /// Who must be woken after an operation.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Wakes {
-    /// Wake one blocked reader (exclusive wait).
+    /// Wake one blocked reader (exclusive wait: pipes).
     pub one_reader: bool,
+    /// Wake every blocked reader (non-exclusive wait: unix stream sockets).
+    pub all_readers: bool,
     /// Wake every poller.
     pub pollers: bool,
     /// Wake one blocked writer (exclusive, pipes).
@@ -190,16 +192,18 @@ impl Channel {
         self.bytes_written += done as u64;
         let wakes = match self.kind {
             // pipe_write: wake readers if the pipe was empty (or polled);
-            // wake the next writer if there is still room.
+            // a writer that slept here wakes the next writer if there is
+            // still room (wake_next_writer).
             ChanKind::Pipe => Wakes {
                 one_reader: was_empty || self.poll_usage,
                 pollers: was_empty || self.poll_usage,
-                one_writer: !self.pipe_full() && !self.writers.is_empty(),
-                all_writers: false,
+                one_writer: resumed && !self.pipe_full() && !self.writers.is_empty(),
+                ..Default::default()
             },
-            // sock_def_readable on every send.
+            // sock_def_readable on every send; unix_stream_data_wait is a
+            // non-exclusive wait, so every blocked reader is woken.
             ChanKind::UnixStream => Wakes {
-                one_reader: true,
+                all_readers: true,
                 pollers: true,
                 ..Default::default()
             },
@@ -212,7 +216,14 @@ impl Channel {
     /// if the pipe was full (pipe_read); sockets free each consumed skb's
     /// truesize and wake all writers once sk_wmem_alloc falls to a quarter of
     /// sk_sndbuf (unix_write_space / unix_writable).
-    pub fn read(&mut self, bytes: u32, mut pull: impl FnMut(u32, u32)) -> (IoResult, Wakes) {
+    /// `resumed`: the reader slept in this read and was woken (only such a
+    /// reader passes the wake-up on to the next reader, wake_next_reader).
+    pub fn read(
+        &mut self,
+        bytes: u32,
+        resumed: bool,
+        mut pull: impl FnMut(u32, u32),
+    ) -> (IoResult, Wakes) {
         if self.buffered == 0 {
             return (IoResult::WouldBlock, Wakes::default());
         }
@@ -240,7 +251,7 @@ impl Channel {
         let wakes = match self.kind {
             ChanKind::Pipe => Wakes {
                 one_writer: was_full,
-                one_reader: self.buffered > 0 && !self.readers.is_empty(),
+                one_reader: resumed && self.buffered > 0 && !self.readers.is_empty(),
                 ..Default::default()
             },
             ChanKind::UnixStream => Wakes {
@@ -279,23 +290,23 @@ mod tests {
         // pipe_read wakes a writer whenever the pipe was full at the start
         // of the read, even if no page was freed (5.5+ was_full rule) ...
         for _ in 0..40 {
-            let (r, w) = c.read(100, |_, _| {});
+            let (r, w) = c.read(100, false, |_, _| {});
             assert_eq!(r, IoResult::Done(100));
             assert!(w.one_writer);
         }
         // ... and the first page is now free, so the pipe is no longer full.
-        let (_, w) = c.read(100, |_, _| {});
+        let (_, w) = c.read(100, false, |_, _| {});
         assert!(!w.one_writer);
     }
 
     #[test]
     fn empty_read_blocks_and_short_read_returns_what_is_there() {
         let mut c = Channel::new(ChanKind::Pipe, 0);
-        assert_eq!(c.read(10, |_, _| {}).0, IoResult::WouldBlock);
+        assert_eq!(c.read(10, false, |_, _| {}).0, IoResult::WouldBlock);
         c.write(30, 3, false);
         let mut pulled = vec![];
         assert_eq!(
-            c.read(100, |cpu, n| pulled.push((cpu, n))).0,
+            c.read(100, false, |cpu, n| pulled.push((cpu, n))).0,
             IoResult::Done(30)
         );
         assert_eq!(pulled, vec![(3, 30)]);
@@ -314,7 +325,7 @@ mod tests {
         // writers are woken only when usage drops to a quarter
         let mut woke_at = None;
         for i in 0..n {
-            let (_, w) = c.read(100, |_, _| {});
+            let (_, w) = c.read(100, false, |_, _| {});
             if w.all_writers {
                 woke_at = Some(i + 1);
                 break;

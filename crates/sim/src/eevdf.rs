@@ -15,12 +15,17 @@ use crate::Nanos;
 /// Load weight of nice 0 (NICE_0_LOAD after scale_load_down).
 pub const NICE_0_LOAD: u64 = 1024;
 
-/// Load weight for a nice value: 1024 / 1.25^nice, which the kernel's
-/// sched_prio_to_weight table follows to within about 1%.
+/// Load weight for a nice value (sched_prio_to_weight).
 pub fn nice_to_weight(nice: i32) -> u64 {
-    let nice = nice.clamp(-20, 19);
-    let w = 1024.0 * 1.25f64.powi(-nice);
-    (w.round() as u64).max(15)
+    // The kernel's sched_prio_to_weight values (nice -20 ..= 19): each step
+    // is ~1.25x, rounded as the kernel rounded them. Integer data, so the
+    // result never depends on floating-point library behaviour.
+    const WEIGHTS: [u64; 40] = [
+        88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100,
+        4904, 3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172,
+        137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+    ];
+    WEIGHTS[(nice.clamp(-20, 19) + 20) as usize]
 }
 
 /// Scheduling entity state (the EEVDF part of `struct sched_entity`).
@@ -246,6 +251,8 @@ impl CfsRq {
     }
 
     /// Enqueue task `id` (enqueue_entity). `initial` marks a new task.
+    /// Returns true if the update of the running entity found it past its
+    /// deadline with others queued (update_deadline's resched_curr).
     pub fn enqueue(
         &mut self,
         ents: &mut [Entity],
@@ -253,8 +260,8 @@ impl CfsRq {
         now: Nanos,
         initial: bool,
         p: &EevdfParams,
-    ) {
-        self.update_curr(ents, now);
+    ) -> bool {
+        let resched = self.update_curr(ents, now);
         let mut se = ents[id as usize];
         debug_assert!(!se.on_rq, "task {id} enqueued twice");
         self.place_entity(ents, &mut se, initial, p);
@@ -268,6 +275,7 @@ impl CfsRq {
             self.nr_idle += 1;
         }
         self.update_min_vruntime(ents);
+        resched
     }
 
     /// Dequeue task `id` (dequeue_entity): saves its lag. If it is curr it
@@ -363,10 +371,11 @@ impl CfsRq {
                 let se = ents[n as usize];
                 self.sum_sub(&se);
                 self.curr = Some(n);
+                // set_next_entity marks the RUN_TO_PARITY protection; a
+                // re-pick of the same entity does not renew it
+                ents[n as usize].protected = true;
             }
-            let se = &mut ents[n as usize];
-            se.exec_start = now;
-            se.protected = true;
+            ents[n as usize].exec_start = now;
         }
         self.update_min_vruntime(ents);
     }
@@ -415,10 +424,11 @@ mod tests {
     #[test]
     fn nice_weights_follow_kernel_table() {
         assert_eq!(nice_to_weight(0), 1024);
-        // kernel table: nice 1 -> 820, nice -1 -> 1277, nice 19 -> 15
-        assert!((nice_to_weight(1) as i64 - 820).abs() <= 8);
-        assert!((nice_to_weight(-1) as i64 - 1277).abs() <= 13);
+        assert_eq!(nice_to_weight(1), 820);
+        assert_eq!(nice_to_weight(-1), 1277);
         assert_eq!(nice_to_weight(19), 15);
+        assert_eq!(nice_to_weight(-20), 88761);
+        assert_eq!(nice_to_weight(-99), 88761);
     }
 
     /// Three equal new tasks: each is placed at V with half a slice of

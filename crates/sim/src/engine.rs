@@ -140,6 +140,9 @@ pub struct RunCounters {
     pub bytes_read: u64,
     /// Idle exits (IPI-kicked CPUs).
     pub idle_exits: u64,
+    /// User compute performed, in ns of full-speed work (equals the sum of
+    /// the programs' Compute ops: work is never lost or repeated).
+    pub compute_work_ns: u64,
 }
 
 /// Engine configuration.
@@ -374,6 +377,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .fold((0, 0), |(w, r), c| (w + c.bytes_written, r + c.bytes_read))
     }
 
+    /// PELT (load_avg, util_avg) of a task, as of its last update.
+    pub fn task_signals(&self, t: TaskId) -> (u64, u64) {
+        let p = &self.tasks[t as usize].pelt;
+        (p.load_avg, p.util_avg)
+    }
+
     /// Tasks that have not exited.
     pub fn live_tasks(&self) -> usize {
         self.live_tasks
@@ -461,13 +470,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.continue_cpu(c);
                 }
             }
-            Event::Resched { cpu, gen } => {
+            Event::Resched { cpu, gen: _ } => {
+                // The IPI arrives: preempt user code if the resched is still
+                // pending (it may have been honoured at a syscall return).
                 let c = cpu as usize;
-                if self.cpus[c].gen == gen && self.cpus[c].mode == Mode::Busy {
-                    self.cpus[c].need_resched = true;
-                    if self.cpus[c].seg_user {
-                        self.preempt_segment(c);
-                    }
+                if self.cpus[c].mode == Mode::Busy
+                    && self.cpus[c].need_resched
+                    && self.cpus[c].seg_user
+                {
+                    self.preempt_segment(c);
                 }
             }
             Event::Tick { cpu, gen } => self.tick(cpu as usize, gen),
@@ -482,7 +493,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         .rq
                         .curr()
                         .filter(|_| self.cpus[cpu].mode == Mode::Busy);
-                    self.try_to_wake_up(task, cpu, current, wf::TTWU);
+                    self.try_to_wake_up(task, cpu, current, wf::TTWU, true);
                 }
             }
             Event::LlcBalance { llc } => self.llc_balance(llc as usize),
@@ -531,7 +542,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if s == c || self.cpus[s].mode != Mode::Busy || self.cpus[s].seg_speed == speed {
                 continue;
             }
-            self.settle_segment(s);
+            let done = self.settle_segment(s);
+            if let Some(t) = self.cpus[s].seg_task {
+                let op_left = &mut self.tasks[t as usize].op_left;
+                *op_left = op_left.saturating_sub(done);
+            }
             self.cpus[s].seg_speed = speed;
             self.arm_segment(s);
         }
@@ -555,6 +570,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         cpu.seg_start = now;
         let from_debt = done.min(cpu.seg_debt);
         cpu.seg_debt -= from_debt;
+        if cpu.seg_user {
+            self.counters.compute_work_ns += done - from_debt;
+        }
         done - from_debt
     }
 
@@ -619,7 +637,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         if let Some(cur) = self.cpus[c].rq.curr() {
             let resched = self.cpus[c].rq.update_curr(&mut self.ents, now);
-            self.update_task_pelt(cur as usize, true);
+            self.update_task_pelt(cur as usize, true, true);
             if resched {
                 self.cpus[c].need_resched = true;
                 if self.cpus[c].seg_user {
@@ -650,8 +668,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         st.runnable_avg = cpu.pelt.runnable_avg;
     }
 
-    fn update_task_pelt(&mut self, t: usize, running: bool) {
-        let runnable = self.tasks[t].state == TaskState::Runnable;
+    /// Advance a task's PELT signals to now; `runnable`/`running` describe
+    /// the interval that just elapsed, so callers update *before* changing
+    /// the task's state (as the kernel's update_load_avg runs before the
+    /// enqueue/dequeue it accounts for).
+    fn update_task_pelt(&mut self, t: usize, runnable: bool, running: bool) {
         let w = self.ents[t].weight;
         self.tasks[t]
             .pelt
@@ -693,13 +714,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         (r, cost)
     }
 
+    /// Place `t`; returns the CPU and the modelled cost of the decision
+    /// (charged to `waker_cpu`).
     fn select_cpu(
         &mut self,
         t: TaskId,
         waker_cpu: usize,
         waker: Option<TaskId>,
         flags: u32,
-    ) -> usize {
+    ) -> (usize, Nanos) {
         let prev = self.tasks[t as usize].cpu;
         let allowed_one = self.tplace[t as usize].cpus_allowed.weight() == 1;
         let (dec, cost) = if allowed_one {
@@ -751,13 +774,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             };
             self.pstats.wake_locality[where_] += 1;
         }
-        cpu
+        (cpu, cost)
     }
 
     fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: usize) {
         let ti = t as usize;
         self.tasks[ti].cpu = parent_cpu;
-        let cpu = self.select_cpu(t, parent_cpu, None, wf::FORK);
+        let (cpu, lead) = self.select_cpu(t, parent_cpu, None, wf::FORK);
         self.tasks[ti].cpu = cpu;
         self.tasks[ti].state = TaskState::Runnable;
         self.tasks[ti].pelt = Pelt::new(self.now);
@@ -767,7 +790,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let rq_load = self.cpu_state[cpu].load_avg;
         let w = self.ents[ti].weight;
         let cap = (1024u64.saturating_sub(rq_util)) / 2;
-        let util = if rq_load > 0 {
+        let util = if rq_util != 0 {
             (rq_util * w / (rq_load + 1)).min(cap)
         } else {
             cap
@@ -777,27 +800,36 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let div = self.tasks[ti].pelt.divider();
         self.tasks[ti].pelt.util_sum = util * div;
         self.tasks[ti].pelt.load_sum = div;
-        self.tasks[ti].pelt.runnable_avg = 1024;
-        self.tasks[ti].pelt.runnable_sum = 1024 * div;
+        self.tasks[ti].pelt.runnable_avg = util;
+        self.tasks[ti].pelt.runnable_sum = util * div;
         self.counters.wakeups += 1;
         if cpu != parent_cpu {
             self.counters.migrations += 1;
         }
-        self.activate(t, cpu, parent_cpu, true);
+        self.activate(t, cpu, parent_cpu, true, lead, false);
     }
 
-    /// try_to_wake_up: place a blocked task and enqueue it.
-    fn try_to_wake_up(&mut self, t: TaskId, waker_cpu: usize, waker: Option<TaskId>, flags: u32) {
+    /// try_to_wake_up: place a blocked task and enqueue it. `from_irq`: the
+    /// wake-up comes from interrupt context (a timer) on `waker_cpu`, not
+    /// from the task running there.
+    fn try_to_wake_up(
+        &mut self,
+        t: TaskId,
+        waker_cpu: usize,
+        waker: Option<TaskId>,
+        flags: u32,
+        from_irq: bool,
+    ) {
         let ti = t as usize;
         if !matches!(self.tasks[ti].state, TaskState::Blocked(_)) {
             return;
         }
+        // The blocked time decays the signals (not runnable), then it wakes.
+        self.update_task_pelt(ti, false, false);
         self.tasks[ti].state = TaskState::Runnable;
         self.tasks[ti].resumed = true;
         let prev = self.tasks[ti].cpu;
-        // The blocked task's signals decay up to now (on prev's clock).
-        self.update_task_pelt(ti, false);
-        let cpu = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
+        let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
         self.counters.wakeups += 1;
         if cpu != prev {
             self.counters.migrations += 1;
@@ -807,12 +839,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.sync_rq_state(prev);
             self.tasks[ti].cpu = cpu;
         }
-        self.activate(t, cpu, waker_cpu, cpu != prev);
+        self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
     }
 
     /// Enqueue `t` on `cpu` (ttwu_do_activate / wake_up_new_task tail) and
-    /// kick or preempt the CPU.
-    fn activate(&mut self, t: TaskId, cpu: usize, waker_cpu: usize, attach: bool) {
+    /// kick or preempt the CPU. `lead` is the waker's modelled work before
+    /// the IPI goes out (the placement scan, already charged to it).
+    fn activate(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        waker_cpu: usize,
+        attach: bool,
+        lead: Nanos,
+        from_irq: bool,
+    ) {
         let ti = t as usize;
         let now = self.now;
         self.update_rq_pelt(cpu);
@@ -821,16 +862,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.cpus[cpu].pelt.attach(&se, self.ents[ti].weight);
         }
         let initial = self.tasks[ti].pc.pc == 0 && self.tasks[ti].last_ran.is_none();
-        self.cpus[cpu]
-            .rq
-            .enqueue(&mut self.ents, t, now, initial, &self.cfg.eevdf);
+        // update_curr inside enqueue may find curr past its deadline
+        // (update_deadline -> resched_curr)
+        let deadline_resched =
+            self.cpus[cpu]
+                .rq
+                .enqueue(&mut self.ents, t, now, initial, &self.cfg.eevdf);
         // The waker writes the target run queue (remote enqueue).
         let line = self.cpu_state[cpu].line;
         let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);
         self.cpus[waker_cpu].debt += c;
-        // ttwu_do_wakeup: fold the idle period into avg_idle.
+        let lead = lead + c;
+        // ttwu_do_activate: fold the idle period into avg_idle (wake-ups
+        // only, not new tasks).
         let idle_stamp = self.cpu_state[cpu].idle_stamp;
-        if idle_stamp != 0 {
+        if idle_stamp != 0 && !initial {
             let st = &mut self.idle_stats[cpu];
             let delta = now.saturating_sub(idle_stamp);
             let max = 2 * st.max_idle_balance_cost;
@@ -871,7 +917,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.events.set_slot(
                     cpu,
                     Slot::Main,
-                    now + ipi + exit,
+                    now + lead + ipi + exit,
                     Event::IdleExit {
                         cpu: cpu as u32,
                         gen,
@@ -880,23 +926,34 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Mode::Waking => {}
             Mode::Busy => {
+                // check_preempt_wakeup returns early when a resched is
+                // already pending (no second check, no second IPI).
+                if self.cpus[cpu].need_resched {
+                    return;
+                }
                 let rq = &mut self.cpus[cpu].rq;
-                if rq.curr().is_none()
-                    || rq.check_preempt_wakeup(&mut self.ents, t, now, &self.cfg.eevdf)
-                {
-                    self.counters.preemptions += 1;
-                    if cpu == waker_cpu {
-                        self.cpus[cpu].need_resched = true;
-                    } else {
-                        let gen = self.cpus[cpu].gen;
-                        self.events.push(
-                            now + self.costs.ipi_ns,
-                            Event::Resched {
-                                cpu: cpu as u32,
-                                gen,
-                            },
-                        );
-                    }
+                let preempt = deadline_resched
+                    || rq.curr().is_none()
+                    || rq.check_preempt_wakeup(&mut self.ents, t, now, &self.cfg.eevdf);
+                if !preempt {
+                    return;
+                }
+                self.counters.preemptions += 1;
+                // resched_curr: TIF_NEED_RESCHED is set at once, under the
+                // rq lock; the IPI only makes a remote CPU notice it sooner.
+                self.cpus[cpu].need_resched = true;
+                if cpu != waker_cpu {
+                    let gen = self.cpus[cpu].gen;
+                    self.events.push(
+                        now + lead + self.costs.ipi_ns,
+                        Event::Resched {
+                            cpu: cpu as u32,
+                            gen,
+                        },
+                    );
+                } else if from_irq && self.cpus[cpu].seg_user {
+                    // a timer interrupt preempts user code on interrupt exit
+                    self.preempt_segment(cpu);
                 }
             }
         }
@@ -949,6 +1006,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     fn segment_done(&mut self, c: usize) {
+        if self.cpus[c].seg_user {
+            self.counters.compute_work_ns += self.cpus[c].seg_work - self.cpus[c].seg_debt;
+        }
         self.cpus[c].seg_work = 0;
         self.cpus[c].seg_debt = 0;
         if let Some(t) = self.cpus[c].seg_task {
@@ -980,10 +1040,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         self.cpus[c].need_resched = false;
         let prev = self.cpus[c].rq.curr();
-        if let Some(p) = prev {
-            self.update_task_pelt(p as usize, false);
+        // prev ran until now (a blocked or exited prev was updated then)
+        if let Some(p) = prev.filter(|&p| self.tasks[p as usize].state == TaskState::Runnable) {
+            self.update_task_pelt(p as usize, true, true);
         }
         let next = self.cpus[c].rq.pick_next(&self.ents, &self.cfg.eevdf);
+        // next waited runnable until now
+        if let Some(n) = next.filter(|&n| Some(n) != prev) {
+            self.update_task_pelt(n as usize, true, false);
+        }
         self.cpus[c].rq.set_next(&mut self.ents, next, now);
         self.update_rq_pelt(c);
         match next {
@@ -1181,7 +1246,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
                 let (topo, costs) = (self.topo, &self.costs);
                 let mut pull_cost = 0;
-                let (res, wakes) = self.chans[chan as usize].read(left, |w, n| {
+                let resumed = task.resumed;
+                let (res, wakes) = self.chans[chan as usize].read(left, resumed, |w, n| {
                     pull_cost += n.div_ceil(64) as u64 * costs.c2c(topo.distance(w as usize, c));
                 });
                 self.cpus[c].debt += pull_cost;
@@ -1260,32 +1326,38 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let flags = wf::SYNC;
         if w.one_reader {
             if let Some(r) = self.chans[ch].readers.pop_front() {
-                self.try_to_wake_up(r, c, Some(waker), flags);
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
+            }
+        }
+        if w.all_readers {
+            while let Some(r) = self.chans[ch].readers.pop_front() {
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }
         if w.pollers && !self.chans[ch].pollers.is_empty() {
             let pollers = std::mem::take(&mut self.chans[ch].pollers);
             for p in pollers {
-                self.try_to_wake_up(p, c, Some(waker), flags);
+                self.try_to_wake_up(p, c, Some(waker), flags, false);
             }
         }
         if w.one_writer {
             if let Some(r) = self.chans[ch].writers.pop_front() {
-                self.try_to_wake_up(r, c, Some(waker), flags);
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }
         if w.all_writers {
             while let Some(r) = self.chans[ch].writers.pop_front() {
-                self.try_to_wake_up(r, c, Some(waker), flags);
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }
     }
 
     fn block(&mut self, c: usize, t: TaskId, why: Block) {
         let ti = t as usize;
+        // it ran until now, then sleeps
+        self.update_task_pelt(ti, true, true);
         self.tasks[ti].state = TaskState::Blocked(why);
         self.tasks[ti].resumed = false;
-        self.update_task_pelt(ti, true);
         self.update_rq_pelt(c);
         self.cpus[c]
             .rq
@@ -1306,15 +1378,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.live_tasks -= 1;
         if let Some(j) = self.tasks[ti].joiner.take() {
             // pthread_join: futex wake, not sync
-            self.try_to_wake_up(j, c, Some(t), 0);
+            self.try_to_wake_up(j, c, Some(t), 0, false);
         }
         if let Some(p) = self.tasks[ti].spec.parent {
             let pi = p as usize;
             if self.tasks[pi].spec.mm != self.tasks[ti].spec.mm {
                 self.tasks[pi].unreaped += 1;
                 if self.tasks[pi].state == TaskState::Blocked(Block::Child) {
-                    // do_notify_parent -> __wake_up_parent: sync
-                    self.try_to_wake_up(p, c, Some(t), wf::SYNC);
+                    // do_notify_parent -> __wake_up_parent is a sync wake,
+                    // but select_task_rq_fair drops WF_SYNC when current
+                    // is exiting (PF_EXITING)
+                    self.try_to_wake_up(p, c, Some(t), 0, false);
                 }
             }
         }

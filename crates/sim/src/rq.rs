@@ -8,8 +8,16 @@ use crate::Nanos;
 /// What the engine needs from a per-CPU fair run queue. Entities live in a
 /// table indexed by task id, owned by the engine.
 pub trait RunQueue: Default {
-    /// Add a waking or new (`initial`) task.
-    fn enqueue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, initial: bool, p: &EevdfParams);
+    /// Add a waking or new (`initial`) task. Returns true if the running
+    /// task must be rescheduled (its slice ran out while accounting it).
+    fn enqueue(
+        &mut self,
+        ents: &mut [Entity],
+        id: u32,
+        now: Nanos,
+        initial: bool,
+        p: &EevdfParams,
+    ) -> bool;
     /// Remove a task that blocks, exits or migrates.
     fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams);
     /// The task that should run next (may be the current one).
@@ -46,7 +54,7 @@ impl RunQueue for CfsRq {
         now: Nanos,
         initial: bool,
         p: &EevdfParams,
-    ) {
+    ) -> bool {
         CfsRq::enqueue(self, ents, id, now, initial, p)
     }
     fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {

@@ -255,3 +255,87 @@ fn compute_takes_its_time_and_two_tasks_share_a_cpu() {
     assert!(a.min(b) > 10 * MS, "{a} {b}");
     assert_eq!(e.cpu_times()[3].0, 20 * MS);
 }
+
+fn engine_on<'a>(
+    topo: &'a topology::Topology,
+    sd: &'a SchedDomains,
+    cpus: &[usize],
+    costs: MachineCosts,
+) -> Engine<'a> {
+    let cfg = EngineConfig {
+        eevdf: Default::default(),
+        allowed: topology::CpuMask::from_cpus(cpus.iter().copied()),
+        seed: 1,
+        check: true,
+        vcpu_preempt_check: true,
+        sched_idle_as_idle: true,
+        time_limit: 10_000_000_000,
+    };
+    Engine::new(topo, sd, costs, cfg, Box::new(ScxDefault))
+}
+
+fn spec(program: Vec<Op>) -> TaskSpec {
+    TaskSpec {
+        name: "t".into(),
+        program,
+        mm: 0,
+        parent: None,
+        spawned: false,
+        nice: 0,
+        footprint_lines: 0,
+    }
+}
+
+/// SMT siblings slow each other down and segments are re-timed whenever
+/// the core's busy count changes: the work performed must still equal the
+/// work the programs asked for (none lost, none repeated).
+#[test]
+fn smt_retiming_conserves_work() {
+    let topo = topology::preset("xeon-12c24t").unwrap();
+    let sd = SchedDomains::build(&topo, &DomainOptions::default());
+    let mut e = engine_on(
+        &topo,
+        &sd,
+        &[0, 12],
+        MachineCosts::for_machine("xeon-12c24t"),
+    );
+    for _ in 0..3 {
+        e.add_task(spec(vec![Op::Compute(30 * MS), Op::Exit]));
+    }
+    e.add_task(spec(vec![
+        Op::Loop(20),
+        Op::Compute(MS / 2),
+        Op::Sleep(MS / 2),
+        Op::EndLoop,
+        Op::Exit,
+    ]));
+    e.run().unwrap();
+    assert_eq!(e.counters.compute_work_ns, 3 * 30 * MS + 20 * MS / 2);
+    // two busy siblings run at 0.65 each: 100 ms of work needs > 100/2 ms
+    assert!(e.now() > 100 * MS / 2);
+}
+
+/// PELT follows what the task did: 1 ms of compute per 10 ms gives load
+/// and utilisation of about a tenth of the scale, not the sleeping time.
+#[test]
+fn pelt_tracks_running_not_sleeping() {
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    let sd = SchedDomains::build(&topo, &DomainOptions::default());
+    let mut e = engine_on(
+        &topo,
+        &sd,
+        &[0],
+        MachineCosts::for_machine("kunpeng920-node").zeroed(),
+    );
+    let t = e.add_task(spec(vec![
+        Op::Loop(100),
+        Op::Compute(MS),
+        Op::Sleep(9 * MS),
+        Op::EndLoop,
+        Op::Exit,
+    ]));
+    e.run().unwrap();
+    let (load, util) = e.task_signals(t);
+    assert!((60..160).contains(&util), "util {util}");
+    assert!((60..160).contains(&load), "load {load}");
+}
