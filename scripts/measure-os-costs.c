@@ -7,6 +7,9 @@
  *   rtt_proc  : the same between two processes pinned to CPU 0
  *   fork      : fork + child _exit + waitpid
  *   thread    : pthread_create + join
+ *   fork_run  : fork until the child runs (it writes a byte the parent reads);
+ *   fork_exit : from then until the child's _exit is reaped by waitpid
+ *   thr_run / thr_exit : the same split for pthread_create / pthread_join
  * Build: gcc -O2 -pthread scripts/measure-os-costs.c -o /tmp/oscost && /tmp/oscost
  * Each figure is the median of 7 batches. */
 #define _GNU_SOURCE
@@ -26,6 +29,8 @@ static double med(double *v, int n) { qsort(v, n, sizeof *v, cmp); return v[n / 
 static void pin0(void) { cpu_set_t s; CPU_ZERO(&s); CPU_SET(0, &s); sched_setaffinity(0, sizeof s, &s); }
 
 static void *noop(void *a) { return a; }
+static int rp[2];
+static void *signal_run(void *a) { char c = 'r'; if (write(rp[1], &c, 1) != 1) return 0; return a; }
 static int p1[2], p2[2]; static long iters;
 static void *echo(void *a) { char c; pin0(); for (long i = 0; i < iters; i++) { if (read(p1[0], &c, 1) != 1 || write(p2[1], &c, 1) != 1) break; } return a; }
 
@@ -60,5 +65,31 @@ int main(void) {
     printf("fork_exit_wait_ns %.1f\n", med(r, B));
     for (int b = 0; b < B; b++) { double t = now(); for (long i = 0; i < nf; i++) { pthread_t th; pthread_create(&th, 0, noop, 0); pthread_join(th, 0); } r[b] = (now() - t) / nf; }
     printf("thread_create_join_ns %.1f\n", med(r, B));
+    double r2[B];
+    if (pipe(rp)) return 1;
+    for (int b = 0; b < B; b++) {
+        double run = 0, ex = 0;
+        for (long i = 0; i < nf; i++) {
+            char c; double t0 = now(); pid_t pid = fork();
+            if (pid == 0) { signal_run(0); _exit(0); }
+            if (read(rp[0], &c, 1) != 1) return 1;
+            double t1 = now(); waitpid(pid, 0, 0); double t2 = now();
+            run += t1 - t0; ex += t2 - t1;
+        }
+        r[b] = run / nf; r2[b] = ex / nf;
+    }
+    printf("fork_run_ns %.1f\nfork_exit_ns %.1f\n", med(r, B), med(r2, B));
+    for (int b = 0; b < B; b++) {
+        double run = 0, ex = 0;
+        for (long i = 0; i < nf; i++) {
+            char c; pthread_t th; double t0 = now();
+            pthread_create(&th, 0, signal_run, 0);
+            if (read(rp[0], &c, 1) != 1) return 1;
+            double t1 = now(); pthread_join(th, 0); double t2 = now();
+            run += t1 - t0; ex += t2 - t1;
+        }
+        r[b] = run / nf; r2[b] = ex / nf;
+    }
+    printf("thread_run_ns %.1f\nthread_exit_ns %.1f\n", med(r, B), med(r2, B));
     return 0;
 }

@@ -272,33 +272,3 @@ fn text_report_snapshot() {
     ]);
     insta::assert_snapshot!(out);
 }
-
-/// The 6.7 cluster scan keeps a larger share of wake-ups inside the waker's
-/// cluster than 6.6 on kunpeng920 (the command).
-#[test]
-fn cluster_scan_keeps_wakeups_in_the_cluster() {
-    let share = |kernel: &str| {
-        let v = json(&[
-            "sim",
-            "hackbench",
-            "-p",
-            "-T",
-            "-g",
-            "4",
-            "-l",
-            "500",
-            "--machine",
-            "kunpeng920",
-            "--kernel",
-            kernel,
-        ]);
-        let w = &v["placement"]["wake_locality"];
-        let get = |k: &str| w[k].as_u64().unwrap() as f64;
-        let total = get("same_cpu") + get("same_cluster") + get("same_llc") + get("other_llc");
-        (get("same_cluster"), get("same_cluster") / total)
-    };
-    let (n66, s66) = share("linux-6.6");
-    let (n67, s67) = share("linux-6.7");
-    assert!(s67 > s66, "share in cluster: 6.7 {s67} vs 6.6 {s66}");
-    assert!(n67 > n66, "wake-ups in cluster: 6.7 {n67} vs 6.6 {n66}");
-}

@@ -61,10 +61,14 @@ pub struct MachineCosts {
     pub ctx_switch_ns: Nanos,
     /// Extra cost when the switch changes address space (mm), ns.
     pub mm_switch_extra_ns: Nanos,
-    /// Creating a thread (clone + first schedule), ns.
+    /// Creating a thread (clone until the thread runs), ns.
     pub thread_create_ns: Nanos,
-    /// Creating a process (fork), ns.
+    /// Creating a process (fork until the child runs), ns.
     pub fork_ns: Nanos,
+    /// A thread's exit until it is joined, ns (charged at its exit).
+    pub thread_exit_ns: Nanos,
+    /// A process's exit (mm teardown) until it is reaped, ns.
+    pub process_exit_ns: Nanos,
     /// Scheduler tick frequency.
     pub hz: u64,
     /// Idle-state exit latencies delay the woken CPU (false under
@@ -114,6 +118,8 @@ impl MachineCosts {
             mm_switch_extra_ns: 0,
             thread_create_ns: 0,
             fork_ns: 0,
+            thread_exit_ns: 0,
+            process_exit_ns: 0,
             hz: self.hz,
             charge_idle_exit: false,
         }
@@ -129,8 +135,11 @@ impl MachineCosts {
         // = 0.0118 ns/B; pipe ping-pong on one CPU: threads 5122 ns, processes
         // 5375 ns per round trip = 2 switches + 4 pipe calls, so a thread
         // switch = (5122 - 4*343)/2 = 1875 ns and an mm switch adds
-        // (5375-5122)/2 = 126 ns; fork+exit+wait 140 us; thread create+join
-        // 22 us.
+        // (5375-5122)/2 = 126 ns. Task lifetime, split (second run of the
+        // script): fork until the child runs 94 us, its exit until reaped
+        // 65 us; pthread_create until the thread runs 13 us, its exit until
+        // joined 12 us. (The exit figures include the parent's wake-up, which
+        // the engine also models: a few us counted twice.)
         let os = |mut m: MachineCosts| {
             m.pipe_syscall_ns = 343;
             m.unix_syscall_ns = 885;
@@ -138,8 +147,10 @@ impl MachineCosts {
             m.copy_ps_per_byte = 12;
             m.ctx_switch_ns = 1875;
             m.mm_switch_extra_ns = 126;
-            m.thread_create_ns = us(22);
-            m.fork_ns = us(140);
+            m.thread_create_ns = us(13);
+            m.fork_ns = us(94);
+            m.thread_exit_ns = us(12);
+            m.process_exit_ns = us(65);
             // HZ=250, the common distribution default (calibration §3.4).
             m.hz = 250;
             m
@@ -162,6 +173,8 @@ impl MachineCosts {
                     mm_switch_extra_ns: 0,
                     thread_create_ns: 0,
                     fork_ns: 0,
+                    thread_exit_ns: 0,
+                    process_exit_ns: 0,
                     hz: 0,
                     charge_idle_exit: true,
                 })

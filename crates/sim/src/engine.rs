@@ -1181,7 +1181,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     false,
                 )
             }
-            Op::Exit => (self.costs.syscall_ns, false),
+            Op::Exit => {
+                // a thread shares its parent's mm; a process (or the
+                // initial task) tears its own down
+                let parent_mm = self.tasks[ti]
+                    .spec
+                    .parent
+                    .map(|p| self.tasks[p as usize].spec.mm);
+                let thread = parent_mm == Some(self.tasks[ti].spec.mm);
+                let cost = if thread {
+                    self.costs.thread_exit_ns
+                } else {
+                    self.costs.process_exit_ns
+                };
+                (cost, false)
+            }
             Op::Mark(id) => {
                 let id = id as usize;
                 if self.marks.len() <= id {
