@@ -169,6 +169,13 @@ impl CfsRq {
 
     /// Eligible: the entity's vruntime is at or before V (lag >= 0).
     pub fn entity_eligible(&self, ents: &[Entity], se: &Entity) -> bool {
+        let (avg, load) = self.avg_and_load(ents);
+        avg as i128 >= self.key(se) as i128 * load as i128
+    }
+
+    /// (sum of key * weight, sum of weight) over the queue including curr.
+    #[inline]
+    fn avg_and_load(&self, ents: &[Entity]) -> (i64, i64) {
         let mut avg = self.avg_vruntime;
         let mut load = self.avg_load;
         if let Some(c) = self.curr_on_rq(ents) {
@@ -176,7 +183,7 @@ impl CfsRq {
             avg += self.key(c) * w;
             load += w;
         }
-        avg as i128 >= self.key(se) as i128 * load as i128
+        (avg, load)
     }
 
     fn update_min_vruntime(&mut self, ents: &[Entity]) {
@@ -320,6 +327,8 @@ impl CfsRq {
         }
         let mut best: Option<u32> = None;
         let mut first: Option<u32> = None;
+        // eligibility: avg >= key * load, with (avg, load) fixed for the scan
+        let (avg, load) = self.avg_and_load(ents);
         for &t in &self.queued {
             let se = &ents[t as usize];
             let earlier = |o: Option<u32>| match o {
@@ -333,7 +342,7 @@ impl CfsRq {
             if earlier(first) {
                 first = Some(t);
             }
-            if self.entity_eligible(ents, se) && earlier(best) {
+            if avg as i128 >= self.key(se) as i128 * load as i128 && earlier(best) {
                 best = Some(t);
             }
         }
