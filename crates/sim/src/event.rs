@@ -83,14 +83,21 @@ impl EventQueue {
     #[inline]
     fn fix(&mut self, leaf: usize, key: (Nanos, u64)) {
         let mut k = leaf + self.m;
-        self.tree[k].0 = key;
+        // `me` is the minimum of the subtree under k, carried in registers
+        let mut me = (key, leaf as u32);
+        self.tree[k] = me;
         while k > 1 {
             let sib = self.tree[k ^ 1];
-            let me = self.tree[k];
             k /= 2;
             // ties cannot happen between distinct non-empty keys (unique
             // seq); for two empty keys either child will do
-            self.tree[k] = if sib.0 < me.0 { sib } else { me };
+            if sib.0 < me.0 {
+                me = sib;
+            }
+            if self.tree[k] == me {
+                break; // nothing above changes
+            }
+            self.tree[k] = me;
         }
     }
 
