@@ -276,12 +276,14 @@ fn run_hackbench(
     common: &CommonArgs,
 ) -> Result<()> {
     let cfg = hackbench::HackbenchConfig {
-        pipe: a.pipe,
-        threads: a.threads && !a.process,
-        groups: a.groups,
-        fds: a.fds,
-        loops: a.loops,
-        datasize: a.datasize,
+        bench: hackbench::Hackbench {
+            pipe: a.pipe,
+            threads: a.threads && !a.process,
+            groups: a.groups,
+            fds: a.fds,
+            loops: a.loops,
+            datasize: a.datasize,
+        },
         cpus,
         timeout,
     };

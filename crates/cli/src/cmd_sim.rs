@@ -188,7 +188,7 @@ fn hackbench(a: HackbenchArgs) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", hb.header());
-        print!("{}", Hackbench::time_line(r.time_ns));
+        println!("{}", Hackbench::time_line(r.time_ns));
         print!("{}", placement_text(&r));
     }
     Ok(ExitCode::SUCCESS)

@@ -142,11 +142,11 @@ fn hackbench_json_sends_the_text_to_stderr_and_output_file_is_written() {
 fn hackbench_bad_input_is_one_line_exit_2() {
     fails_with(
         &["bench", "hackbench", "-g", "0"],
-        "-g: must be an integer > 0",
+        "-g/--groups: must be an integer > 0",
     );
     fails_with(
         &["bench", "hackbench", "-l", "0"],
-        "-l: must be an integer > 0",
+        "-l/--loops: must be an integer > 0",
     );
     fails_with(&["bench", "hackbench", "--cpus", "1-0"], "--cpus: ");
     fails_with(

@@ -20,6 +20,7 @@ use crate::cpus::{self, AffinityGuard, CpuSelection};
 use crate::error::{Error, Result};
 use crate::limits;
 use crate::sys::{self, Children, Event, Fd, SharedSlice, SignalGuard, ThreadDone};
+pub use benchspec::hackbench::Hackbench;
 use serde::Serialize;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,21 +30,13 @@ use std::time::{Duration, Instant};
 /// (16 KiB); Rust's thread start-up needs a little more headroom.
 const THREAD_STACK: usize = 64 * 1024;
 
-/// A hackbench run, with rt-tests' defaults.
+/// A hackbench run: the benchmark's own parameters (shared with the
+/// simulator, rt-tests' defaults) plus how to run it on this host. Derefs to
+/// the parameters, so `cfg.groups`, `cfg.header()` read through.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HackbenchConfig {
-    /// `-p`: pipes instead of unix stream sockets.
-    pub pipe: bool,
-    /// `-T`: threads instead of processes (`-P`).
-    pub threads: bool,
-    /// `-g`: number of groups (10).
-    pub groups: u32,
-    /// `-f`: senders per group, and receivers per group (20).
-    pub fds: u32,
-    /// `-l`: messages each sender sends to each receiver (100).
-    pub loops: u32,
-    /// `-s`: bytes per message (100).
-    pub datasize: u32,
+    /// `-g -f -l -s -p -T/-P`.
+    pub bench: Hackbench,
     /// `--cpus` / `--node`: affinity of every task.
     pub cpus: CpuSelection,
     /// `--timeout`: give up (and reap everything) after this long.
@@ -53,43 +46,28 @@ pub struct HackbenchConfig {
 impl Default for HackbenchConfig {
     fn default() -> Self {
         HackbenchConfig {
-            pipe: false,
-            threads: false,
-            groups: 10,
-            fds: 20,
-            loops: 100,
-            datasize: 100,
+            bench: Hackbench::default(),
             cpus: CpuSelection::Inherit,
             timeout: None,
         }
     }
 }
 
+impl std::ops::Deref for HackbenchConfig {
+    type Target = Hackbench;
+    fn deref(&self) -> &Hackbench {
+        &self.bench
+    }
+}
+
 impl HackbenchConfig {
-    /// Number of tasks, `2 * F * G`.
-    pub fn tasks(&self) -> u64 {
-        2 * self.fds as u64 * self.groups as u64
-    }
-
-    /// Messages in the whole run, `G * F * F * loops`.
-    pub fn messages(&self) -> u64 {
-        self.groups as u64 * self.fds as u64 * self.fds as u64 * self.loops as u64
-    }
-
     /// Checks every value (rt-tests requires integers > 0), the derived
     /// sizes, the CPU selection and the fd/process limits, naming the flag
     /// or limit at fault. [`run`] calls it too.
     pub fn validate(&self) -> Result<()> {
-        for (flag, v) in [
-            ("-g", self.groups),
-            ("-f", self.fds),
-            ("-l", self.loops),
-            ("-s", self.datasize),
-        ] {
-            if v == 0 {
-                return Err(Error::arg(flag, "must be an integer > 0"));
-            }
-        }
+        self.bench
+            .validate()
+            .map_err(|e| Error::arg(e.flag, e.problem))?;
         if self.tasks() > 1 << 22 {
             return Err(Error::arg(
                 "-g/-f",
@@ -107,20 +85,6 @@ impl HackbenchConfig {
             6 + 2 * self.fds as u64 * if self.threads { self.groups as u64 } else { 1 };
         limits::check_fds(fds_needed, "-g/-f")?;
         limits::check_tasks(self.tasks(), "-g/-f")
-    }
-
-    /// The two lines rt-tests prints before the run.
-    pub fn header(&self) -> String {
-        format!(
-            "Running in {} mode with {} groups using {} file descriptors each (== {} tasks)\n\
-             Each sender will pass {} messages of {} bytes\n",
-            if self.threads { "threaded" } else { "process" },
-            self.groups,
-            2 * self.fds as u64,
-            self.tasks(),
-            self.loops,
-            self.datasize
-        )
     }
 }
 
@@ -177,7 +141,7 @@ impl HackbenchReport {
 
 /// `Time: S.mmm` with the milliseconds truncated, not rounded.
 pub fn format_time_line(d: Duration) -> String {
-    format!("Time: {}.{:03}", d.as_secs(), d.subsec_millis())
+    Hackbench::time_line(d.as_nanos() as u64)
 }
 
 /// Runs hackbench with `cfg`. Prints nothing; see
@@ -581,31 +545,22 @@ fn run_threads(
 mod tests {
     use super::*;
 
-    fn small(threads: bool, pipe: bool) -> HackbenchConfig {
+    fn config(bench: Hackbench) -> HackbenchConfig {
         HackbenchConfig {
+            bench,
+            ..Default::default()
+        }
+    }
+
+    fn small(threads: bool, pipe: bool) -> HackbenchConfig {
+        config(Hackbench {
             threads,
             pipe,
             groups: 2,
             fds: 3,
             loops: 20,
             datasize: 64,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn header_matches_rt_tests() {
-        let cfg = HackbenchConfig {
-            threads: true,
-            loops: 20000,
-            ..Default::default()
-        };
-        assert_eq!(
-            cfg.header(),
-            "Running in threaded mode with 10 groups using 40 file descriptors each (== 400 tasks)\n\
-             Each sender will pass 20000 messages of 100 bytes\n"
-        );
-        assert_eq!(cfg.messages(), 80_000_000);
+        })
     }
 
     #[test]
@@ -620,37 +575,23 @@ mod tests {
 
     #[test]
     fn zero_values_are_rejected_naming_the_flag() {
-        for (cfg, flag) in [
+        for (bench, flag) in [
             (
-                HackbenchConfig {
+                Hackbench {
                     groups: 0,
                     ..Default::default()
                 },
-                "-g",
+                "-g/--groups",
             ),
             (
-                HackbenchConfig {
-                    fds: 0,
-                    ..Default::default()
-                },
-                "-f",
-            ),
-            (
-                HackbenchConfig {
+                Hackbench {
                     loops: 0,
                     ..Default::default()
                 },
-                "-l",
-            ),
-            (
-                HackbenchConfig {
-                    datasize: 0,
-                    ..Default::default()
-                },
-                "-s",
+                "-l/--loops",
             ),
         ] {
-            let e = run(&cfg).unwrap_err().to_string();
+            let e = run(&config(bench)).unwrap_err().to_string();
             assert!(e.starts_with(&format!("{flag}: ")), "{e}");
         }
     }
@@ -672,19 +613,20 @@ mod tests {
     #[test]
     fn timeout_reaps_everything() {
         // Enough work that 1 ms cannot finish it.
-        let cfg = HackbenchConfig {
-            groups: 2,
-            fds: 4,
-            loops: 1_000_000,
-            timeout: Some(Duration::from_millis(1)),
-            ..Default::default()
-        };
         for threads in [false, true] {
-            let e = run(&HackbenchConfig {
+            let bench = Hackbench {
+                groups: 2,
+                fds: 4,
+                loops: 1_000_000,
                 threads,
-                ..cfg.clone()
-            })
-            .unwrap_err();
+                ..Default::default()
+            };
+            let cfg = HackbenchConfig {
+                bench,
+                timeout: Some(Duration::from_millis(1)),
+                ..Default::default()
+            };
+            let e = run(&cfg).unwrap_err();
             assert!(matches!(e, Error::Timeout(_)), "{e}");
         }
     }

@@ -20,11 +20,12 @@
 //!
 //! # Example
 //! ```
-//! use native::hackbench::{self, HackbenchConfig};
+//! use native::hackbench::{self, Hackbench, HackbenchConfig};
 //!
 //! // Two groups of 2 senders and 2 receivers over pipes, in threads.
-//! let cfg = HackbenchConfig { pipe: true, threads: true, groups: 2, fds: 2, loops: 10,
-//!                             ..Default::default() };
+//! let bench = Hackbench { pipe: true, threads: true, groups: 2, fds: 2, loops: 10,
+//!                         ..Default::default() };
+//! let cfg = HackbenchConfig { bench, ..Default::default() };
 //! print!("{}", cfg.header());
 //! let report = hackbench::run(&cfg)?;
 //! println!("{}", report.time_line()); // "Time: 0.001"

@@ -72,7 +72,10 @@ impl Default for SimOptions {
 pub enum SimError {
     /// Bad workload parameters.
     #[error(transparent)]
-    Hackbench(#[from] crate::workload::hackbench::HackbenchError),
+    Spec(#[from] benchspec::SpecError),
+    /// The run is larger than the simulator supports.
+    #[error("{0}")]
+    TooLarge(String),
     /// The CPU restriction is unusable.
     #[error("--cpus: {0}")]
     Cpus(String),
@@ -252,6 +255,12 @@ pub fn simulate_hackbench(
     opt: &SimOptions,
 ) -> Result<SimResult, SimError> {
     hb.validate()?;
+    if hb.tasks() > 1_000_000 {
+        return Err(SimError::TooLarge(format!(
+            "-g/-f: {} tasks is more than the simulator supports (1000000)",
+            hb.tasks()
+        )));
+    }
     let allowed = match &opt.cpus {
         None => topo.all_cpus().clone(),
         Some(m) => {
@@ -298,7 +307,7 @@ pub fn simulate_hackbench(
     let policy = make_policy(&opt.policy);
     let name = policy.name();
     let mut e: Engine = Engine::new(topo, &sd, costs, cfg, policy);
-    hb.build(&mut e);
+    crate::workload::hackbench::build(hb, &mut e);
     e.run()?;
     let start = e.mark(MARK_START).unwrap_or(0);
     let stop = e.mark(MARK_STOP).unwrap_or(e.now());
