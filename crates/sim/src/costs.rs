@@ -104,11 +104,22 @@ impl MachineCosts {
     /// decisions can then be compared without cost feedback.
     pub fn zeroed(&self) -> MachineCosts {
         MachineCosts {
-            machine: self.machine.clone(),
+            idle_states: self.idle_states.clone(),
+            hz: self.hz,
+            charge_idle_exit: false,
+            ..MachineCosts::blank(&self.machine)
+        }
+    }
+
+    /// A profile with every cost zero and no idle states (the starting
+    /// point of the presets and of `zeroed`).
+    fn blank(machine: &str) -> MachineCosts {
+        MachineCosts {
+            machine: machine.to_string(),
             c2c_ns: [0; 6],
             clean_read_ns: 0,
             ipi_ns: 0,
-            idle_states: self.idle_states.clone(),
+            idle_states: Vec::new(),
             smt_throughput_milli: Vec::new(),
             pipe_syscall_ns: 0,
             unix_syscall_ns: 0,
@@ -120,8 +131,8 @@ impl MachineCosts {
             fork_ns: 0,
             thread_exit_ns: 0,
             process_exit_ns: 0,
-            hz: self.hz,
-            charge_idle_exit: false,
+            hz: 0,
+            charge_idle_exit: true,
         }
     }
 
@@ -158,25 +169,13 @@ impl MachineCosts {
         let base =
             |machine: &str, c2c: [Nanos; 6], ipi: Nanos, idle: Vec<IdleState>, smt: Vec<u32>| {
                 os(MachineCosts {
-                    machine: machine.to_string(),
                     c2c_ns: c2c,
                     // calibration §3.3: "~10-20 ns when lines are shared-clean" -> 15.
                     clean_read_ns: 15,
                     ipi_ns: ipi,
                     idle_states: idle,
                     smt_throughput_milli: smt,
-                    pipe_syscall_ns: 0,
-                    unix_syscall_ns: 0,
-                    syscall_ns: 0,
-                    copy_ps_per_byte: 0,
-                    ctx_switch_ns: 0,
-                    mm_switch_extra_ns: 0,
-                    thread_create_ns: 0,
-                    fork_ns: 0,
-                    thread_exit_ns: 0,
-                    process_exit_ns: 0,
-                    hz: 0,
-                    charge_idle_exit: true,
+                    ..MachineCosts::blank(machine)
                 })
             };
         let st = |name, exit_us: u64, res_us: u64| IdleState {

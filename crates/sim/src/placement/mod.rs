@@ -35,10 +35,24 @@ pub mod wf {
     pub const MIGRATED: u32 = 0x20;
 }
 
-/// The step of the placement path that chose the CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
+/// Declares [`Stage`] and its list of all variants from one list.
+macro_rules! stages {
+    ($($(#[$doc:meta])* $v:ident,)*) => {
+        /// The step of the placement path that chose the CPU.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Stage {
+            $($(#[$doc])* $v,)*
+        }
+
+        impl Stage {
+            /// Every stage, in declaration order.
+            pub const ALL: &'static [Stage] = &[$(Stage::$v,)*];
+        }
+    };
+}
+
+stages! {
     /// select_idle_sibling: the target itself was idle.
     TargetIdle,
     /// prev_cpu was idle (and shares cache with target).
@@ -89,36 +103,10 @@ pub enum Stage {
 
 impl Stage {
     /// Number of stages.
-    pub const COUNT: usize = Stage::ScxStayPrev as usize + 1;
+    pub const COUNT: usize = Stage::ALL.len();
     /// All stages in order.
     pub fn all() -> impl Iterator<Item = Stage> {
-        use Stage::*;
-        [
-            TargetIdle,
-            PrevIdle,
-            KthreadStack,
-            RecentUsedCpu,
-            SmtSiblingOfPrev,
-            IdleCore,
-            IdleCpuInCluster,
-            IdleCpuInLlc,
-            SmtSiblingOfTarget,
-            PrevRecentFallback,
-            NoIdleFound,
-            SlowPath,
-            CurrentCpu,
-            ScxPrevIdleCore,
-            ScxIdleCoreLlc,
-            ScxIdleCoreNode,
-            ScxIdleCoreAny,
-            ScxPrevIdle,
-            ScxPrevSibling,
-            ScxIdleCpuLlc,
-            ScxIdleCpuNode,
-            ScxIdleCpuAny,
-            ScxStayPrev,
-        ]
-        .into_iter()
+        Stage::ALL.iter().copied()
     }
     /// snake_case name used in reports.
     pub fn name(self) -> String {
