@@ -470,7 +470,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.continue_cpu(c);
                 }
             }
-            Event::Resched { cpu, gen: _ } => {
+            Event::Resched { cpu } => {
                 // The IPI arrives: preempt user code if the resched is still
                 // pending (it may have been honoured at a syscall return).
                 let c = cpu as usize;
@@ -481,7 +481,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.preempt_segment(c);
                 }
             }
-            Event::Tick { cpu, gen } => self.tick(cpu as usize, gen),
+            Event::Tick { cpu } => self.tick(cpu as usize),
             Event::Timer { task } => {
                 let t = task as usize;
                 if self.tasks[t].state == TaskState::Blocked(Block::Sleep) {
@@ -620,16 +620,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[c].tick_armed = true;
         let off = self.cpus[c].tick_offset;
         let next = ((self.now.saturating_sub(off)) / self.tick_ns + 1) * self.tick_ns + off;
-        self.events.push(
-            next,
-            Event::Tick {
-                cpu: c as u32,
-                gen: 0,
-            },
-        );
+        self.events.push(next, Event::Tick { cpu: c as u32 });
     }
 
-    fn tick(&mut self, c: usize, _gen: u32) {
+    fn tick(&mut self, c: usize) {
         self.cpus[c].tick_armed = false;
         if self.cpus[c].mode != Mode::Busy {
             return; // NO_HZ idle: the tick stops
@@ -943,13 +937,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 // rq lock; the IPI only makes a remote CPU notice it sooner.
                 self.cpus[cpu].need_resched = true;
                 if cpu != waker_cpu {
-                    let gen = self.cpus[cpu].gen;
                     self.events.push(
                         now + lead + self.costs.ipi_ns,
-                        Event::Resched {
-                            cpu: cpu as u32,
-                            gen,
-                        },
+                        Event::Resched { cpu: cpu as u32 },
                     );
                 } else if from_irq && self.cpus[cpu].seg_user {
                     // a timer interrupt preempts user code on interrupt exit

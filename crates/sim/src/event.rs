@@ -8,8 +8,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// What happens at an instant. Kept small (16 bytes) so the heap stays cheap.
-/// Fields: `cpu`/`task`/`llc` name the target, `gen` the generation the event
-/// was armed under.
+/// Fields: `cpu`/`task`/`llc` name the target, `gen` the CPU generation a slot
+/// event was armed under (a stale one is ignored).
 #[allow(missing_docs)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Event {
@@ -19,9 +19,9 @@ pub enum Event {
     /// An idle CPU that was kicked has left its idle state and schedules.
     IdleExit { cpu: u32, gen: u32 },
     /// A resched IPI reaches `cpu`.
-    Resched { cpu: u32, gen: u32 },
+    Resched { cpu: u32 },
     /// Scheduler tick on `cpu` (only armed while the CPU is busy: NO_HZ idle).
-    Tick { cpu: u32, gen: u32 },
+    Tick { cpu: u32 },
     /// A sleeping task's timer fires.
     Timer { task: u32 },
     /// Periodic LLC-level load-balance pass of the LLC's first CPU.
