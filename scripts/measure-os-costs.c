@@ -2,6 +2,7 @@
  *   syscall   : getppid() round trip
  *   pipe100   : write(100 B) + read(100 B) on a pipe in one thread (2 syscalls + 2 copies)
  *   unix100   : write(100 B) + read(100 B) on a unix stream socketpair in one thread
+ *   *_write100 / *_read100 : the same calls timed apart (batches of 200 writes, then 200 reads)
  *   pipe4000  : the same with 4000 B (per-byte copy cost = (pipe4000 - pipe100) / (2 * 3900))
  *   rtt_thr   : pipe ping-pong between two threads pinned to CPU 0 (2 switches + 4 syscalls)
  *   rtt_proc  : the same between two processes pinned to CPU 0
@@ -47,6 +48,26 @@ int main(void) {
     int sv[2]; if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return 1;
     for (int b = 0; b < B; b++) { double t = now(); for (long i = 0; i < n; i++) { if (write(sv[0], buf, 100) != 100 || read(sv[1], buf, 100) != 100) return 1; } r[b] = (now() - t) / n; }
     printf("unix100_ns %.1f\n", med(r, B));
+    {
+        double rw[B], rr[B];
+        int fds[2][2] = {{sv[0], sv[1]}, {p[1], p[0]}};
+        const char *names[2] = {"unix", "pipe"};
+        for (int k = 0; k < 2; k++) {
+            for (int b = 0; b < B; b++) {
+                double tw = 0, tr = 0;
+                for (long i = 0; i < n / 200; i++) {
+                    double t0 = now();
+                    for (int j = 0; j < 200; j++) if (write(fds[k][0], buf, 100) != 100) return 1;
+                    double t1 = now();
+                    for (int j = 0; j < 200; j++) if (read(fds[k][1], buf, 100) != 100) return 1;
+                    double t2 = now();
+                    tw += t1 - t0; tr += t2 - t1;
+                }
+                rw[b] = tw / (n / 200 * 200); rr[b] = tr / (n / 200 * 200);
+            }
+            printf("%s_write100_ns %.1f\n%s_read100_ns %.1f\n", names[k], med(rw, B), names[k], med(rr, B));
+        }
+    }
     pin0(); iters = 50000;
     for (int b = 0; b < B; b++) {
         if (pipe(p1) || pipe(p2)) return 1; pthread_t th; pthread_create(&th, 0, echo, 0); char c = 'x';
