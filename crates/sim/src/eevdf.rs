@@ -110,6 +110,9 @@ impl Default for EevdfParams {
 pub struct CfsRq {
     /// Queued entities other than the current one (task ids).
     pub queued: Vec<u32>,
+    /// Cached minimum vruntime of `queued` (queued entities' vruntimes do
+    /// not change): `Some(None)` empty, `Some(Some(v))` valid, `None` stale.
+    queued_min: Option<Option<u64>>,
     /// The entity currently running (may be off the queue while it blocks).
     pub curr: Option<u32>,
     /// Monotonic floor of vruntime; keys are relative to it.
@@ -142,6 +145,26 @@ impl CfsRq {
         let w = se.weight as i64;
         self.avg_vruntime -= self.key(se) * w;
         self.avg_load -= w;
+    }
+
+    /// Add to the queue, keeping the cached minimum.
+    fn queue_push(&mut self, id: u32, v: u64) {
+        self.queued.push(id);
+        if let Some(m) = self.queued_min {
+            self.queued_min = Some(Some(match m {
+                Some(m) if (m.wrapping_sub(v) as i64) <= 0 => m,
+                _ => v,
+            }));
+        }
+    }
+
+    /// Remove the entity at `pos` (keeping insertion order: equal deadlines
+    /// pick first-queued first, as equal keys do in the kernel's rbtree).
+    fn queue_remove(&mut self, pos: usize, v: u64) {
+        self.queued.remove(pos);
+        if self.queued_min == Some(Some(v)) {
+            self.queued_min = None;
+        }
     }
 
     fn curr_on_rq<'a>(&self, ents: &'a [Entity]) -> Option<&'a Entity> {
@@ -188,14 +211,21 @@ impl CfsRq {
 
     fn update_min_vruntime(&mut self, ents: &[Entity]) {
         let curr = self.curr_on_rq(ents).map(|c| c.vruntime);
-        let tree_min = self
-            .queued
-            .iter()
-            .map(|&t| ents[t as usize].vruntime)
-            .min_by(|a, b| {
-                (a.wrapping_sub(self.min_vruntime) as i64)
-                    .cmp(&(b.wrapping_sub(self.min_vruntime) as i64))
-            });
+        let tree_min = match self.queued_min {
+            Some(m) => m,
+            None => {
+                let m = self
+                    .queued
+                    .iter()
+                    .map(|&t| ents[t as usize].vruntime)
+                    .min_by(|a, b| {
+                        (a.wrapping_sub(self.min_vruntime) as i64)
+                            .cmp(&(b.wrapping_sub(self.min_vruntime) as i64))
+                    });
+                self.queued_min = Some(m);
+                m
+            }
+        };
         let mut v = self.min_vruntime;
         match (curr, tree_min) {
             (Some(c), Some(t)) => v = if (c.wrapping_sub(t) as i64) < 0 { c } else { t },
@@ -275,7 +305,7 @@ impl CfsRq {
         se.on_rq = true;
         ents[id as usize] = se;
         self.sum_add(&se);
-        self.queued.push(id);
+        self.queue_push(id, se.vruntime);
         self.load_weight += se.weight;
         self.nr_running += 1;
         if se.idle_policy {
@@ -300,7 +330,7 @@ impl CfsRq {
                 .iter()
                 .position(|&t| t == id)
                 .expect("dequeue of a task not queued");
-            self.queued.remove(pos); // keep insertion order: equal deadlines pick first-queued first, as equal keys do in the kernel rbtree
+            self.queue_remove(pos, se.vruntime);
             self.sum_sub(&se);
         }
         let se = &mut ents[id as usize];
@@ -362,7 +392,7 @@ impl CfsRq {
         self.update_curr(ents, now);
         if let Some(c) = self.curr.take() {
             if ents[c as usize].on_rq && Some(c) != next {
-                self.queued.push(c);
+                self.queue_push(c, ents[c as usize].vruntime);
                 let se = ents[c as usize];
                 self.sum_add(&se);
             } else if ents[c as usize].on_rq {
@@ -376,7 +406,7 @@ impl CfsRq {
                     .iter()
                     .position(|&t| t == n)
                     .expect("next not queued");
-                self.queued.remove(pos); // keep insertion order: equal deadlines pick first-queued first, as equal keys do in the kernel rbtree
+                self.queue_remove(pos, ents[n as usize].vruntime);
                 let se = ents[n as usize];
                 self.sum_sub(&se);
                 self.curr = Some(n);
