@@ -211,8 +211,19 @@ pub fn result_json(r: &SimResult, wall_s: f64) -> Value {
 
 fn placement_text(r: &SimResult) -> String {
     let p = &r.placement;
-    let total: u64 = p.stages.values().sum();
+    let (busy, all) = r.cpus.iter().fold((0u64, 0u64), |(b, a), c| {
+        (b + c.busy_ns, a + c.busy_ns + c.idle_ns)
+    });
     let mut s = format!(
+        "Machine ({}): CPUs {:.1}% busy, {} wake-ups, {} context switches, {} preemptions\n",
+        r.machine,
+        100.0 * busy as f64 / all.max(1) as f64,
+        r.counters.wakeups,
+        r.counters.context_switches,
+        r.counters.preemptions
+    );
+    let total: u64 = p.stages.values().sum();
+    s += &format!(
         "Placement ({}): {} decisions, {:.2} CPUs probed per wakeup, probe cost {:.3} ms, {} migrations\n",
         p.policy,
         total,

@@ -53,7 +53,8 @@ fn prints_the_rt_tests_lines_and_is_deterministic() {
         s.parse::<u64>().is_ok() && ms.len() == 3 && ms.parse::<u64>().is_ok(),
         "{t}"
     );
-    assert!(lines[3].starts_with("Placement ("));
+    assert!(lines[3].starts_with("Machine (kunpeng920-node): CPUs "));
+    assert!(lines[4].starts_with("Placement ("));
     assert_eq!(a, run(BASE), "same command twice must print the same bytes");
 }
 
