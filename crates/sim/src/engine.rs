@@ -677,11 +677,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     // ----- wake-up -------------------------------------------------------
 
+    /// Run a policy hook with a fresh view for `this_cpu`; returns the
+    /// hook's result, the modelled cost and the run-queue probes it made.
     fn wake_env_call<T>(
         &mut self,
         this_cpu: usize,
         f: impl FnOnce(&mut dyn Placement, &mut WakeEnv) -> T,
-    ) -> (T, Nanos) {
+    ) -> (T, Nanos, u32) {
         let mut env = WakeEnv {
             topo: self.topo,
             sd: self.sd,
@@ -702,10 +704,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             sched_idle_as_idle: self.cfg.sched_idle_as_idle,
         };
         let r = f(self.policy.as_mut(), &mut env);
-        let (cost, probes) = (env.cost_ns, env.probes);
-        self.pstats.probes += probes as u64;
-        self.pstats.cost_ns += cost;
-        (r, cost)
+        (r, env.cost_ns, env.probes)
     }
 
     /// Place `t`; returns the CPU and the modelled cost of the decision
@@ -735,11 +734,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 wake_flags: flags,
                 waker,
             };
-            let ((d, probes), cost) = self.wake_env_call(waker_cpu, |p, env| {
-                let d = p.select_task_rq(env, req);
-                (d, env.probes)
-            });
+            let (d, cost, probes) =
+                self.wake_env_call(waker_cpu, |p, env| p.select_task_rq(env, req));
             let _ = self.pstats.probes_per_wakeup.record(probes as u64);
+            self.pstats.probes += probes as u64;
+            self.pstats.cost_ns += cost;
             (d, cost)
         };
         self.cpus[waker_cpu].debt += cost;
@@ -774,6 +773,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: usize) {
         let ti = t as usize;
         self.tasks[ti].cpu = parent_cpu;
+        // wake_up_new_task (4.16+): p->recent_used_cpu = task_cpu(p)
+        self.tplace[ti].recent_used_cpu = parent_cpu;
         let (cpu, lead) = self.select_cpu(t, parent_cpu, None, wf::FORK);
         self.tasks[ti].cpu = cpu;
         self.tasks[ti].state = TaskState::Runnable;
@@ -1116,8 +1117,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.nohz_busy(c, false);
         }
         // set_next_task_idle -> update_idle_core
-        let (_, cost) = self.wake_env_call(c, |p, env| p.cpu_enters_idle(env, c));
-        let _ = cost; // paid in idle time
+        // (its reads and the has_idle_cores write go through the line model;
+        // the time is not charged: the CPU is on its way to idle)
+        let (_, cost, probes) = self.wake_env_call(c, |p, env| p.cpu_enters_idle(env, c));
+        self.pstats.probes += probes as u64;
+        self.pstats.cost_ns += cost;
         self.cpus[c].debt = 0;
     }
 
@@ -1411,10 +1415,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.update_rq_pelt(c);
             }
         }
-        let (_, cost) = self.wake_env_call(first, |p, env| p.llc_balance(env, first));
-        if self.cpus[first].mode == Mode::Busy {
-            self.cpus[first].debt += cost;
-        }
+        // Load balancing is not modelled yet, so the sweep's reads are not
+        // charged (a kernel pays them with or without SIS_UTIL) and they are
+        // not placement cost; the nr_idle_scan write still lands on the LLC
+        // line, so later readers pay the transfer.
+        let _ = self.wake_env_call(first, |p, env| p.llc_balance(env, first));
         // balance_interval: span weight ms when idle, x busy_factor when busy.
         let (interval_ms, busy_factor) = self.sd.sd_llc(first).map_or((1, 16), |d| {
             (d.min_interval_ms.max(1), d.busy_factor as u64)

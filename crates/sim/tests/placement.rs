@@ -75,6 +75,16 @@ fn test_idle_cores_smt_gate_is_cost_only() {
     );
     assert!(off_c.placement.has_idle_cores_reads > 0 && on_c.placement.has_idle_cores_reads == 0);
     assert_ne!(off_c.placement.probe_cost_ns, on_c.placement.probe_cost_ns);
+    // From 5.13 the caller is gated by sched_smt_active() too: reverting
+    // c8987ae5af79 alone reads nothing on a machine without SMT.
+    let r = run(
+        "kunpeng920-node",
+        "linux-5.13",
+        Some(("test_idle_cores_smt_gate", "off")),
+        false,
+        &h,
+    );
+    assert_eq!(r.placement.has_idle_cores_reads, 0);
 }
 
 /// bec2860a2bd6 on POWER9 SMT8: fewer probes per select_idle_core call, same

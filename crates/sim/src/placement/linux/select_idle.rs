@@ -124,9 +124,13 @@ impl LinuxPlacement {
         };
 
         // >= 5.13: the idle-core hint and an idle sibling of prev, before
-        // the scan, only when SMT is active.
+        // the scan, only when SMT is active (c722f35b513f: the caller is
+        // gated by sched_smt_active(), so without SMT nothing is read even
+        // with c8987ae5af79 reverted).
         let mut hint = None;
-        if self.f.select_idle_smt_mode == SmtMode::PrevBeforeScan && sd.smt_present() {
+        if self.f.select_idle_smt_mode == SmtMode::PrevBeforeScan && !sd.smt_present() {
+            hint = Some(false);
+        } else if self.f.select_idle_smt_mode == SmtMode::PrevBeforeScan {
             let has = self.f.idle_core_search && self.test_idle_cores(env, target);
             if !has && sd.cpus_share_cache(prev, target) {
                 let skip_self = self.f.smt_skip_self();
