@@ -182,6 +182,9 @@ pub struct SchedDomain {
     pub max_interval_ms: u64,
     /// Interval multiplier when busy.
     pub busy_factor: u32,
+    /// `sd->imb_numa_nr` (5.18+): tasks a NUMA-level group may run above
+    /// its share before fork/wake balancing moves them; 0 below the LLC.
+    pub imb_numa_nr: u32,
 }
 
 impl SchedDomain {
@@ -337,6 +340,28 @@ impl SchedDomains {
 
         let mut per_cpu = Vec::with_capacity(n);
         for cpu in 0..n {
+            // build_sched_domains() sets imb_numa_nr on the full chain,
+            // before cpu_attach_domain() removes degenerate levels: on the
+            // first level above the LLC, the LLCs it spans (1/8 of its span
+            // when it is one LLC); above, that times span / (span of the
+            // first NUMA level).
+            let mut imb_raw = vec![0u32; raw.len()];
+            let (mut imb, mut imb_span) = (0usize, 1usize);
+            for l in 0..raw.len() {
+                let w = raw[l].spans[cpu].weight();
+                let child_llc = l > 0 && raw[l - 1].flags & SHARE_LLC != 0;
+                if raw[l].flags & SHARE_LLC == 0 && child_llc {
+                    let nr_llcs = w / raw[l - 1].spans[cpu].weight().max(1);
+                    imb = if nr_llcs == 1 { w >> 3 } else { nr_llcs }.max(1);
+                    imb_span = raw[l + 1..]
+                        .iter()
+                        .find(|t| t.flags & NUMA != 0)
+                        .map_or(w, |t| t.spans[cpu].weight());
+                    imb_raw[l] = imb as u32;
+                } else {
+                    imb_raw[l] = (imb * (w / imb_span.max(1)).max(1)) as u32;
+                }
+            }
             // cpu_attach_domain(): drop each parent whose span equals its
             // child's (sd_parent_degenerate; for the levels built here an
             // equal span always means the parent adds nothing), passing
@@ -400,6 +425,7 @@ impl SchedDomains {
                     min_interval_ms: w as u64,
                     max_interval_ms: 2 * w as u64,
                     busy_factor: 16,
+                    imb_numa_nr: imb_raw[l],
                 });
             }
             per_cpu.push(doms);
@@ -889,5 +915,24 @@ mod tests {
             sd_flags::names(SHARE_LLC | CLUSTER),
             ["CLUSTER", "SHARE_LLC"]
         );
+    }
+
+    /// imb_numa_nr is computed on the full chain before degeneration
+    /// (kunpeng920: PKG[24] over MC[24] gives 24 >> 3 = 3, scaled by span /
+    /// 48 above; xeon-12c24t: 12 >> 3 = 1).
+    #[test]
+    fn imb_numa_nr_on_the_raw_chain() {
+        let (_, sd) = build("kunpeng920");
+        let numa: Vec<(usize, u32)> = sd
+            .domains(0)
+            .iter()
+            .filter(|d| d.flags & NUMA != 0)
+            .map(|d| (d.span_weight, d.imb_numa_nr))
+            .collect();
+        assert_eq!(numa, vec![(48, 3), (72, 3), (96, 6)]);
+        let (_, sd) = build("xeon-12c24t");
+        let top = sd.domains(0).last().unwrap();
+        assert_eq!((top.span_weight, top.imb_numa_nr), (24, 1));
+        assert_eq!(sd.domains(0)[0].imb_numa_nr, 0);
     }
 }

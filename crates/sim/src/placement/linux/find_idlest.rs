@@ -94,38 +94,6 @@ fn update_pick_idlest(idlest: &SgStats, sgs: &SgStats) -> bool {
     }
 }
 
-/// `sd->imb_numa_nr` as build_sched_domains computes it (5.18+): on the
-/// first level above the LLC, the number of LLCs it spans (1/8 of its span
-/// when it holds one LLC); on higher levels that times span / (span of the
-/// first NUMA level). Computed on the domains after degeneration.
-fn imb_numa_nr(sd: &SchedDomains, cpu: usize, level: usize) -> u64 {
-    let doms = sd.domains(cpu);
-    let (mut imb, mut imb_span) = (0u64, 1u64);
-    for (i, d) in doms.iter().enumerate().take(level + 1) {
-        let child_llc = i > 0 && doms[i - 1].flags & sd_flags::SHARE_LLC != 0;
-        let v = if d.flags & sd_flags::SHARE_LLC == 0 && child_llc {
-            let nr_llcs = (d.span_weight / doms[i - 1].span_weight) as u64;
-            imb = if nr_llcs == 1 {
-                d.span_weight as u64 >> 3
-            } else {
-                nr_llcs
-            }
-            .max(1);
-            imb_span = doms[i + 1..]
-                .iter()
-                .find(|t| t.flags & sd_flags::NUMA != 0)
-                .map_or(d.span_weight, |t| t.span_weight) as u64;
-            imb
-        } else {
-            imb * (d.span_weight as u64 / imb_span).max(1)
-        };
-        if i == level {
-            return v;
-        }
-    }
-    imb
-}
-
 impl LinuxPlacement {
     /// `find_idlest_cpu(sd, p, cpu, prev, sd_flag)`: starting from
     /// `domains(cpu)[level]`, descend: pick the idlest group, the idlest CPU
@@ -287,7 +255,7 @@ impl LinuxPlacement {
             GroupType::HasSpare => {
                 if numa {
                     // No NUMA-balancing preferred node is modelled.
-                    let nr = imb_numa_nr(env.sd, this_cpu, level);
+                    let nr = env.sd.domains(this_cpu)[level].imb_numa_nr as u64;
                     let local_allowed = local_g.span.and(&allowed).weight() as u64;
                     let imb_numa = nr.min(local_allowed);
                     let imbalance = local_sgs.idle_cpus.abs_diff(idlest_sgs.idle_cpus);
