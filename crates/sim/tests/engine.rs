@@ -339,3 +339,33 @@ fn pelt_tracks_running_not_sleeping() {
     assert!((60..160).contains(&util), "util {util}");
     assert!((60..160).contains(&load), "load {load}");
 }
+
+/// Every built-in machine (SMT8, clusters, a one-CPU LLC, 224 CPUs, ...)
+/// runs both policies with the invariants checked.
+#[test]
+fn every_preset_runs_both_policies_with_checks() {
+    use sim::run::PolicyChoice;
+    let hb = Hackbench {
+        groups: 2,
+        fds: 5,
+        loops: 30,
+        pipe: true,
+        threads: true,
+        ..Default::default()
+    };
+    for &(name, _) in topology::presets() {
+        if name == "host" {
+            continue; // depends on the machine running the tests
+        }
+        let topo = topology::preset(name).unwrap();
+        for policy in [PolicyChoice::default(), PolicyChoice::ScxDefault] {
+            let opt = SimOptions {
+                check: true,
+                policy,
+                ..Default::default()
+            };
+            let r = simulate_hackbench(&topo, &hb, &opt).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(r.counters.bytes_read, hb.total_bytes(), "{name}");
+        }
+    }
+}
