@@ -200,6 +200,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     live_tasks: usize,
     tick_ns: Nanos,
     violation: Option<InvariantError>,
+    /// Last LLC-level balance per (LLC, child group) (None: never).
+    llc_last_balance: Vec<Vec<Option<Nanos>>>,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -293,6 +295,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             live_tasks: 0,
             tick_ns,
             violation: None,
+            llc_last_balance: Vec::new(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -301,7 +304,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         if e.policy.wants_llc_balance() {
             for l in 0..e.llc.len() {
-                e.events.push(0, Event::LlcBalance { llc: l as u32 });
+                let groups =
+                    e.sd.llc_ids()
+                        .get(l)
+                        .and_then(|&f| e.sd.sd_llc(f))
+                        .map_or(0, |d| d.groups.len());
+                e.llc_last_balance.push(vec![None; groups]);
+                for g in 0..groups {
+                    e.events.push(
+                        0,
+                        Event::LlcBalance {
+                            llc: l as u32,
+                            group: g as u32,
+                        },
+                    );
+                }
             }
         }
         e
@@ -496,7 +513,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.try_to_wake_up(task, cpu, current, wf::TTWU, true);
                 }
             }
-            Event::LlcBalance { llc } => self.llc_balance(llc as usize),
+            Event::LlcBalance { llc, group } => self.llc_balance(llc as usize, group as usize),
         }
     }
 
@@ -1404,35 +1421,47 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     // ----- periodic LLC balance (SIS_UTIL producer) -----------------------
 
-    fn llc_balance(&mut self, l: usize) {
-        let Some(&first) = self.sd.llc_ids().get(l) else {
+    /// The periodic balance at the LLC level, one check per child group of
+    /// the LLC domain per tick: should_we_balance lets the group's first
+    /// idle CPU (else its first CPU) balance, when balance_interval (span
+    /// weight ms, × busy_factor if that CPU is busy) has passed since the
+    /// group last balanced. Until load balancing is modelled, the pass only
+    /// runs the policy's hook (update_idle_cpu_scan for SIS_UTIL). The
+    /// kernel re-checks on every tick of the balancing CPU or via nohz idle
+    /// balance; here every group is checked at tick rate.
+    fn llc_balance(&mut self, l: usize, g: usize) {
+        let Some(dom) = self.sd.llc_ids().get(l).and_then(|&f| self.sd.sd_llc(f)) else {
             return;
         };
-        // refresh the signals the balancer reads
-        let span = self.sd.sd_llc(first).map(|d| d.span.clone());
-        if let Some(span) = &span {
-            for c in span.iter() {
+        let group = &dom.groups[g].span;
+        let cpu = group
+            .iter()
+            .find(|&c| self.cpu_state[c].curr_is_idle && self.cpu_state[c].nr_running == 0)
+            .or(group.first())
+            .unwrap_or(0);
+        let busy = self.cpus[cpu].mode == Mode::Busy;
+        let interval_ms =
+            dom.min_interval_ms.max(1) * if busy { dom.busy_factor as u64 } else { 1 };
+        let due =
+            self.llc_last_balance[l][g].is_none_or(|t| self.now >= t + interval_ms * 1_000_000);
+        if due {
+            self.llc_last_balance[l][g] = Some(self.now);
+            // refresh the signals the balancer reads
+            for c in dom.span.iter() {
                 self.update_rq_pelt(c);
             }
+            // Load balancing is not modelled yet, so the sweep's reads are
+            // not charged (a kernel pays them with or without SIS_UTIL) and
+            // are not placement cost; the nr_idle_scan write still lands on
+            // the LLC line from this CPU, so later readers pay the transfer.
+            let _ = self.wake_env_call(cpu, |p, env| p.llc_balance(env, cpu));
         }
-        // Load balancing is not modelled yet, so the sweep's reads are not
-        // charged (a kernel pays them with or without SIS_UTIL) and they are
-        // not placement cost; the nr_idle_scan write still lands on the LLC
-        // line, so later readers pay the transfer.
-        let _ = self.wake_env_call(first, |p, env| p.llc_balance(env, first));
-        // balance_interval: span weight ms when idle, x busy_factor when busy.
-        let (interval_ms, busy_factor) = self.sd.sd_llc(first).map_or((1, 16), |d| {
-            (d.min_interval_ms.max(1), d.busy_factor as u64)
-        });
-        let busy = self.cpus[first].mode == Mode::Busy;
-        let ms = if busy {
-            interval_ms * busy_factor
-        } else {
-            interval_ms
-        };
         self.events.push(
-            self.now + ms * 1_000_000,
-            Event::LlcBalance { llc: l as u32 },
+            self.now + self.tick_ns,
+            Event::LlcBalance {
+                llc: l as u32,
+                group: g as u32,
+            },
         );
     }
 

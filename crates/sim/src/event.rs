@@ -24,8 +24,8 @@ pub enum Event {
     Tick { cpu: u32 },
     /// A sleeping task's timer fires.
     Timer { task: u32 },
-    /// Periodic LLC-level load-balance pass of the LLC's first CPU.
-    LlcBalance { llc: u32 },
+    /// Periodic LLC-level load-balance check for one child group of an LLC.
+    LlcBalance { llc: u32, group: u32 },
 }
 
 /// Per-CPU event slots kept outside the heap: each CPU has at most one
