@@ -247,25 +247,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 core_first: topo.smt_mask(c).first().unwrap_or(c),
             })
             .collect();
-        let cpu_state = (0..n)
-            .map(|_| CpuState {
-                curr_is_idle: true,
-                capacity: 1024,
-                line: lines.alloc(),
-                ..Default::default()
-            })
-            .collect();
-        // rq->avg_idle starts at 2*sysctl_sched_migration_cost (1 ms),
-        // max_idle_balance_cost at sysctl_sched_migration_cost (0.5 ms).
-        let idle_stats = vec![
-            RqIdleStats {
-                avg_idle: 1_000_000,
-                max_idle_balance_cost: 500_000,
-                wake_avg_idle: 0,
-                wake_stamp: 0
-            };
-            n
-        ];
+        let cpu_state = (0..n).map(|_| CpuState::boot(lines.alloc())).collect();
+        let idle_stats = vec![RqIdleStats::boot(); n];
         let llc = (0..sd.nr_llcs())
             .map(|_| LlcShared {
                 line: lines.alloc(),

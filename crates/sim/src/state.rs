@@ -36,6 +36,18 @@ pub struct CpuState {
     pub line: LineId,
 }
 
+impl CpuState {
+    /// A run queue as it boots: idle, full capacity, its line `line`.
+    pub fn boot(line: LineId) -> Self {
+        CpuState {
+            curr_is_idle: true,
+            capacity: 1024,
+            line,
+            ..Default::default()
+        }
+    }
+}
+
 /// Per-rq idle-time statistics (`rq->avg_idle` and friends). Written by the
 /// engine on wake-up (ttwu_do_wakeup) and by SIS_PROP in select_idle_cpu,
 /// which reads them on the waker's own CPU.
@@ -49,6 +61,19 @@ pub struct RqIdleStats {
     pub wake_avg_idle: Nanos,
     /// rq->wake_stamp in jiffies.
     pub wake_stamp: u64,
+}
+
+impl RqIdleStats {
+    /// sched_init(): avg_idle = 2 * sysctl_sched_migration_cost (1 ms),
+    /// max_idle_balance_cost = sysctl_sched_migration_cost (0.5 ms).
+    pub fn boot() -> Self {
+        RqIdleStats {
+            avg_idle: 1_000_000,
+            max_idle_balance_cost: 500_000,
+            wake_avg_idle: 0,
+            wake_stamp: 0,
+        }
+    }
 }
 
 /// `struct sched_domain_shared` of one LLC, plus the LLC domain's
