@@ -29,6 +29,7 @@
 /// Simulated time in nanoseconds.
 pub type Nanos = u64;
 
+pub mod balance;
 pub mod cacheline;
 pub mod channel;
 pub mod costs;

@@ -1,0 +1,123 @@
+//! Load-balancer toggles of a kernel profile, derived from the version
+//! (kernel/sched/fair.c at each release; commits named where known).
+
+/// Which `load_balance()` algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LbAlgorithm {
+    /// Before 5.5: avg_load comparison with `fix_small_imbalance`, group
+    /// types other / imbalanced / overloaded, imbalance always in load
+    /// units, runnable_load_avg as the CPU load.
+    Legacy,
+    /// 5.5+ (0b0695f2b34a "sched/fair: Rework load_balance()"): group types
+    /// has_spare .. overloaded, migration types load / util / task.
+    Modern,
+}
+
+/// The NUMA imbalance allowance in `calculate_imbalance`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumaImbalance {
+    /// <= 5.5: none.
+    None,
+    /// 5.6-5.17 (b396f52326de): a pair of communicating tasks (<= 2
+    /// running) may stay on one node.
+    Pair,
+    /// 5.18-5.19 (e496132ebedd): up to `imb_numa_nr` tasks.
+    ImbNumaNr,
+    /// >= 6.0: up to `imb_numa_nr` tasks, then small imbalances (at most
+    /// NUMA_IMBALANCE_MIN = 2) are ignored.
+    ImbNumaNrMin,
+}
+
+/// The toggles of the balancer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LbFeatures {
+    /// Run load balancing at all (off: tasks move only at wake-up).
+    pub load_balance: bool,
+    /// The algorithm.
+    pub algorithm: LbAlgorithm,
+    /// runnable_avg in group classification (070f5e860ee2, 5.7).
+    pub classify_runnable: bool,
+    /// No migrate_util inside an LLC (16b0a7a1a0af, 5.6).
+    pub llc_no_util_migration: bool,
+    /// NUMA imbalance allowance.
+    pub numa_imbalance: NumaImbalance,
+    /// SMT-aware balancing: group_smt_balance, sibling_imbalance per core,
+    /// SMT-vs-non-SMT busiest rules (6.6, Tim Chen's series).
+    pub smt_aware_lb: bool,
+    /// should_we_balance prefers a CPU on a wholly idle core (6.6).
+    pub swb_idle_core: bool,
+    /// The task's load is shifted right by nr_balance_failed in
+    /// detach_tasks (5.10); off: skip when load/2 > imbalance.
+    pub failure_relax_load: bool,
+    /// The same for util (~6.10).
+    pub failure_relax_util: bool,
+    /// Active balance only for migrate_task after cache_nice_tries+2
+    /// failures, LBF_ACTIVE_LB instead of the nr_balance_failed trick, no
+    /// interval doubling after a kick (~5.12-5.13); off: any type (<= 5.11).
+    pub active_task_type_only: bool,
+    /// Newidle is gated by the first domain's max_newidle_lb_cost (5.16);
+    /// off: by sysctl_sched_migration_cost (<= 5.15).
+    pub newidle_gate_lb_cost: bool,
+    /// Newidle pulls at most one task (CONFIG_PREEMPTION kernels; the
+    /// distributions' PREEMPT_DYNAMIC builds have it).
+    pub newidle_max_one_task: bool,
+    /// Busy balance intervals are one jiffy shorter (5.10).
+    pub busy_interval_minus_one: bool,
+    /// detach_tasks returns at once when the source has <= 1 task (5.13-ish).
+    pub detach_src_single_exit: bool,
+    /// The util migration picks the CPU by max(util, runnable) (~6.7).
+    pub util_boost_pick: bool,
+    /// The extra sd_avg test for a fully-busy local group (~6.0-6.6).
+    pub local_sd_avg_test: bool,
+    /// <= 2.6.38 sd_idle: an idle SMT thread whose sibling is busy balances
+    /// the higher levels as a busy CPU, and newidle stops at the SMT level.
+    pub sd_idle_legacy: bool,
+    /// The wake-up path's SIS_UTIL: produce nr_idle_scan in update_sd_lb_stats.
+    pub sis_util: bool,
+    /// sysctl_sched_migration_cost, ns.
+    pub migration_cost_ns: u64,
+    /// sysctl_sched_nr_migrate.
+    pub nr_migrate: u32,
+}
+
+impl LbFeatures {
+    /// The toggles of kernel version `v` (`(7, 0)` is the latest tree;
+    /// `(2, 6)` means 2.6.38).
+    pub fn for_version(v: (u32, u32), sis_util: bool) -> LbFeatures {
+        let ge = |a: u32, b: u32| v >= (a, b);
+        LbFeatures {
+            load_balance: true,
+            algorithm: if ge(5, 5) {
+                LbAlgorithm::Modern
+            } else {
+                LbAlgorithm::Legacy
+            },
+            classify_runnable: ge(5, 7),
+            llc_no_util_migration: ge(5, 6),
+            numa_imbalance: if ge(6, 0) {
+                NumaImbalance::ImbNumaNrMin
+            } else if ge(5, 18) {
+                NumaImbalance::ImbNumaNr
+            } else if ge(5, 6) {
+                NumaImbalance::Pair
+            } else {
+                NumaImbalance::None
+            },
+            smt_aware_lb: ge(6, 6),
+            swb_idle_core: ge(6, 6),
+            failure_relax_load: ge(5, 10),
+            failure_relax_util: ge(6, 10),
+            active_task_type_only: ge(5, 13),
+            newidle_gate_lb_cost: ge(5, 16),
+            newidle_max_one_task: true,
+            busy_interval_minus_one: ge(5, 10),
+            detach_src_single_exit: ge(5, 13),
+            util_boost_pick: ge(6, 7),
+            local_sd_avg_test: ge(6, 0),
+            sd_idle_legacy: !ge(3, 0),
+            sis_util,
+            migration_cost_ns: 500_000,
+            nr_migrate: 32,
+        }
+    }
+}
