@@ -16,14 +16,14 @@ pub enum LbAlgorithm {
 /// The NUMA imbalance allowance in `calculate_imbalance`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumaImbalance {
-    /// <= 5.5: none.
+    /// Up to 5.5: none.
     None,
     /// 5.6-5.17 (b396f52326de): a pair of communicating tasks (<= 2
     /// running) may stay on one node.
     Pair,
     /// 5.18-5.19 (e496132ebedd): up to `imb_numa_nr` tasks.
     ImbNumaNr,
-    /// >= 6.0: up to `imb_numa_nr` tasks, then small imbalances (at most
+    /// From 6.0: up to `imb_numa_nr` tasks, then small imbalances (at most
     /// NUMA_IMBALANCE_MIN = 2) are ignored.
     ImbNumaNrMin,
 }
