@@ -21,6 +21,8 @@
 //! - `mod.rs`: the types, construction, public accessors, the event loop
 //!   (`run`) and event dispatch;
 //! - `clock`: time accounting, the segment clock and SMT speed;
+//! - `core`: primitives under the kernel's names (activate_task,
+//!   deactivate_task, set_task_cpu, resched_curr, kick_idle_cpu);
 //! - `schedule`: ticks, __schedule, what a CPU does between segments, idle
 //!   entry and the nohz busy count;
 //! - `wakeup`: placement, wake_up_new_task, try_to_wake_up and the enqueue
@@ -44,6 +46,7 @@ use crate::Nanos;
 use topology::{CpuMask, SchedDomains, Topology};
 
 mod clock;
+mod core;
 mod invariants;
 mod llc_balance;
 mod ops;

@@ -260,14 +260,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn do_exit(&mut self, c: usize, t: TaskId) {
         let ti = t as usize;
-        self.update_rq_pelt(c);
-        self.cpus[c]
-            .rq
-            .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
-        let se = self.tasks[ti].pelt;
-        self.cpus[c].pelt.detach(&se, self.ents[ti].weight);
+        self.deactivate_task(t, c);
         self.tasks[ti].state = TaskState::Exited;
-        self.sync_rq_state(c);
         self.live_tasks -= 1;
         if let Some(j) = self.tasks[ti].joiner.take() {
             // pthread_join: futex wake, not sync

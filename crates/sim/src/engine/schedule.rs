@@ -27,10 +27,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let resched = self.cpus[c].rq.update_curr(&mut self.ents, now);
             self.update_task_pelt(cur as usize, true, true);
             if resched {
-                self.cpus[c].need_resched = true;
-                if self.cpus[c].seg_user {
-                    self.preempt_segment(c);
-                }
+                // update_deadline -> resched_curr, from the tick interrupt
+                self.resched_curr(c, c, 0, true);
             }
         }
         self.update_rq_pelt(c);

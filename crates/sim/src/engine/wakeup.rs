@@ -2,7 +2,6 @@
 //! wake_up_new_task and try_to_wake_up, and the enqueue that ends both.
 
 use super::{Engine, Mode, TaskState};
-use crate::event::{Event, Slot};
 use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, Stage, WakeEnv, WakeRequest};
 use crate::rq::RunQueue;
@@ -161,18 +160,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.counters.wakeups += 1;
         if cpu != prev {
             self.counters.migrations += 1;
-            self.update_rq_pelt(prev);
-            let se = self.tasks[ti].pelt;
-            self.cpus[prev].pelt.detach(&se, self.ents[ti].weight);
-            self.sync_rq_state(prev);
-            self.tasks[ti].cpu = cpu;
+            self.set_task_cpu(t, cpu);
         }
         self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
     }
 
     /// Enqueue `t` on `cpu` (ttwu_do_activate / wake_up_new_task tail) and
     /// kick or preempt the CPU. `lead` is the waker's modelled work before
-    /// the IPI goes out (the placement scan, already charged to it).
+    /// the IPI goes out (the placement scan, already charged to it);
+    /// `attach`: the task's PELT signals join `cpu`'s (a new task, or one
+    /// that `set_task_cpu` moved here).
     pub(super) fn activate(
         &mut self,
         t: TaskId,
@@ -184,18 +181,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     ) {
         let ti = t as usize;
         let now = self.now;
-        self.update_rq_pelt(cpu);
-        if attach {
-            let se = self.tasks[ti].pelt;
-            self.cpus[cpu].pelt.attach(&se, self.ents[ti].weight);
-        }
         let initial = self.tasks[ti].pc.pc == 0 && self.tasks[ti].last_ran.is_none();
-        // update_curr inside enqueue may find curr past its deadline
-        // (update_deadline -> resched_curr)
-        let deadline_resched =
-            self.cpus[cpu]
-                .rq
-                .enqueue(&mut self.ents, t, now, initial, &self.cfg.eevdf);
+        let deadline_resched = self.activate_task(t, cpu, attach, initial);
         // The waker writes the target run queue (remote enqueue).
         let line = self.cpu_state[cpu].line;
         let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);
@@ -214,44 +201,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             st.wake_avg_idle = st.avg_idle / 2;
             self.cpu_state[cpu].idle_stamp = 0;
         }
-        self.sync_rq_state(cpu);
         match self.cpus[cpu].mode {
-            Mode::Idle {
-                since,
-                state,
-                tick_stopped,
-            } => {
-                // Kick: IPI (unless the wake happens on this CPU, e.g. its own
-                // timer) plus the idle state's exit latency.
-                let exit = match self.costs.idle_states.get(state) {
-                    Some(s) if self.costs.charge_idle_exit => s.exit_latency_ns,
-                    _ => 0,
-                };
-                let ipi = if waker_cpu != cpu {
-                    self.costs.ipi_ns
-                } else {
-                    0
-                };
-                self.record_idle(cpu, now - since);
-                self.account(cpu, now);
-                self.cpus[cpu].mode = Mode::Waking;
-                self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
-                self.cpu_state[cpu].idle_exit_latency = 0;
-                if tick_stopped {
-                    // nohz exit: set_cpu_sd_state_busy writes nr_busy_cpus
-                    self.nohz_busy(cpu, true);
-                }
-                let gen = self.cpus[cpu].gen;
-                self.events.set_slot(
-                    cpu,
-                    Slot::Main,
-                    now + lead + ipi + exit,
-                    Event::IdleExit {
-                        cpu: cpu as u32,
-                        gen,
-                    },
-                );
-            }
+            Mode::Idle { .. } => self.kick_idle_cpu(cpu, waker_cpu, lead),
             Mode::Waking => {}
             Mode::Busy => {
                 // check_preempt_wakeup returns early when a resched is
@@ -267,18 +218,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     return;
                 }
                 self.counters.preemptions += 1;
-                // resched_curr: TIF_NEED_RESCHED is set at once, under the
-                // rq lock; the IPI only makes a remote CPU notice it sooner.
-                self.cpus[cpu].need_resched = true;
-                if cpu != waker_cpu {
-                    self.events.push(
-                        now + lead + self.costs.ipi_ns,
-                        Event::Resched { cpu: cpu as u32 },
-                    );
-                } else if from_irq && self.cpus[cpu].seg_user {
-                    // a timer interrupt preempts user code on interrupt exit
-                    self.preempt_segment(cpu);
-                }
+                self.resched_curr(cpu, waker_cpu, lead, from_irq);
             }
         }
     }
