@@ -11,13 +11,13 @@ use crate::Nanos;
 impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn account(&mut self, c: usize, now: Nanos) {
         let cpu = &mut self.cpus[c];
-        let d = now - cpu.since;
+        let d = now - cpu.time.since;
         if cpu.mode == Mode::Busy {
-            cpu.busy_ns += d;
+            cpu.time.busy_ns += d;
         } else {
-            cpu.idle_ns += d;
+            cpu.time.idle_ns += d;
         }
-        cpu.since = now;
+        cpu.time.since = now;
     }
 
     pub(super) fn set_mode(&mut self, c: usize, mode: Mode) {
@@ -46,19 +46,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let first = self.cpus[c].core_first;
         let smt = self.topo.smt_mask(first).clone();
         for s in smt.iter() {
-            if s == c || self.cpus[s].mode != Mode::Busy || self.cpus[s].seg_speed == speed {
+            if s == c || self.cpus[s].mode != Mode::Busy || self.cpus[s].seg.speed == speed {
                 continue;
             }
             let done = self.settle_segment(s);
-            if let Some(t) = self.cpus[s].seg_task {
+            if let Some(t) = self.cpus[s].seg.task {
                 let op_left = &mut self.tasks[t as usize].op_left;
                 *op_left = op_left.saturating_sub(done);
             }
-            self.cpus[s].seg_speed = speed;
+            self.cpus[s].seg.speed = speed;
             self.arm_segment(s);
         }
         if self.cpus[c].mode == Mode::Busy {
-            self.cpus[c].seg_speed = speed;
+            self.cpus[c].seg.speed = speed;
         }
     }
 
@@ -66,18 +66,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn settle_segment(&mut self, c: usize) -> Nanos {
         let now = self.now;
         let cpu = &mut self.cpus[c];
-        let elapsed = now - cpu.seg_start;
-        let done = if cpu.seg_speed == 1024 {
+        let elapsed = now - cpu.seg.start;
+        let done = if cpu.seg.speed == 1024 {
             elapsed
         } else {
-            elapsed * cpu.seg_speed / 1024
+            elapsed * cpu.seg.speed / 1024
         }
-        .min(cpu.seg_work);
-        cpu.seg_work -= done;
-        cpu.seg_start = now;
-        let from_debt = done.min(cpu.seg_debt);
-        cpu.seg_debt -= from_debt;
-        if cpu.seg_user {
+        .min(cpu.seg.work);
+        cpu.seg.work -= done;
+        cpu.seg.start = now;
+        let from_debt = done.min(cpu.seg.debt);
+        cpu.seg.debt -= from_debt;
+        if cpu.seg.user {
             self.counters.compute_work_ns += done - from_debt;
         }
         done - from_debt
@@ -87,10 +87,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let cpu = &mut self.cpus[c];
         cpu.gen = cpu.gen.wrapping_add(1);
         // full speed (no busy SMT sibling) is the common case: no division
-        let dur = if cpu.seg_speed == 1024 {
-            cpu.seg_work
+        let dur = if cpu.seg.speed == 1024 {
+            cpu.seg.work
         } else {
-            (cpu.seg_work * 1024).div_ceil(cpu.seg_speed.max(1))
+            (cpu.seg.work * 1024).div_ceil(cpu.seg.speed.max(1))
         };
         let gen = cpu.gen;
         self.events.set_slot(
@@ -114,29 +114,29 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             1024
         };
         let cpu = &mut self.cpus[c];
-        cpu.seg_start = self.now;
-        cpu.seg_debt = cpu.debt;
-        cpu.seg_work = work + cpu.debt;
+        cpu.seg.start = self.now;
+        cpu.seg.debt = cpu.debt;
+        cpu.seg.work = work + cpu.debt;
         cpu.debt = 0;
-        cpu.seg_speed = speed;
-        cpu.seg_user = user;
-        cpu.seg_task = task;
+        cpu.seg.speed = speed;
+        cpu.seg.user = user;
+        cpu.seg.task = task;
         self.arm_segment(c);
     }
 
     pub(super) fn preempt_segment(&mut self, c: usize) {
         // Stop user compute now; the rest of the op stays with the task.
         let done = self.settle_segment(c);
-        if let Some(t) = self.cpus[c].seg_task {
+        if let Some(t) = self.cpus[c].seg.task {
             let ti = t as usize;
             self.tasks[ti].op_left = self.tasks[ti].op_left.saturating_sub(done);
         }
         self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
         self.events.clear_slot(c, Slot::Main);
         // The debt part not yet worked off goes back to the CPU.
-        self.cpus[c].debt += self.cpus[c].seg_debt;
-        self.cpus[c].seg_debt = 0;
-        self.cpus[c].seg_work = 0;
+        self.cpus[c].debt += self.cpus[c].seg.debt;
+        self.cpus[c].seg.debt = 0;
+        self.cpus[c].seg.work = 0;
         self.continue_cpu(c);
     }
 }

@@ -110,7 +110,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.now + lead + self.costs.ipi_ns,
                 Event::Resched { cpu: cpu as u32 },
             );
-        } else if from_irq && self.cpus[cpu].seg_user {
+        } else if from_irq && self.cpus[cpu].seg.user {
             // a timer interrupt preempts user code on interrupt exit
             self.preempt_segment(cpu);
         }

@@ -60,7 +60,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         let mut running = vec![false; self.tasks.len()];
         for cpu in &self.cpus {
-            if let (Mode::Busy, Some(t)) = (cpu.mode, cpu.seg_task) {
+            if let (Mode::Busy, Some(t)) = (cpu.mode, cpu.seg.task) {
                 if std::mem::replace(&mut running[t as usize], true) {
                     return err(format!("task {t} runs on two CPUs"));
                 }
@@ -84,10 +84,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             ));
         }
         for (c, cpu) in self.cpus.iter().enumerate() {
-            if cpu.busy_ns + cpu.idle_ns != self.now {
+            if cpu.time.busy_ns + cpu.time.idle_ns != self.now {
                 return err(format!(
                     "cpu {c}: busy {} + idle {} != elapsed {}",
-                    cpu.busy_ns, cpu.idle_ns, self.now
+                    cpu.time.busy_ns, cpu.time.idle_ns, self.now
                 ));
             }
         }

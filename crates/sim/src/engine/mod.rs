@@ -120,28 +120,55 @@ struct Cpu<R> {
     /// Kernel work owed, charged at the start of the next segment.
     debt: Nanos,
     need_resched: bool,
+    /// The running segment.
+    seg: SegmentClock,
+    /// Busy/idle time accounting.
+    time: CpuTime,
+    /// mm of the last user task run here (lazy TLB: idle keeps it).
+    last_mm: Option<u32>,
+    /// Idle governor history.
+    idle: IdleGovernor,
+    /// Periodic tick.
+    tick: TickState,
+    /// SMT core index for speed updates.
+    core_first: usize,
+}
+
+/// A CPU's segment clock (see the module doc): the segment's work is timed
+/// at the core's current SMT speed and re-timed when that changes.
+struct SegmentClock {
     /// Segment clock: start, work left at full speed at start, speed /1024.
-    seg_start: Nanos,
-    seg_work: Nanos,
-    seg_speed: u64,
+    start: Nanos,
+    work: Nanos,
+    speed: u64,
     /// Part of the segment's work that is debt (consumed first).
-    seg_debt: Nanos,
+    debt: Nanos,
     /// The segment is user compute (preemptible at once).
-    seg_user: bool,
+    user: bool,
     /// The segment belongs to a task (false: kernel-only work).
-    seg_task: Option<TaskId>,
+    task: Option<TaskId>,
+}
+
+/// Busy and idle time of a CPU, accounted up to `since`.
+struct CpuTime {
     busy_ns: Nanos,
     idle_ns: Nanos,
     since: Nanos,
-    /// mm of the last user task run here (lazy TLB: idle keeps it).
-    last_mm: Option<u32>,
+}
+
+/// What the idle governor remembers of a CPU's idle periods.
+struct IdleGovernor {
     /// Recent idle durations for the governor (average of the last 8).
-    idle_hist: [Nanos; 8],
-    idle_hist_pos: usize,
-    tick_offset: Nanos,
-    tick_armed: bool,
-    /// SMT core index for speed updates.
-    core_first: usize,
+    hist: [Nanos; 8],
+    hist_pos: usize,
+}
+
+/// A CPU's periodic tick.
+struct TickState {
+    /// sched_skew_tick: the CPU's tick phase.
+    offset: Nanos,
+    /// A Tick event is pending.
+    armed: bool,
 }
 
 /// Counters of a run.
@@ -254,21 +281,29 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 },
                 debt: 0,
                 need_resched: false,
-                seg_start: 0,
-                seg_work: 0,
-                seg_speed: 1024,
-                seg_debt: 0,
-                seg_user: false,
-                seg_task: None,
-                busy_ns: 0,
-                idle_ns: 0,
-                since: 0,
+                seg: SegmentClock {
+                    start: 0,
+                    work: 0,
+                    speed: 1024,
+                    debt: 0,
+                    user: false,
+                    task: None,
+                },
+                time: CpuTime {
+                    busy_ns: 0,
+                    idle_ns: 0,
+                    since: 0,
+                },
                 last_mm: None,
-                idle_hist: [0; 8],
-                idle_hist_pos: 0,
-                // sched_skew_tick: per-CPU tick phase
-                tick_offset: rng.below(tick_ns),
-                tick_armed: false,
+                idle: IdleGovernor {
+                    hist: [0; 8],
+                    hist_pos: 0,
+                },
+                tick: TickState {
+                    // sched_skew_tick: per-CPU tick phase
+                    offset: rng.below(tick_ns),
+                    armed: false,
+                },
                 core_first: topo.smt_mask(c).first().unwrap_or(c),
             })
             .collect();
@@ -392,7 +427,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Per-CPU (busy, idle) ns.
     pub fn cpu_times(&self) -> Vec<(Nanos, Nanos)> {
-        self.cpus.iter().map(|c| (c.busy_ns, c.idle_ns)).collect()
+        self.cpus
+            .iter()
+            .map(|c| (c.time.busy_ns, c.time.idle_ns))
+            .collect()
     }
 
     /// Channel byte totals (written, read).
@@ -501,7 +539,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let c = cpu as usize;
                 if self.cpus[c].mode == Mode::Busy
                     && self.cpus[c].need_resched
-                    && self.cpus[c].seg_user
+                    && self.cpus[c].seg.user
                 {
                     self.preempt_segment(c);
                 }

@@ -8,17 +8,17 @@ use crate::Nanos;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn arm_tick(&mut self, c: usize) {
-        if self.cpus[c].tick_armed {
+        if self.cpus[c].tick.armed {
             return;
         }
-        self.cpus[c].tick_armed = true;
-        let off = self.cpus[c].tick_offset;
+        self.cpus[c].tick.armed = true;
+        let off = self.cpus[c].tick.offset;
         let next = ((self.now.saturating_sub(off)) / self.tick_ns + 1) * self.tick_ns + off;
         self.events.push(next, Event::Tick { cpu: c as u32 });
     }
 
     pub(super) fn tick(&mut self, c: usize) {
-        self.cpus[c].tick_armed = false;
+        self.cpus[c].tick.armed = false;
         if self.cpus[c].mode != Mode::Busy {
             return; // NO_HZ idle: the tick stops
         }
@@ -36,12 +36,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     pub(super) fn segment_done(&mut self, c: usize) {
-        if self.cpus[c].seg_user {
-            self.counters.compute_work_ns += self.cpus[c].seg_work - self.cpus[c].seg_debt;
+        if self.cpus[c].seg.user {
+            self.counters.compute_work_ns += self.cpus[c].seg.work - self.cpus[c].seg.debt;
         }
-        self.cpus[c].seg_work = 0;
-        self.cpus[c].seg_debt = 0;
-        if let Some(t) = self.cpus[c].seg_task {
+        self.cpus[c].seg.work = 0;
+        self.cpus[c].seg.debt = 0;
+        if let Some(t) = self.cpus[c].seg.task {
             self.apply_op(c, t);
         }
         self.continue_cpu(c);
@@ -128,7 +128,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         // menu governor, simplified: predict the average of recent idle
         // periods; stop the tick only if that is at least a tick.
-        let h = &self.cpus[c].idle_hist;
+        let h = &self.cpus[c].idle.hist;
         let predicted = h.iter().sum::<Nanos>() / h.len() as Nanos;
         let state = self.costs.pick_idle_state(predicted);
         let tick_stopped = predicted >= self.tick_ns;
@@ -166,8 +166,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn record_idle(&mut self, c: usize, dur: Nanos) {
         let cpu = &mut self.cpus[c];
-        cpu.idle_hist[cpu.idle_hist_pos] = dur;
-        cpu.idle_hist_pos = (cpu.idle_hist_pos + 1) % cpu.idle_hist.len();
+        cpu.idle.hist[cpu.idle.hist_pos] = dur;
+        cpu.idle.hist_pos = (cpu.idle.hist_pos + 1) % cpu.idle.hist.len();
     }
 
     pub(super) fn nohz_busy(&mut self, c: usize, busy: bool) {
