@@ -1,0 +1,142 @@
+//! Time accounting and the segment clock, with SMT speed: a segment's
+//! remaining work is re-timed whenever the number of busy threads of its
+//! core changes.
+
+use super::{Engine, Mode};
+use crate::event::{Event, Slot};
+use crate::rq::RunQueue;
+use crate::task::TaskId;
+use crate::Nanos;
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    pub(super) fn account(&mut self, c: usize, now: Nanos) {
+        let cpu = &mut self.cpus[c];
+        let d = now - cpu.time.since;
+        if cpu.mode == Mode::Busy {
+            cpu.time.busy_ns += d;
+        } else {
+            cpu.time.idle_ns += d;
+        }
+        cpu.time.since = now;
+    }
+
+    pub(super) fn set_mode(&mut self, c: usize, mode: Mode) {
+        let was_busy = self.cpus[c].mode == Mode::Busy;
+        self.account(c, self.now);
+        self.cpus[c].mode = mode;
+        let is_busy = mode == Mode::Busy;
+        if was_busy != is_busy && self.topo.threads_per_core() > 1 {
+            self.retime_core(c);
+        }
+    }
+
+    pub(super) fn busy_threads(&self, c: usize) -> usize {
+        self.topo
+            .smt_mask(c)
+            .iter()
+            .filter(|&s| self.cpus[s].mode == Mode::Busy)
+            .count()
+    }
+
+    /// The number of busy threads of `c`'s core changed: settle every
+    /// sibling's running segment at its old speed and re-time it.
+    pub(super) fn retime_core(&mut self, c: usize) {
+        let busy = self.busy_threads(c);
+        let speed = self.costs.smt_speed_1024(busy);
+        let first = self.cpus[c].core_first;
+        let smt = self.topo.smt_mask(first).clone();
+        for s in smt.iter() {
+            if s == c || self.cpus[s].mode != Mode::Busy || self.cpus[s].seg.speed == speed {
+                continue;
+            }
+            let done = self.settle_segment(s);
+            if let Some(t) = self.cpus[s].seg.task {
+                let op_left = &mut self.tasks[t as usize].op_left;
+                *op_left = op_left.saturating_sub(done);
+            }
+            self.cpus[s].seg.speed = speed;
+            self.arm_segment(s);
+        }
+        if self.cpus[c].mode == Mode::Busy {
+            self.cpus[c].seg.speed = speed;
+        }
+    }
+
+    /// Bring the segment clock of `c` to now: work done so far is removed.
+    pub(super) fn settle_segment(&mut self, c: usize) -> Nanos {
+        let now = self.now;
+        let cpu = &mut self.cpus[c];
+        let elapsed = now - cpu.seg.start;
+        let done = if cpu.seg.speed == 1024 {
+            elapsed
+        } else {
+            elapsed * cpu.seg.speed / 1024
+        }
+        .min(cpu.seg.work);
+        cpu.seg.work -= done;
+        cpu.seg.start = now;
+        let from_debt = done.min(cpu.seg.debt);
+        cpu.seg.debt -= from_debt;
+        if cpu.seg.user {
+            self.counters.compute_work_ns += done - from_debt;
+        }
+        done - from_debt
+    }
+
+    pub(super) fn arm_segment(&mut self, c: usize) {
+        let cpu = &mut self.cpus[c];
+        cpu.gen = cpu.gen.wrapping_add(1);
+        // full speed (no busy SMT sibling) is the common case: no division
+        let dur = if cpu.seg.speed == 1024 {
+            cpu.seg.work
+        } else {
+            (cpu.seg.work * 1024).div_ceil(cpu.seg.speed.max(1))
+        };
+        let gen = cpu.gen;
+        self.events.set_slot(
+            c,
+            Slot::Main,
+            self.now + dur,
+            Event::SegmentDone { cpu: c as u32, gen },
+        );
+    }
+
+    pub(super) fn start_segment(
+        &mut self,
+        c: usize,
+        task: Option<TaskId>,
+        work: Nanos,
+        user: bool,
+    ) {
+        let speed = if self.topo.threads_per_core() > 1 {
+            self.costs.smt_speed_1024(self.busy_threads(c))
+        } else {
+            1024
+        };
+        let cpu = &mut self.cpus[c];
+        cpu.seg.start = self.now;
+        cpu.seg.debt = cpu.debt;
+        cpu.seg.work = work + cpu.debt;
+        cpu.debt = 0;
+        cpu.seg.speed = speed;
+        cpu.seg.user = user;
+        cpu.seg.task = task;
+        self.arm_segment(c);
+    }
+
+    pub(super) fn preempt_segment(&mut self, c: usize) {
+        // Stop user compute now; the rest of the op stays with the task.
+        let done = self.settle_segment(c);
+        if let Some(t) = self.cpus[c].seg.task {
+            let ti = t as usize;
+            self.tasks[ti].op_left = self.tasks[ti].op_left.saturating_sub(done);
+        }
+        self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
+        self.events.clear_slot(c, Slot::Main);
+        // The debt part not yet worked off goes back to the CPU.
+        self.cpus[c].debt += self.cpus[c].seg.debt;
+        self.cpus[c].seg.debt = 0;
+        self.cpus[c].seg.work = 0;
+        self.continue_cpu(c);
+    }
+}

@@ -1,0 +1,167 @@
+//! Engine primitives under the kernel's names (kernel/sched/core.c): moving a
+//! task on and off a run queue, changing its CPU, and making a CPU
+//! reschedule. The wake-up path is built from them; a load balancer will
+//! use the same ones to migrate queued tasks.
+
+use super::{Engine, Mode};
+use crate::event::{Event, Slot};
+use crate::rq::RunQueue;
+use crate::task::TaskId;
+use crate::Nanos;
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// activate_task (kernel/sched/core.c): put `t` on `cpu`'s run queue.
+    ///
+    /// The rq's PELT signals are brought to now first (update_load_avg in
+    /// enqueue_entity); with `attach` the task's own signals are added to
+    /// them, for a task that arrives from another CPU or is new
+    /// (ENQUEUE_MIGRATED / post_init_entity_util_avg: attach_entity_load_avg).
+    /// `initial` is ENQUEUE_INITIAL, a new task's first enqueue (under
+    /// PLACE_DEADLINE_INITIAL place_entity gives it half a slice to its
+    /// first deadline). Ends with the placement view of `cpu` in sync.
+    ///
+    /// Returns true when update_curr inside the enqueue found the current
+    /// task past its deadline (update_deadline -> resched_curr); the caller
+    /// decides how the resched reaches the CPU.
+    pub(super) fn activate_task(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        attach: bool,
+        initial: bool,
+    ) -> bool {
+        let ti = t as usize;
+        self.update_rq_pelt(cpu);
+        if attach {
+            let se = self.tasks[ti].pelt;
+            self.cpus[cpu].pelt.attach(&se, self.ents[ti].weight);
+        }
+        // update_curr inside enqueue may find curr past its deadline
+        // (update_deadline -> resched_curr)
+        let deadline_resched =
+            self.cpus[cpu]
+                .rq
+                .enqueue(&mut self.ents, t, self.now, initial, &self.cfg.eevdf);
+        self.sync_rq_state(cpu);
+        deadline_resched
+    }
+
+    /// deactivate_task (kernel/sched/core.c): take `t` off `cpu`'s run queue
+    /// for good, with its PELT signals detached from the rq's (the kernel
+    /// detaches a migrating task's load on its way off the old rq, and
+    /// removes an exiting one's in task_dead_fair: remove_entity_load_avg),
+    /// and the placement view in sync.
+    ///
+    /// A task that goes to sleep is dequeued by `block` instead: its signals
+    /// stay on the rq as blocked load until it wakes elsewhere
+    /// (`set_task_cpu` removes them then) or exits. A task taken off with
+    /// deactivate_task has nothing left on `cpu`, so moving it must not
+    /// detach it again there.
+    pub(super) fn deactivate_task(&mut self, t: TaskId, cpu: usize) {
+        let ti = t as usize;
+        self.update_rq_pelt(cpu);
+        self.cpus[cpu]
+            .rq
+            .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
+        let se = self.tasks[ti].pelt;
+        self.cpus[cpu].pelt.detach(&se, self.ents[ti].weight);
+        self.sync_rq_state(cpu);
+    }
+
+    /// set_task_cpu (kernel/sched/core.c): make `new_cpu` the task's CPU
+    /// (task_cpu()). When it changes, the signals a sleeping task left on its
+    /// old CPU are removed from that rq (migrate_task_rq_fair ->
+    /// remove_entity_load_avg) and the old CPU's placement view is synced;
+    /// `activate_task(.., attach)` adds them on the new CPU.
+    ///
+    /// The migration itself costs nothing here: the cache refill of the
+    /// task's working set is charged to the new CPU at its next context
+    /// switch to the task (`schedule`, from `last_ran`), and the write of the
+    /// new CPU's run-queue line to whoever enqueues it (`activate`).
+    pub(super) fn set_task_cpu(&mut self, t: TaskId, new_cpu: usize) {
+        let ti = t as usize;
+        let prev = self.tasks[ti].cpu;
+        if prev != new_cpu {
+            self.update_rq_pelt(prev);
+            let se = self.tasks[ti].pelt;
+            self.cpus[prev].pelt.detach(&se, self.ents[ti].weight);
+            self.sync_rq_state(prev);
+        }
+        self.tasks[ti].cpu = new_cpu;
+    }
+
+    /// resched_curr (kernel/sched/core.c): make `cpu` reschedule, asked from
+    /// `waker_cpu` after `lead` ns of its work. TIF_NEED_RESCHED is set at
+    /// once, under the rq lock; the IPI (smp_send_reschedule) only makes a
+    /// remote CPU notice it sooner, preempting user code when it lands
+    /// (`Event::Resched`). On the CPU itself, a request `from_irq` (timer
+    /// interrupt, tick) preempts user code on interrupt exit; otherwise the
+    /// flag is honoured at the next syscall return or segment end.
+    pub(super) fn resched_curr(
+        &mut self,
+        cpu: usize,
+        waker_cpu: usize,
+        lead: Nanos,
+        from_irq: bool,
+    ) {
+        self.cpus[cpu].need_resched = true;
+        if cpu != waker_cpu {
+            self.events.push(
+                self.now + lead + self.costs.ipi_ns,
+                Event::Resched { cpu: cpu as u32 },
+            );
+        } else if from_irq && self.cpus[cpu].seg.user {
+            // a timer interrupt preempts user code on interrupt exit
+            self.preempt_segment(cpu);
+        }
+    }
+
+    /// Wake an idle `cpu` that was just given work from `waker_cpu` (after
+    /// `lead` ns of the waker's work): the resched IPI (ttwu_queue /
+    /// smp_send_reschedule; none when the wake happens on this CPU, e.g. its
+    /// own timer) plus the idle state's exit latency, after which the CPU
+    /// runs (`Event::IdleExit`). Leaving a nohz idle state marks the CPU busy
+    /// again (set_cpu_sd_state_busy). Does nothing to a CPU that is not idle
+    /// (one already waking needs no second kick).
+    pub(super) fn kick_idle_cpu(&mut self, cpu: usize, waker_cpu: usize, lead: Nanos) {
+        let Mode::Idle {
+            since,
+            state,
+            tick_stopped,
+        } = self.cpus[cpu].mode
+        else {
+            return;
+        };
+        let now = self.now;
+        // Kick: IPI (unless the wake happens on this CPU, e.g. its own
+        // timer) plus the idle state's exit latency.
+        let exit = match self.costs.idle_states.get(state) {
+            Some(s) if self.costs.charge_idle_exit => s.exit_latency_ns,
+            _ => 0,
+        };
+        let ipi = if waker_cpu != cpu {
+            self.costs.ipi_ns
+        } else {
+            0
+        };
+        self.record_idle(cpu, now - since);
+        self.account(cpu, now);
+        self.cpus[cpu].mode = Mode::Waking;
+        self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
+        self.cpu_state[cpu].idle_exit_latency = 0;
+        if tick_stopped {
+            // nohz exit: set_cpu_sd_state_busy writes nr_busy_cpus
+            self.nohz_busy(cpu, true);
+        }
+        let gen = self.cpus[cpu].gen;
+        self.events.set_slot(
+            cpu,
+            Slot::Main,
+            now + lead + ipi + exit,
+            Event::IdleExit {
+                cpu: cpu as u32,
+                gen,
+            },
+        );
+    }
+}

@@ -1,0 +1,101 @@
+//! Invariants checked by `--check`.
+
+use super::{Engine, InvariantError, Mode, TaskState};
+use crate::rq::RunQueue;
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// Check the modelling invariants (DESIGN.md) on the current state.
+    pub fn check_invariants(&self) -> Result<(), InvariantError> {
+        let err = |what: String| {
+            Err(InvariantError {
+                time: self.now,
+                what,
+            })
+        };
+        let mut on_rq = vec![0u32; self.tasks.len()];
+        for (c, cpu) in self.cpus.iter().enumerate() {
+            let mut n = cpu.rq.queued().len() as u32;
+            for &t in cpu.rq.queued() {
+                on_rq[t as usize] += 1;
+            }
+            if let Some(cur) = cpu.rq.curr() {
+                if self.ents[cur as usize].on_rq {
+                    on_rq[cur as usize] += 1;
+                    n += 1;
+                }
+            }
+            if n != cpu.rq.nr_running() {
+                return err(format!(
+                    "cpu {c}: nr_running {} but {n} tasks queued",
+                    cpu.rq.nr_running()
+                ));
+            }
+            if self.cpu_state[c].nr_running != cpu.rq.nr_running() {
+                return err(format!("cpu {c}: placement view nr_running is stale"));
+            }
+            if cpu.rq.nr_running() > 0 && matches!(cpu.mode, Mode::Idle { .. }) {
+                return err(format!(
+                    "cpu {c}: idle with {} runnable tasks",
+                    cpu.rq.nr_running()
+                ));
+            }
+        }
+        for (t, task) in self.tasks.iter().enumerate() {
+            let runnable = task.state == TaskState::Runnable;
+            if runnable && on_rq[t] != 1 {
+                return err(format!("task {t} runnable but on {} run queues", on_rq[t]));
+            }
+            if !runnable && on_rq[t] != 0 {
+                return err(format!("task {t} not runnable but queued"));
+            }
+            if runnable
+                && !self.cpus[task.cpu].rq.queued().contains(&(t as u32))
+                && self.cpus[task.cpu].rq.curr() != Some(t as u32)
+            {
+                return err(format!(
+                    "task {t} is not on the run queue of task_cpu {}",
+                    task.cpu
+                ));
+            }
+        }
+        let mut running = vec![false; self.tasks.len()];
+        for cpu in &self.cpus {
+            if let (Mode::Busy, Some(t)) = (cpu.mode, cpu.seg.task) {
+                if std::mem::replace(&mut running[t as usize], true) {
+                    return err(format!("task {t} runs on two CPUs"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_final(&self) -> Result<(), InvariantError> {
+        let err = |what: String| {
+            Err(InvariantError {
+                time: self.now,
+                what,
+            })
+        };
+        let (w, r) = self.channel_bytes();
+        let buffered: u64 = self.chans.iter().map(|c| c.buffered).sum();
+        if w != r + buffered {
+            return err(format!(
+                "bytes written {w} != bytes read {r} + buffered {buffered}"
+            ));
+        }
+        for (c, cpu) in self.cpus.iter().enumerate() {
+            if cpu.time.busy_ns + cpu.time.idle_ns != self.now {
+                return err(format!(
+                    "cpu {c}: busy {} + idle {} != elapsed {}",
+                    cpu.time.busy_ns, cpu.time.idle_ns, self.now
+                ));
+            }
+        }
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.state != TaskState::Exited && task.state != TaskState::Unborn {
+                return err(format!("task {t} never exited ({:?})", task.state));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,565 @@
+//! The discrete-event engine: CPUs running task programs under EEVDF, with
+//! wake-ups placed by a [`Placement`] policy and every cost charged as CPU
+//! time to the CPU that pays it.
+//!
+//! A CPU always runs a *segment*: a stretch of CPU time for the current op of
+//! its current task (user compute, or a syscall whose effect lands at the end
+//! of the segment), preceded by any kernel work the CPU owes (`debt`: context
+//! switch, placement probes, remote enqueues, migration refill). The segment
+//! ends with a `SegmentDone` event; user compute can be preempted mid-way
+//! (tick or wake-up preemption), syscalls only on return. SMT siblings slow
+//! each other: a segment's remaining work is re-timed whenever the number of
+//! busy threads of its core changes.
+//!
+//! Host/vCPU layer (later): a guest CPU is a vCPU that runs only while the
+//! host schedules it. The hooks for that are `CpuState::vcpu_preempted` and
+//! the per-CPU segment clock, which can be paused and resumed without
+//! touching the scheduler model.
+//!
+//! The engine is one type, [`Engine`], whose methods are split by concern
+//! over this module's files, each adding its own `impl` block:
+//! - `mod.rs`: the types, construction, public accessors, the event loop
+//!   (`run`) and event dispatch;
+//! - `clock`: time accounting, the segment clock and SMT speed;
+//! - `core`: primitives under the kernel's names (activate_task,
+//!   deactivate_task, set_task_cpu, resched_curr, kick_idle_cpu);
+//! - `schedule`: ticks, __schedule, what a CPU does between segments, idle
+//!   entry and the nohz busy count;
+//! - `wakeup`: placement, wake_up_new_task, try_to_wake_up and the enqueue
+//!   that ends them;
+//! - `ops`: the op interpreter (a task's program, its blocking and exit);
+//! - `pelt`: PELT updates and the placement view's copy of the run queue;
+//! - `llc_balance`: the periodic LLC-level pass (the SIS_UTIL producer);
+//! - `invariants`: the `--check` invariants.
+
+use crate::cacheline::LineTable;
+use crate::channel::{ChanKind, Channel};
+use crate::costs::MachineCosts;
+use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
+use crate::event::{Event, EventQueue};
+use crate::pelt::Pelt;
+use crate::placement::{wf, Placement, PlacementStats};
+use crate::rq::RunQueue;
+use crate::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
+use crate::task::{ChanId, Op, Pc, TaskId, TaskSpec};
+use crate::Nanos;
+use topology::{CpuMask, SchedDomains, Topology};
+
+mod clock;
+mod core;
+mod invariants;
+mod llc_balance;
+mod ops;
+mod pelt;
+mod schedule;
+mod wakeup;
+
+/// Why a task is blocked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    Read(ChanId),
+    Write(ChanId),
+    Poll(ChanId),
+    Sleep,
+    Child,
+    Join(TaskId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TaskState {
+    /// Declared, not yet spawned.
+    Unborn,
+    /// On a run queue (running or waiting).
+    Runnable,
+    Blocked(Block),
+    Exited,
+}
+
+struct Task {
+    spec: TaskSpec,
+    pc: Pc,
+    state: TaskState,
+    /// task_cpu(): the CPU whose run queue holds it, or held it last.
+    cpu: usize,
+    /// CPU it last ran on (for migration refill).
+    last_ran: Option<usize>,
+    /// Work left in the current Compute op.
+    op_left: Nanos,
+    /// Bytes left in the current Read/Write op.
+    bytes_left: u32,
+    /// The current op already paid its syscall entry (resumed after a block).
+    resumed: bool,
+    /// A task joining this one.
+    joiner: Option<TaskId>,
+    /// Exited children not yet reaped.
+    unreaped: u32,
+    pelt: Pelt,
+    /// The op being executed (resolved by `start_op`).
+    op: Op,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// In an idle state since the given time.
+    Idle {
+        since: Nanos,
+        state: usize,
+        tick_stopped: bool,
+    },
+    /// Leaving an idle state (IPI + exit latency).
+    Waking,
+    /// Running a segment.
+    Busy,
+}
+
+struct Cpu<R> {
+    rq: R,
+    pelt: Pelt,
+    gen: u32,
+    mode: Mode,
+    /// Kernel work owed, charged at the start of the next segment.
+    debt: Nanos,
+    need_resched: bool,
+    /// The running segment.
+    seg: SegmentClock,
+    /// Busy/idle time accounting.
+    time: CpuTime,
+    /// mm of the last user task run here (lazy TLB: idle keeps it).
+    last_mm: Option<u32>,
+    /// Idle governor history.
+    idle: IdleGovernor,
+    /// Periodic tick.
+    tick: TickState,
+    /// SMT core index for speed updates.
+    core_first: usize,
+}
+
+/// A CPU's segment clock (see the module doc): the segment's work is timed
+/// at the core's current SMT speed and re-timed when that changes.
+struct SegmentClock {
+    /// Segment clock: start, work left at full speed at start, speed /1024.
+    start: Nanos,
+    work: Nanos,
+    speed: u64,
+    /// Part of the segment's work that is debt (consumed first).
+    debt: Nanos,
+    /// The segment is user compute (preemptible at once).
+    user: bool,
+    /// The segment belongs to a task (false: kernel-only work).
+    task: Option<TaskId>,
+}
+
+/// Busy and idle time of a CPU, accounted up to `since`.
+struct CpuTime {
+    busy_ns: Nanos,
+    idle_ns: Nanos,
+    since: Nanos,
+}
+
+/// What the idle governor remembers of a CPU's idle periods.
+struct IdleGovernor {
+    /// Recent idle durations for the governor (average of the last 8).
+    hist: [Nanos; 8],
+    hist_pos: usize,
+}
+
+/// A CPU's periodic tick.
+struct TickState {
+    /// sched_skew_tick: the CPU's tick phase.
+    offset: Nanos,
+    /// A Tick event is pending.
+    armed: bool,
+}
+
+/// Counters of a run.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RunCounters {
+    /// Events processed.
+    pub events: u64,
+    /// Successful try_to_wake_up calls (including new tasks).
+    pub wakeups: u64,
+    /// Wake-ups that moved the task to another CPU.
+    pub migrations: u64,
+    /// Context switches.
+    pub context_switches: u64,
+    /// Wake-up preemptions.
+    pub preemptions: u64,
+    /// Messages written (write calls that completed).
+    pub messages: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Idle exits (IPI-kicked CPUs).
+    pub idle_exits: u64,
+    /// User compute performed, in ns of full-speed work (equals the sum of
+    /// the programs' Compute ops: work is never lost or repeated).
+    pub compute_work_ns: u64,
+}
+
+/// Engine configuration.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// EEVDF tunables.
+    pub eevdf: EevdfParams,
+    /// CPUs the workload may use (taskset / numactl -N).
+    pub allowed: CpuMask,
+    /// Seed.
+    pub seed: u64,
+    /// Verify invariants as the run goes (`--check`).
+    pub check: bool,
+    /// available_idle_cpu checks vcpu_is_preempted.
+    pub vcpu_preempt_check: bool,
+    /// sched_idle CPUs count as idle in the scans.
+    pub sched_idle_as_idle: bool,
+    /// Stop after this much simulated time (safety net).
+    pub time_limit: Nanos,
+}
+
+/// An invariant violation found by `--check`.
+#[derive(Debug, thiserror::Error)]
+#[error("invariant violated at t={time} ns: {what}")]
+pub struct InvariantError {
+    /// When.
+    pub time: Nanos,
+    /// What.
+    pub what: String,
+}
+
+/// The simulated machine.
+pub struct Engine<'t, R: RunQueue = CfsRq> {
+    topo: &'t Topology,
+    sd: &'t SchedDomains,
+    costs: MachineCosts,
+    cfg: EngineConfig,
+    policy: Box<dyn Placement>,
+    now: Nanos,
+    events: EventQueue,
+    cpus: Vec<Cpu<R>>,
+    cpu_state: Vec<CpuState>,
+    idle_stats: Vec<RqIdleStats>,
+    llc: Vec<LlcShared>,
+    tasks: Vec<Task>,
+    ents: Vec<Entity>,
+    tplace: Vec<TaskPlacement>,
+    chans: Vec<Channel>,
+    lines: LineTable,
+    /// Placement statistics.
+    pub pstats: PlacementStats,
+    /// Run counters.
+    pub counters: RunCounters,
+    marks: Vec<Option<Nanos>>,
+    live_tasks: usize,
+    tick_ns: Nanos,
+    violation: Option<InvariantError>,
+    /// Last LLC-level balance per (LLC, child group) (None: never).
+    llc_last_balance: Vec<Vec<Option<Nanos>>>,
+}
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// A machine with no tasks yet.
+    pub fn new(
+        topo: &'t Topology,
+        sd: &'t SchedDomains,
+        costs: MachineCosts,
+        cfg: EngineConfig,
+        policy: Box<dyn Placement>,
+    ) -> Self {
+        let n = topo.nr_cpus();
+        let mut lines = LineTable::new(n);
+        let tick_ns = 1_000_000_000 / costs.hz.max(1);
+        let mut rng = crate::rng::Rng::stream(cfg.seed, 1);
+        let cpus = (0..n)
+            .map(|c| Cpu {
+                rq: R::default(),
+                pelt: Pelt::new(0),
+                gen: 0,
+                mode: Mode::Idle {
+                    since: 0,
+                    state: 0,
+                    tick_stopped: true,
+                },
+                debt: 0,
+                need_resched: false,
+                seg: SegmentClock {
+                    start: 0,
+                    work: 0,
+                    speed: 1024,
+                    debt: 0,
+                    user: false,
+                    task: None,
+                },
+                time: CpuTime {
+                    busy_ns: 0,
+                    idle_ns: 0,
+                    since: 0,
+                },
+                last_mm: None,
+                idle: IdleGovernor {
+                    hist: [0; 8],
+                    hist_pos: 0,
+                },
+                tick: TickState {
+                    // sched_skew_tick: per-CPU tick phase
+                    offset: rng.below(tick_ns),
+                    armed: false,
+                },
+                core_first: topo.smt_mask(c).first().unwrap_or(c),
+            })
+            .collect();
+        let cpu_state = (0..n).map(|_| CpuState::boot(lines.alloc())).collect();
+        let idle_stats = vec![RqIdleStats::boot(); n];
+        let llc = (0..sd.nr_llcs())
+            .map(|_| LlcShared {
+                line: lines.alloc(),
+                ..Default::default()
+            })
+            .collect::<Vec<_>>();
+        let mut e = Engine {
+            topo,
+            sd,
+            costs,
+            cfg,
+            policy,
+            now: 0,
+            events: EventQueue::new(n),
+            cpus,
+            cpu_state,
+            idle_stats,
+            llc,
+            tasks: Vec::new(),
+            ents: Vec::new(),
+            tplace: Vec::new(),
+            chans: Vec::new(),
+            lines,
+            pstats: PlacementStats::default(),
+            counters: RunCounters::default(),
+            marks: Vec::new(),
+            live_tasks: 0,
+            tick_ns,
+            violation: None,
+            llc_last_balance: Vec::new(),
+        };
+        // nr_busy_cpus starts at the span weight (kernel init), then every
+        // CPU here starts idle with its tick stopped.
+        for l in 0..e.llc.len() {
+            e.llc[l].nr_busy_cpus = 0;
+        }
+        if e.policy.wants_llc_balance() {
+            for l in 0..e.llc.len() {
+                let groups =
+                    e.sd.llc_ids()
+                        .get(l)
+                        .and_then(|&f| e.sd.sd_llc(f))
+                        .map_or(0, |d| d.groups.len());
+                e.llc_last_balance.push(vec![None; groups]);
+                for g in 0..groups {
+                    e.events.push(
+                        0,
+                        Event::LlcBalance {
+                            llc: l as u32,
+                            group: g as u32,
+                        },
+                    );
+                }
+            }
+        }
+        e
+    }
+
+    /// Add a channel. `payload` channels count towards the run's
+    /// `bytes_written`/`bytes_read` and `messages` (control channels, such as
+    /// hackbench's ready/wake pipes, do not).
+    pub fn add_channel(&mut self, kind: ChanKind, payload: bool) -> ChanId {
+        let line = self.lines.alloc();
+        let mut ch = Channel::new(kind, line);
+        ch.payload = payload;
+        self.chans.push(ch);
+        (self.chans.len() - 1) as ChanId
+    }
+
+    /// Declare a task. Tasks with `spawned == false` start runnable at time
+    /// 0 on the first allowed CPU (placed like a fork from there).
+    pub fn add_task(&mut self, spec: TaskSpec) -> TaskId {
+        let id = self.tasks.len() as TaskId;
+        let weight = nice_to_weight(spec.nice);
+        let mut ent = Entity::new(weight, self.cfg.eevdf.base_slice);
+        ent.idle_policy = false;
+        self.ents.push(ent);
+        let first = self.cfg.allowed.first().unwrap_or(0);
+        self.tplace.push(TaskPlacement {
+            cpus_allowed: self.cfg.allowed.clone(),
+            recent_used_cpu: first,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            per_cpu_kthread: false,
+            idle_policy: false,
+            load_avg: 0,
+            util_avg: 0,
+        });
+        self.tasks.push(Task {
+            spec,
+            pc: Pc::default(),
+            state: TaskState::Unborn,
+            cpu: first,
+            last_ran: None,
+            op_left: 0,
+            bytes_left: 0,
+            resumed: false,
+            joiner: None,
+            unreaped: 0,
+            pelt: Pelt::new(0),
+            op: Op::Exit,
+        });
+        id
+    }
+
+    /// Time recorded by `Op::Mark(id)`.
+    pub fn mark(&self, id: u32) -> Option<Nanos> {
+        self.marks.get(id as usize).copied().flatten()
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// Per-CPU (busy, idle) ns.
+    pub fn cpu_times(&self) -> Vec<(Nanos, Nanos)> {
+        self.cpus
+            .iter()
+            .map(|c| (c.time.busy_ns, c.time.idle_ns))
+            .collect()
+    }
+
+    /// Channel byte totals (written, read).
+    pub fn channel_bytes(&self) -> (u64, u64) {
+        self.chans
+            .iter()
+            .fold((0, 0), |(w, r), c| (w + c.bytes_written, r + c.bytes_read))
+    }
+
+    /// PELT (load_avg, util_avg) of a task, as of its last update.
+    pub fn task_signals(&self, t: TaskId) -> (u64, u64) {
+        let p = &self.tasks[t as usize].pelt;
+        (p.load_avg, p.util_avg)
+    }
+
+    /// Tasks that have not exited.
+    pub fn live_tasks(&self) -> usize {
+        self.live_tasks
+    }
+
+    /// Run until every task has exited (or the time limit). Returns an error
+    /// if `--check` found an invariant violation or the run deadlocked.
+    pub fn run(&mut self) -> Result<(), InvariantError> {
+        // Start the initial tasks.
+        for t in 0..self.tasks.len() {
+            if !self.tasks[t].spec.spawned {
+                self.live_tasks += 1;
+                let cpu = self.tasks[t].cpu;
+                self.wake_up_new_task(t as TaskId, cpu);
+            }
+        }
+        while let Some((t, ev)) = self.events.pop() {
+            if self.live_tasks == 0 {
+                break;
+            }
+            debug_assert!(t >= self.now, "time went backwards");
+            if t < self.now {
+                return Err(InvariantError {
+                    time: t,
+                    what: "time went backwards".into(),
+                });
+            }
+            if t > self.cfg.time_limit {
+                return Err(InvariantError {
+                    time: t,
+                    what: format!(
+                        "time limit of {} s reached with {} tasks alive",
+                        self.cfg.time_limit / 1_000_000_000,
+                        self.live_tasks
+                    ),
+                });
+            }
+            self.now = t;
+            self.counters.events += 1;
+            self.dispatch(ev);
+            if let Some(v) = self.violation.take() {
+                return Err(v);
+            }
+            if self.cfg.check && self.counters.events.is_multiple_of(64) {
+                self.check_invariants()?;
+            }
+        }
+        if self.live_tasks > 0 {
+            return Err(InvariantError {
+                time: self.now,
+                what: format!(
+                    "deadlock: {} tasks blocked forever (lost wakeup?)",
+                    self.live_tasks
+                ),
+            });
+        }
+        self.finish_accounting();
+        if self.cfg.check {
+            self.check_invariants()?;
+            self.check_final()?;
+        }
+        Ok(())
+    }
+
+    fn finish_accounting(&mut self) {
+        let now = self.now;
+        for c in 0..self.cpus.len() {
+            self.account(c, now);
+        }
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::SegmentDone { cpu, gen } => {
+                let c = cpu as usize;
+                if self.cpus[c].gen == gen && self.cpus[c].mode == Mode::Busy {
+                    self.segment_done(c);
+                }
+            }
+            Event::IdleExit { cpu, gen } => {
+                let c = cpu as usize;
+                if self.cpus[c].gen == gen && self.cpus[c].mode == Mode::Waking {
+                    self.counters.idle_exits += 1;
+                    self.set_mode(c, Mode::Busy);
+                    self.continue_cpu(c);
+                }
+            }
+            Event::Resched { cpu } => {
+                // The IPI arrives: preempt user code if the resched is still
+                // pending (it may have been honoured at a syscall return).
+                let c = cpu as usize;
+                if self.cpus[c].mode == Mode::Busy
+                    && self.cpus[c].need_resched
+                    && self.cpus[c].seg.user
+                {
+                    self.preempt_segment(c);
+                }
+            }
+            Event::Tick { cpu } => self.tick(cpu as usize),
+            Event::Timer { task } => {
+                let t = task as usize;
+                if self.tasks[t].state == TaskState::Blocked(Block::Sleep) {
+                    // The timer fires on the CPU that armed it; `current` is
+                    // whatever that interrupt hit (record_wakee and wake_wide
+                    // then read the interrupted task, as in the kernel).
+                    let cpu = self.tasks[t].cpu;
+                    let current = self.cpus[cpu]
+                        .rq
+                        .curr()
+                        .filter(|_| self.cpus[cpu].mode == Mode::Busy);
+                    self.try_to_wake_up(task, cpu, current, wf::TTWU, true);
+                }
+            }
+            Event::LlcBalance { llc, group } => self.llc_balance(llc as usize, group as usize),
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! The op interpreter: a task's current op becomes a segment of CPU time,
+//! and its effect (I/O, wake-ups, blocking, spawn, exit) lands when the
+//! segment ends.
+
+use super::{Block, Engine, TaskState};
+use crate::channel::{ChanKind, IoResult, Wakes};
+use crate::event::Event;
+use crate::placement::wf;
+use crate::rq::RunQueue;
+use crate::task::{ChanId, Op, TaskId};
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// Start the current op of `t` on `c`. Returns true when a segment was
+    /// started (the CPU is now busy until it ends); false when the op
+    /// completed instantly and the caller should continue.
+    pub(super) fn start_op(&mut self, c: usize, t: TaskId) -> bool {
+        let ti = t as usize;
+        let prog_len = self.tasks[ti].spec.program.len();
+        let task = &mut self.tasks[ti];
+        let op = match task.pc.current(&task.spec.program) {
+            Some(op) => op,
+            None => {
+                debug_assert!(prog_len > 0);
+                Op::Exit
+            }
+        };
+        // the op stays current until its effect is applied (apply_op)
+        task.op = op;
+        let costs = &self.costs;
+        let resumed = task.resumed;
+        let (work, user) = match op {
+            Op::Compute(n) => {
+                if task.op_left == 0 {
+                    task.op_left = n;
+                }
+                (task.op_left, true)
+            }
+            Op::Write { chan, bytes } | Op::Read { chan, bytes } => {
+                if task.bytes_left == 0 {
+                    task.bytes_left = bytes;
+                }
+                let sys = match self.chans[chan as usize].kind {
+                    ChanKind::Pipe => costs.pipe_syscall_ns,
+                    ChanKind::UnixStream => costs.unix_syscall_ns,
+                };
+                let copy = costs.copy_ns(task.bytes_left as u64);
+                (if resumed { copy } else { sys + copy }, false)
+            }
+            Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) => {
+                (if resumed { 0 } else { costs.syscall_ns }, false)
+            }
+            Op::Spawn { child } => {
+                let proc_ = self.tasks[child as usize].spec.mm != self.tasks[ti].spec.mm;
+                (
+                    if proc_ {
+                        self.costs.fork_ns
+                    } else {
+                        self.costs.thread_create_ns
+                    },
+                    false,
+                )
+            }
+            Op::Exit => {
+                // a thread shares its parent's mm; a process (or the
+                // initial task) tears its own down
+                let parent_mm = self.tasks[ti]
+                    .spec
+                    .parent
+                    .map(|p| self.tasks[p as usize].spec.mm);
+                let thread = parent_mm == Some(self.tasks[ti].spec.mm);
+                let cost = if thread {
+                    self.costs.thread_exit_ns
+                } else {
+                    self.costs.process_exit_ns
+                };
+                (cost, false)
+            }
+            Op::Mark(id) => {
+                let id = id as usize;
+                if self.marks.len() <= id {
+                    self.marks.resize(id + 1, None);
+                }
+                self.marks[id] = Some(self.now);
+                self.tasks[ti].pc.advance();
+                return false;
+            }
+            Op::Loop(_) | Op::EndLoop => unreachable!("resolved by Pc::current"),
+        };
+        if work == 0 && self.cpus[c].debt == 0 {
+            // effect-only op: apply at once
+            self.apply_op(c, t);
+            return false;
+        }
+        self.start_segment(c, Some(t), work, user);
+        true
+    }
+
+    /// Apply the effect of `t`'s current op at the end of its segment.
+    pub(super) fn apply_op(&mut self, c: usize, t: TaskId) {
+        let ti = t as usize;
+        let task = &mut self.tasks[ti];
+        match task.op {
+            Op::Compute(_) => {
+                task.op_left = 0;
+                task.pc.advance();
+            }
+            Op::Write { chan, .. } => {
+                let left = task.bytes_left;
+                let line = self.chans[chan as usize].line;
+                self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                let resumed = task.resumed;
+                let (res, wakes) = self.chans[chan as usize].write(left, c as u32, resumed);
+                match res {
+                    IoResult::Done(n) => {
+                        let payload = self.chans[chan as usize].payload;
+                        if payload {
+                            self.counters.bytes_written += n as u64;
+                        }
+                        let task = &mut self.tasks[ti];
+                        task.bytes_left -= n;
+                        if task.bytes_left == 0 {
+                            task.pc.advance();
+                            task.resumed = false;
+                            self.counters.messages += payload as u64;
+                        } else {
+                            task.resumed = true; // retry the rest
+                        }
+                        self.do_wakes(c, t, chan, wakes);
+                    }
+                    IoResult::WouldBlock => {
+                        self.chans[chan as usize].writers.push_back(t);
+                        self.block(c, t, Block::Write(chan));
+                    }
+                }
+            }
+            Op::Read { chan, .. } => {
+                let left = task.bytes_left;
+                let line = self.chans[chan as usize].line;
+                self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                let (topo, costs) = (self.topo, &self.costs);
+                let mut pull_cost = 0;
+                let resumed = task.resumed;
+                let (res, wakes) = self.chans[chan as usize].read(left, resumed, |w, n| {
+                    pull_cost += n.div_ceil(64) as u64 * costs.c2c(topo.distance(w as usize, c));
+                });
+                self.cpus[c].debt += pull_cost;
+                match res {
+                    IoResult::Done(n) => {
+                        if self.chans[chan as usize].payload {
+                            self.counters.bytes_read += n as u64;
+                        }
+                        let task = &mut self.tasks[ti];
+                        task.bytes_left -= n;
+                        task.resumed = false;
+                        if task.bytes_left == 0 {
+                            task.pc.advance();
+                        }
+                        self.do_wakes(c, t, chan, wakes);
+                    }
+                    IoResult::WouldBlock => {
+                        self.chans[chan as usize].readers.push_back(t);
+                        self.block(c, t, Block::Read(chan));
+                    }
+                }
+            }
+            Op::Poll { chan } => {
+                let ch = &mut self.chans[chan as usize];
+                ch.poll_usage = true;
+                if ch.readable() {
+                    let task = &mut self.tasks[ti];
+                    task.pc.advance();
+                    task.resumed = false;
+                } else {
+                    ch.pollers.push(t);
+                    self.block(c, t, Block::Poll(chan));
+                }
+            }
+            Op::Sleep(d) => {
+                if task.resumed {
+                    task.resumed = false;
+                    task.pc.advance();
+                } else {
+                    self.events.push(self.now + d, Event::Timer { task: t });
+                    self.block(c, t, Block::Sleep);
+                }
+            }
+            Op::Spawn { child } => {
+                task.pc.advance();
+                self.live_tasks += 1;
+                self.wake_up_new_task(child, c);
+            }
+            Op::WaitChild => {
+                if task.unreaped > 0 {
+                    task.unreaped -= 1;
+                    task.resumed = false;
+                    task.pc.advance();
+                } else {
+                    self.block(c, t, Block::Child);
+                }
+            }
+            Op::Join { task: j } => {
+                if self.tasks[j as usize].state == TaskState::Exited {
+                    let task = &mut self.tasks[ti];
+                    task.resumed = false;
+                    task.pc.advance();
+                } else {
+                    self.tasks[j as usize].joiner = Some(t);
+                    self.block(c, t, Block::Join(j));
+                }
+            }
+            Op::Exit => self.do_exit(c, t),
+            Op::Mark(_) | Op::Loop(_) | Op::EndLoop => unreachable!(),
+        }
+    }
+
+    pub(super) fn do_wakes(&mut self, c: usize, waker: TaskId, chan: ChanId, w: Wakes) {
+        let ch = chan as usize;
+        // Pipe and socket wake-ups are sync (wake_up_interruptible_sync_poll).
+        let flags = wf::SYNC;
+        if w.one_reader {
+            if let Some(r) = self.chans[ch].readers.pop_front() {
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
+            }
+        }
+        if w.all_readers {
+            while let Some(r) = self.chans[ch].readers.pop_front() {
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
+            }
+        }
+        if w.pollers && !self.chans[ch].pollers.is_empty() {
+            let pollers = std::mem::take(&mut self.chans[ch].pollers);
+            for p in pollers {
+                self.try_to_wake_up(p, c, Some(waker), flags, false);
+            }
+        }
+        if w.one_writer {
+            if let Some(r) = self.chans[ch].writers.pop_front() {
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
+            }
+        }
+        if w.all_writers {
+            while let Some(r) = self.chans[ch].writers.pop_front() {
+                self.try_to_wake_up(r, c, Some(waker), flags, false);
+            }
+        }
+    }
+
+    pub(super) fn block(&mut self, c: usize, t: TaskId, why: Block) {
+        let ti = t as usize;
+        // it ran until now, then sleeps
+        self.update_task_pelt(ti, true, true);
+        self.tasks[ti].state = TaskState::Blocked(why);
+        self.tasks[ti].resumed = false;
+        self.update_rq_pelt(c);
+        self.cpus[c]
+            .rq
+            .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
+        self.sync_rq_state(c);
+    }
+
+    pub(super) fn do_exit(&mut self, c: usize, t: TaskId) {
+        let ti = t as usize;
+        self.deactivate_task(t, c);
+        self.tasks[ti].state = TaskState::Exited;
+        self.live_tasks -= 1;
+        if let Some(j) = self.tasks[ti].joiner.take() {
+            // pthread_join: futex wake, not sync
+            self.try_to_wake_up(j, c, Some(t), 0, false);
+        }
+        if let Some(p) = self.tasks[ti].spec.parent {
+            let pi = p as usize;
+            if self.tasks[pi].spec.mm != self.tasks[ti].spec.mm {
+                self.tasks[pi].unreaped += 1;
+                if self.tasks[pi].state == TaskState::Blocked(Block::Child) {
+                    // do_notify_parent -> __wake_up_parent is a sync wake,
+                    // but select_task_rq_fair drops WF_SYNC when current
+                    // is exiting (PF_EXITING)
+                    self.try_to_wake_up(p, c, Some(t), 0, false);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Ticks, __schedule and what a CPU does between segments: continue its
+//! task, switch, or go idle (with the nohz busy accounting).
+
+use super::{Engine, Mode, TaskState};
+use crate::event::{Event, Slot};
+use crate::rq::RunQueue;
+use crate::Nanos;
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    pub(super) fn arm_tick(&mut self, c: usize) {
+        if self.cpus[c].tick.armed {
+            return;
+        }
+        self.cpus[c].tick.armed = true;
+        let off = self.cpus[c].tick.offset;
+        let next = ((self.now.saturating_sub(off)) / self.tick_ns + 1) * self.tick_ns + off;
+        self.events.push(next, Event::Tick { cpu: c as u32 });
+    }
+
+    pub(super) fn tick(&mut self, c: usize) {
+        self.cpus[c].tick.armed = false;
+        if self.cpus[c].mode != Mode::Busy {
+            return; // NO_HZ idle: the tick stops
+        }
+        let now = self.now;
+        if let Some(cur) = self.cpus[c].rq.curr() {
+            let resched = self.cpus[c].rq.update_curr(&mut self.ents, now);
+            self.update_task_pelt(cur as usize, true, true);
+            if resched {
+                // update_deadline -> resched_curr, from the tick interrupt
+                self.resched_curr(c, c, 0, true);
+            }
+        }
+        self.update_rq_pelt(c);
+        self.arm_tick(c);
+    }
+
+    pub(super) fn segment_done(&mut self, c: usize) {
+        if self.cpus[c].seg.user {
+            self.counters.compute_work_ns += self.cpus[c].seg.work - self.cpus[c].seg.debt;
+        }
+        self.cpus[c].seg.work = 0;
+        self.cpus[c].seg.debt = 0;
+        if let Some(t) = self.cpus[c].seg.task {
+            self.apply_op(c, t);
+        }
+        self.continue_cpu(c);
+    }
+
+    /// Decide what `c` does next: keep running its task's next op, switch,
+    /// or go idle.
+    pub(super) fn continue_cpu(&mut self, c: usize) {
+        loop {
+            let curr = self.cpus[c].rq.curr();
+            let runnable =
+                curr.is_some_and(|t| self.tasks[t as usize].state == TaskState::Runnable);
+            if (!runnable || self.cpus[c].need_resched) && !self.schedule(c) {
+                return; // went idle (or is working off debt first)
+            }
+            let t = self.cpus[c].rq.curr().expect("scheduled task");
+            if self.start_op(c, t) {
+                return;
+            }
+        }
+    }
+
+    /// __schedule: pick the next task on `c`. Returns false if the CPU went
+    /// idle (or runs kernel debt before going idle).
+    pub(super) fn schedule(&mut self, c: usize) -> bool {
+        let now = self.now;
+        self.cpus[c].need_resched = false;
+        let prev = self.cpus[c].rq.curr();
+        // prev ran until now (a blocked or exited prev was updated then)
+        if let Some(p) = prev.filter(|&p| self.tasks[p as usize].state == TaskState::Runnable) {
+            self.update_task_pelt(p as usize, true, true);
+        }
+        let next = self.cpus[c].rq.pick_next(&self.ents, &self.cfg.eevdf);
+        // next waited runnable until now
+        if let Some(n) = next.filter(|&n| Some(n) != prev) {
+            self.update_task_pelt(n as usize, true, false);
+        }
+        self.cpus[c].rq.set_next(&mut self.ents, next, now);
+        self.update_rq_pelt(c);
+        match next {
+            None => {
+                if self.cpus[c].debt > 0 {
+                    // finish kernel work, then come back here
+                    self.start_segment(c, None, 0, false);
+                    return false;
+                }
+                self.enter_idle(c);
+                false
+            }
+            Some(n) => {
+                let ni = n as usize;
+                self.cpu_state[c].curr_is_idle = false;
+                if prev != Some(n) {
+                    self.counters.context_switches += 1;
+                    let mm = self.tasks[ni].spec.mm;
+                    let mut cost = self.costs.ctx_switch_ns;
+                    if self.cpus[c].last_mm != Some(mm) {
+                        cost += self.costs.mm_switch_extra_ns;
+                    }
+                    self.cpus[c].last_mm = Some(mm);
+                    if let Some(from) = self.tasks[ni].last_ran {
+                        if from != c {
+                            // cache refill of the task's working set
+                            let d = self.topo.distance(from, c);
+                            cost += self.tasks[ni].spec.footprint_lines as u64 * self.costs.c2c(d);
+                        }
+                    }
+                    self.cpus[c].debt += cost;
+                    // the CPU's own run-queue line is written by the switch
+                    let line = self.cpu_state[c].line;
+                    self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                }
+                self.tasks[ni].last_ran = Some(c);
+                if self.cpus[c].mode != Mode::Busy {
+                    self.set_mode(c, Mode::Busy);
+                }
+                self.arm_tick(c);
+                true
+            }
+        }
+    }
+
+    pub(super) fn enter_idle(&mut self, c: usize) {
+        let now = self.now;
+        // menu governor, simplified: predict the average of recent idle
+        // periods; stop the tick only if that is at least a tick.
+        let h = &self.cpus[c].idle.hist;
+        let predicted = h.iter().sum::<Nanos>() / h.len() as Nanos;
+        let state = self.costs.pick_idle_state(predicted);
+        let tick_stopped = predicted >= self.tick_ns;
+        self.set_mode(
+            c,
+            Mode::Idle {
+                since: now,
+                state,
+                tick_stopped,
+            },
+        );
+        self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
+        self.events.clear_slot(c, Slot::Main);
+        let st = &mut self.cpu_state[c];
+        st.curr_is_idle = true;
+        st.idle_stamp = now.max(1);
+        st.idle_exit_latency = self
+            .costs
+            .idle_states
+            .get(state)
+            .map_or(0, |s| s.exit_latency_ns);
+        let line = st.line;
+        let _ = self.lines.write(line, c, self.topo, &self.costs);
+        if tick_stopped {
+            self.nohz_busy(c, false);
+        }
+        // set_next_task_idle -> update_idle_core
+        // (its reads and the has_idle_cores write go through the line model;
+        // the time is not charged: the CPU is on its way to idle)
+        let (_, cost, probes) = self.wake_env_call(c, |p, env| p.cpu_enters_idle(env, c));
+        self.pstats.probes += probes as u64;
+        self.pstats.cost_ns += cost;
+        self.cpus[c].debt = 0;
+    }
+
+    pub(super) fn record_idle(&mut self, c: usize, dur: Nanos) {
+        let cpu = &mut self.cpus[c];
+        cpu.idle.hist[cpu.idle.hist_pos] = dur;
+        cpu.idle.hist_pos = (cpu.idle.hist_pos + 1) % cpu.idle.hist.len();
+    }
+
+    pub(super) fn nohz_busy(&mut self, c: usize, busy: bool) {
+        let l = self.sd.llc_index(c);
+        let line = self.llc[l].line;
+        let cost = self.lines.write(line, c, self.topo, &self.costs);
+        self.cpus[c].debt += cost;
+        self.pstats.llc_shared_writes += 1;
+        if busy {
+            self.llc[l].nr_busy_cpus += 1;
+        } else {
+            self.llc[l].nr_busy_cpus = self.llc[l].nr_busy_cpus.saturating_sub(1);
+        }
+    }
+}

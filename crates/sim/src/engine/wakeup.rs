@@ -1,0 +1,225 @@
+//! Wake-up: placement (select_task_rq through the [`Placement`] policy),
+//! wake_up_new_task and try_to_wake_up, and the enqueue that ends both.
+
+use super::{Engine, Mode, TaskState};
+use crate::pelt::Pelt;
+use crate::placement::{wf, Placement, Stage, WakeEnv, WakeRequest};
+use crate::rq::RunQueue;
+use crate::task::TaskId;
+use crate::Nanos;
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// Run a policy hook with a fresh view for `this_cpu`; returns the
+    /// hook's result, the modelled cost and the run-queue probes it made.
+    pub(super) fn wake_env_call<T>(
+        &mut self,
+        this_cpu: usize,
+        f: impl FnOnce(&mut dyn Placement, &mut WakeEnv) -> T,
+    ) -> (T, Nanos, u32) {
+        let mut env = WakeEnv {
+            topo: self.topo,
+            sd: self.sd,
+            costs: &self.costs,
+            cpus: &self.cpu_state,
+            idle_stats: &mut self.idle_stats,
+            llc: &mut self.llc,
+            tasks: &mut self.tplace,
+            lines: &mut self.lines,
+            stats: &mut self.pstats,
+            now: self.now,
+            jiffies: self.now / self.tick_ns,
+            hz: self.costs.hz,
+            this_cpu,
+            cost_ns: 0,
+            probes: 0,
+            vcpu_preempt_check: self.cfg.vcpu_preempt_check,
+            sched_idle_as_idle: self.cfg.sched_idle_as_idle,
+        };
+        let r = f(self.policy.as_mut(), &mut env);
+        (r, env.cost_ns, env.probes)
+    }
+
+    /// Place `t`; returns the CPU and the modelled cost of the decision
+    /// (charged to `waker_cpu`).
+    pub(super) fn select_cpu(
+        &mut self,
+        t: TaskId,
+        waker_cpu: usize,
+        waker: Option<TaskId>,
+        flags: u32,
+    ) -> (usize, Nanos) {
+        let prev = self.tasks[t as usize].cpu;
+        let allowed_one = self.tplace[t as usize].cpus_allowed.weight() == 1;
+        let (dec, cost) = if allowed_one {
+            let cpu = self.tplace[t as usize].cpus_allowed.first().unwrap_or(prev);
+            (
+                crate::placement::Decision {
+                    cpu,
+                    stage: Stage::NoIdleFound,
+                },
+                0,
+            )
+        } else {
+            let req = WakeRequest {
+                task: t,
+                prev_cpu: prev,
+                wake_flags: flags,
+                waker,
+            };
+            let (d, cost, probes) =
+                self.wake_env_call(waker_cpu, |p, env| p.select_task_rq(env, req));
+            let _ = self.pstats.probes_per_wakeup.record(probes as u64);
+            self.pstats.probes += probes as u64;
+            self.pstats.cost_ns += cost;
+            (d, cost)
+        };
+        self.cpus[waker_cpu].debt += cost;
+        let mut cpu = dec.cpu;
+        if cpu >= self.topo.nr_cpus() || !self.tplace[t as usize].cpus_allowed.test(cpu) {
+            // select_fallback_rq: an allowed CPU on prev's node, else any.
+            self.pstats.fallback_rq += 1;
+            let allowed = &self.tplace[t as usize].cpus_allowed;
+            cpu = allowed
+                .and(self.topo.node_mask(prev))
+                .first()
+                .or(allowed.first())
+                .unwrap_or(prev);
+        }
+        self.pstats.stages[dec.stage as usize] += 1;
+        self.pstats.digest(t, cpu);
+        if waker.is_some() && flags & wf::TTWU != 0 {
+            let where_ = if cpu == waker_cpu {
+                0
+            } else if self.topo.cluster_mask(waker_cpu).test(cpu) {
+                1
+            } else if self.sd.cpus_share_cache(waker_cpu, cpu) {
+                2
+            } else {
+                3
+            };
+            self.pstats.wake_locality[where_] += 1;
+        }
+        (cpu, cost)
+    }
+
+    pub(super) fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: usize) {
+        let ti = t as usize;
+        self.tasks[ti].cpu = parent_cpu;
+        // wake_up_new_task (4.16+): p->recent_used_cpu = task_cpu(p)
+        self.tplace[ti].recent_used_cpu = parent_cpu;
+        let (cpu, lead) = self.select_cpu(t, parent_cpu, None, wf::FORK);
+        self.tasks[ti].cpu = cpu;
+        self.tasks[ti].state = TaskState::Runnable;
+        self.tasks[ti].pelt = Pelt::new(self.now);
+        // init_entity_runnable_average: a new task starts with full load;
+        // post_init_entity_util_avg gives it a share of the rq's spare util.
+        let rq_util = self.cpu_state[cpu].util_avg;
+        let rq_load = self.cpu_state[cpu].load_avg;
+        let w = self.ents[ti].weight;
+        let cap = (1024u64.saturating_sub(rq_util)) / 2;
+        let util = if rq_util != 0 {
+            (rq_util * w / (rq_load + 1)).min(cap)
+        } else {
+            cap
+        };
+        self.tasks[ti].pelt.load_avg = w;
+        self.tasks[ti].pelt.util_avg = util;
+        let div = self.tasks[ti].pelt.divider();
+        self.tasks[ti].pelt.util_sum = util * div;
+        self.tasks[ti].pelt.load_sum = div;
+        self.tasks[ti].pelt.runnable_avg = util;
+        self.tasks[ti].pelt.runnable_sum = util * div;
+        self.counters.wakeups += 1;
+        if cpu != parent_cpu {
+            self.counters.migrations += 1;
+        }
+        self.activate(t, cpu, parent_cpu, true, lead, false);
+    }
+
+    /// try_to_wake_up: place a blocked task and enqueue it. `from_irq`: the
+    /// wake-up comes from interrupt context (a timer) on `waker_cpu`, not
+    /// from the task running there.
+    pub(super) fn try_to_wake_up(
+        &mut self,
+        t: TaskId,
+        waker_cpu: usize,
+        waker: Option<TaskId>,
+        flags: u32,
+        from_irq: bool,
+    ) {
+        let ti = t as usize;
+        if !matches!(self.tasks[ti].state, TaskState::Blocked(_)) {
+            return;
+        }
+        // The blocked time decays the signals (not runnable), then it wakes.
+        self.update_task_pelt(ti, false, false);
+        self.tasks[ti].state = TaskState::Runnable;
+        self.tasks[ti].resumed = true;
+        let prev = self.tasks[ti].cpu;
+        let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
+        self.counters.wakeups += 1;
+        if cpu != prev {
+            self.counters.migrations += 1;
+            self.set_task_cpu(t, cpu);
+        }
+        self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
+    }
+
+    /// Enqueue `t` on `cpu` (ttwu_do_activate / wake_up_new_task tail) and
+    /// kick or preempt the CPU. `lead` is the waker's modelled work before
+    /// the IPI goes out (the placement scan, already charged to it);
+    /// `attach`: the task's PELT signals join `cpu`'s (a new task, or one
+    /// that `set_task_cpu` moved here).
+    pub(super) fn activate(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        waker_cpu: usize,
+        attach: bool,
+        lead: Nanos,
+        from_irq: bool,
+    ) {
+        let ti = t as usize;
+        let now = self.now;
+        let initial = self.tasks[ti].pc.pc == 0 && self.tasks[ti].last_ran.is_none();
+        let deadline_resched = self.activate_task(t, cpu, attach, initial);
+        // The waker writes the target run queue (remote enqueue).
+        let line = self.cpu_state[cpu].line;
+        let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);
+        self.cpus[waker_cpu].debt += c;
+        let lead = lead + c;
+        // ttwu_do_activate: fold the idle period into avg_idle (wake-ups
+        // only, not new tasks).
+        let idle_stamp = self.cpu_state[cpu].idle_stamp;
+        if idle_stamp != 0 && !initial {
+            let st = &mut self.idle_stats[cpu];
+            let delta = now.saturating_sub(idle_stamp);
+            let max = 2 * st.max_idle_balance_cost;
+            let avg = st.avg_idle as i64 + (delta as i64 - st.avg_idle as i64) / 8;
+            st.avg_idle = (avg.max(0) as u64).min(max);
+            st.wake_stamp = now / self.tick_ns;
+            st.wake_avg_idle = st.avg_idle / 2;
+            self.cpu_state[cpu].idle_stamp = 0;
+        }
+        match self.cpus[cpu].mode {
+            Mode::Idle { .. } => self.kick_idle_cpu(cpu, waker_cpu, lead),
+            Mode::Waking => {}
+            Mode::Busy => {
+                // check_preempt_wakeup returns early when a resched is
+                // already pending (no second check, no second IPI).
+                if self.cpus[cpu].need_resched {
+                    return;
+                }
+                let rq = &mut self.cpus[cpu].rq;
+                let preempt = deadline_resched
+                    || rq.curr().is_none()
+                    || rq.check_preempt_wakeup(&mut self.ents, t, now, &self.cfg.eevdf);
+                if !preempt {
+                    return;
+                }
+                self.counters.preemptions += 1;
+                self.resched_curr(cpu, waker_cpu, lead, from_irq);
+            }
+        }
+    }
+}
