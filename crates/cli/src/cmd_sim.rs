@@ -231,6 +231,18 @@ fn placement_text(r: &SimResult) -> String {
         p.probe_cost_ns as f64 / 1e6,
         r.counters.migrations
     );
+    let b = &r.balance;
+    s += &format!(
+        "Balance ({}): {} tasks moved, {} newidle entries ({} gated), {} nohz kicks, {} active, cost {:.3} ms, idle while work waits {:.3} ms\n",
+        b.balancer,
+        b.stats.moved,
+        b.stats.newidle_entries,
+        b.stats.newidle_gated,
+        b.stats.ilb_kicks,
+        b.stats.active_kicks,
+        b.stats.cost_ns as f64 / 1e6,
+        b.idle_while_work_waits_ns as f64 / 1e6
+    );
     let mut stages: Vec<_> = p.stages.iter().collect();
     stages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     for (name, n) in stages {

@@ -24,8 +24,11 @@ pub enum Event {
     Tick { cpu: u32 },
     /// A sleeping task's timer fires.
     Timer { task: u32 },
-    /// Periodic LLC-level load-balance check for one child group of an LLC.
-    LlcBalance { llc: u32, group: u32 },
+    /// The nohz idle-balance kick IPI reaches idle `cpu` (kick_ilb).
+    IlbKick { cpu: u32 },
+    /// The stopper of `src` is woken to push a task to `dst` (active
+    /// balance).
+    Stopper { src: u32, dst: u32 },
 }
 
 /// Per-CPU event slots kept outside the heap: each CPU has at most one

@@ -1,6 +1,8 @@
 //! One-call entry points: build the machine, the policy and the workload,
 //! run, and collect a [`SimResult`].
 
+use crate::balance::linux::{LbFeatures, LinuxBalancer};
+use crate::balance::{BalanceStats, Balancer};
 use crate::costs::MachineCosts;
 use crate::eevdf::EevdfParams;
 use crate::engine::{Engine, EngineConfig, InvariantError, RunCounters};
@@ -221,6 +223,19 @@ pub struct CpuTime {
     pub idle_ns: u64,
 }
 
+/// What the load balancer did.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BalanceSummary {
+    /// Balancer name ("none" without one).
+    pub balancer: String,
+    /// Counters by level and kind, tasks moved, kicks, cost.
+    #[serde(flatten)]
+    pub stats: BalanceStats,
+    /// Time some allowed CPU was idle while another had a runnable task
+    /// waiting, ns.
+    pub idle_while_work_waits_ns: u64,
+}
+
 /// The record of one simulation run.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
@@ -237,6 +252,8 @@ pub struct SimResult {
     pub counters: RunCounters,
     /// Placement summary.
     pub placement: PlacementSummary,
+    /// Load-balancing summary.
+    pub balance: BalanceSummary,
     /// Per-CPU busy/idle.
     pub cpus: Vec<CpuTime>,
 }
@@ -245,6 +262,21 @@ fn make_policy(c: &PolicyChoice) -> Box<dyn Placement> {
     match c {
         PolicyChoice::Linux(f) => Box::new(LinuxPlacement::new((**f).clone())),
         PolicyChoice::ScxDefault => Box::new(ScxDefault),
+    }
+}
+
+/// The load balancer of a policy: Linux's when the profile balances;
+/// sched_ext's default has none.
+fn make_balancer(c: &PolicyChoice) -> Option<Box<dyn Balancer>> {
+    match c {
+        PolicyChoice::Linux(f) if f.lb.load_balance => {
+            let lb = LbFeatures {
+                sis_util: f.sis_util,
+                ..f.lb.clone()
+            };
+            Some(Box::new(LinuxBalancer::new(lb)))
+        }
+        _ => None,
     }
 }
 
@@ -307,6 +339,11 @@ pub fn simulate_hackbench(
     let policy = make_policy(&opt.policy);
     let name = policy.name();
     let mut e: Engine = Engine::new(topo, &sd, costs, cfg, policy);
+    let balancer = make_balancer(&opt.policy);
+    let balancer_name = balancer.as_ref().map_or("none".into(), |b| b.name());
+    if let Some(b) = balancer {
+        e.set_balancer(b);
+    }
     crate::workload::hackbench::build(hb, &mut e);
     e.run()?;
     let start = e.mark(MARK_START).unwrap_or(0);
@@ -319,6 +356,11 @@ pub fn simulate_hackbench(
         sim_ns: e.now(),
         counters,
         placement: PlacementSummary::of(name, &e.pstats),
+        balance: BalanceSummary {
+            balancer: balancer_name,
+            stats: e.bstats.clone(),
+            idle_while_work_waits_ns: e.idle_while_work_waits_ns(),
+        },
         cpus: e
             .cpu_times()
             .into_iter()

@@ -275,10 +275,16 @@ impl<'a> BalanceEnv<'a> {
         s.runnable_avg = r;
     }
 
-    /// The fair tasks of `src` in cfs_tasks order, into `self.scratch`.
+    /// The fair tasks of `src` in cfs_tasks order, into `self.scratch`,
+    /// without those this call already moved away.
     pub fn load_cfs_tasks(&mut self, src: usize) {
         self.scratch.clear();
         self.rqs.cfs_tasks(src, &mut self.scratch);
+        if !self.req.moves.is_empty() {
+            let moves = &self.req.moves;
+            self.scratch
+                .retain(|&t| !moves.iter().any(|m| m.task == t && m.src == src));
+        }
     }
 }
 
@@ -301,4 +307,7 @@ pub trait Balancer {
     /// (active_load_balance_cpu_stop); the task that was running is queued
     /// again. Moves go to `env.req.moves`.
     fn active_stop(&mut self, env: &mut BalanceEnv, src: usize, dst: usize);
+    /// A run queue got its second runnable task (add_nr_running: the root
+    /// domain's overload flag).
+    fn rq_overloaded(&mut self, _env: &mut BalanceEnv) {}
 }

@@ -24,6 +24,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let was_busy = self.cpus[c].mode == Mode::Busy;
         self.account(c, self.now);
         self.cpus[c].mode = mode;
+        self.note_idle_wait(c);
         let is_busy = mode == Mode::Busy;
         if was_busy != is_busy && self.topo.threads_per_core() > 1 {
             self.retime_core(c);

@@ -42,8 +42,48 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.cpus[cpu]
                 .rq
                 .enqueue(&mut self.ents, t, self.now, initial, &self.cfg.eevdf);
+        // account_entity_enqueue puts it at the head of cfs_tasks
+        self.list_seq += 1;
+        self.tasks[ti].list_stamp = self.list_seq;
         self.sync_rq_state(cpu);
+        self.note_nr_running(cpu);
         deadline_resched
+    }
+
+    /// After `t` was enqueued on `cpu` by `waker_cpu` (whose work so far is
+    /// `lead`): kick an idle CPU, or check whether `t` preempts the running
+    /// task (wakeup_preempt, check_preempt_curr before 6.6) and resched it.
+    /// `deadline`: the enqueue already found curr past its deadline.
+    pub(super) fn wakeup_preempt(
+        &mut self,
+        t: TaskId,
+        cpu: usize,
+        waker_cpu: usize,
+        lead: Nanos,
+        deadline: bool,
+        from_irq: bool,
+    ) {
+        match self.cpus[cpu].mode {
+            Mode::Idle { .. } => self.kick_idle_cpu(cpu, waker_cpu, lead),
+            Mode::Waking => {}
+            Mode::Busy => {
+                // check_preempt_wakeup returns early when a resched is
+                // already pending (no second check, no second IPI).
+                if self.cpus[cpu].need_resched {
+                    return;
+                }
+                let now = self.now;
+                let rq = &mut self.cpus[cpu].rq;
+                let preempt = deadline
+                    || rq.curr().is_none()
+                    || rq.check_preempt_wakeup(&mut self.ents, t, now, &self.cfg.eevdf);
+                if !preempt {
+                    return;
+                }
+                self.counters.preemptions += 1;
+                self.resched_curr(cpu, waker_cpu, lead, from_irq);
+            }
+        }
     }
 
     /// deactivate_task (kernel/sched/core.c): take `t` off `cpu`'s run queue
@@ -147,10 +187,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.record_idle(cpu, now - since);
         self.account(cpu, now);
         self.cpus[cpu].mode = Mode::Waking;
+        self.note_idle_wait(cpu);
         self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
         self.cpu_state[cpu].idle_exit_latency = 0;
-        if tick_stopped {
-            // nohz exit: set_cpu_sd_state_busy writes nr_busy_cpus
+        if tick_stopped && self.balancer.is_none() {
+            // Without a balancer, nr_busy_cpus is kept at idle entry and
+            // exit; with one, nohz_balance_exit_idle runs at the first busy
+            // tick (nohz_balancer_kick), as in the kernel.
             self.nohz_busy(cpu, true);
         }
         let gen = self.cpus[cpu].gen;

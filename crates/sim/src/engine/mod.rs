@@ -29,10 +29,12 @@
 //!   that ends them;
 //! - `ops`: the op interpreter (a task's program, its blocking and exit);
 //! - `pelt`: PELT updates and the placement view's copy of the run queue;
-//! - `llc_balance`: the periodic LLC-level pass (the SIS_UTIL producer);
+//! - `balance`: the load balancer's hooks (tick, newidle, nohz idle
+//!   balance, the active-balance stopper) and the migrations it asks for;
 //! - `invariants`: the `--check` invariants.
 
-use crate::cacheline::LineTable;
+use crate::balance::{BalanceStats, Balancer};
+use crate::cacheline::{LineId, LineTable};
 use crate::channel::{ChanKind, Channel};
 use crate::costs::MachineCosts;
 use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
@@ -48,7 +50,7 @@ use topology::{CpuMask, SchedDomains, Topology};
 mod clock;
 mod core;
 mod invariants;
-mod llc_balance;
+mod balance;
 mod ops;
 mod pelt;
 mod schedule;
@@ -96,6 +98,10 @@ struct Task {
     pelt: Pelt,
     /// The op being executed (resolved by `start_op`).
     op: Op,
+    /// Position in its run queue's cfs_tasks list: the list is kept in
+    /// order of this stamp, raised when the task is enqueued or picked
+    /// (the kernel moves it to the head then).
+    list_stamp: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +138,36 @@ struct Cpu<R> {
     tick: TickState,
     /// SMT core index for speed updates.
     core_first: usize,
+    /// Balancing work the CPU owes before it schedules.
+    bal: CpuBalance,
+}
+
+/// Load-balancing work pending on a CPU, run when it next decides what to
+/// do (`continue_cpu`).
+#[derive(Clone, Copy, Debug, Default)]
+struct CpuBalance {
+    /// Newidle balancing already ran for this idle entry.
+    newidle_done: bool,
+    /// A tick hit the idle task (its tick still runs): balance as idle.
+    idle_tick: bool,
+    /// The nohz idle-balance kick arrived.
+    ilb: bool,
+    /// The stopper must push a task to this CPU (active balance).
+    stopper: Option<usize>,
+    /// Counted as idle in the idle-while-work-waits clock.
+    idle: bool,
+    /// Counted as having a task waiting (nr_running >= 2).
+    waiting: bool,
+}
+
+/// Time during which some allowed CPU was idle while another had a
+/// runnable task waiting.
+#[derive(Clone, Copy, Debug, Default)]
+struct IdleWaitClock {
+    idle_cpus: u32,
+    waiting_cpus: u32,
+    since: Nanos,
+    total: Nanos,
 }
 
 /// A CPU's segment clock (see the module doc): the segment's work is timed
@@ -252,8 +288,17 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     live_tasks: usize,
     tick_ns: Nanos,
     violation: Option<InvariantError>,
-    /// Last LLC-level balance per (LLC, child group) (None: never).
-    llc_last_balance: Vec<Vec<Option<Nanos>>>,
+    /// The load balancer (None: tasks move only when they wake).
+    balancer: Option<Box<dyn Balancer>>,
+    /// Balancing statistics.
+    pub bstats: BalanceStats,
+    /// The root domain's cache line (rd->overload, the nohz mask).
+    root_line: LineId,
+    /// Last cfs_tasks list stamp given out.
+    list_seq: u64,
+    /// Scratch list lent to the balancer.
+    bscratch: Vec<u32>,
+    iwww: IdleWaitClock,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -305,6 +350,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     armed: false,
                 },
                 core_first: topo.smt_mask(c).first().unwrap_or(c),
+                bal: CpuBalance {
+                    idle: true,
+                    ..Default::default()
+                },
             })
             .collect();
         let cpu_state = (0..n).map(|_| CpuState::boot(lines.alloc())).collect();
@@ -315,6 +364,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 ..Default::default()
             })
             .collect::<Vec<_>>();
+        let root_line = lines.alloc();
+        let idle_cpus = cfg.allowed.weight() as u32;
         let mut e = Engine {
             topo,
             sd,
@@ -338,31 +389,20 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             live_tasks: 0,
             tick_ns,
             violation: None,
-            llc_last_balance: Vec::new(),
+            balancer: None,
+            bstats: BalanceStats::default(),
+            root_line,
+            list_seq: 0,
+            bscratch: Vec::new(),
+            iwww: IdleWaitClock {
+                idle_cpus,
+                ..Default::default()
+            },
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
         for l in 0..e.llc.len() {
             e.llc[l].nr_busy_cpus = 0;
-        }
-        if e.policy.wants_llc_balance() {
-            for l in 0..e.llc.len() {
-                let groups =
-                    e.sd.llc_ids()
-                        .get(l)
-                        .and_then(|&f| e.sd.sd_llc(f))
-                        .map_or(0, |d| d.groups.len());
-                e.llc_last_balance.push(vec![None; groups]);
-                for g in 0..groups {
-                    e.events.push(
-                        0,
-                        Event::LlcBalance {
-                            llc: l as u32,
-                            group: g as u32,
-                        },
-                    );
-                }
-            }
         }
         e
     }
@@ -411,6 +451,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             unreaped: 0,
             pelt: Pelt::new(0),
             op: Op::Exit,
+            list_stamp: 0,
         });
         id
     }
@@ -559,7 +600,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.try_to_wake_up(task, cpu, current, wf::TTWU, true);
                 }
             }
-            Event::LlcBalance { llc, group } => self.llc_balance(llc as usize, group as usize),
+            Event::IlbKick { cpu } => self.ilb_kick_arrives(cpu as usize),
+            Event::Stopper { src, dst } => self.stopper_wakes(src as usize, dst as usize),
         }
     }
 }

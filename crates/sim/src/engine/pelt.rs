@@ -1,21 +1,31 @@
 //! PELT updates of run queues and tasks, and the placement view's copy of
 //! the run-queue state.
 
-use super::{Engine, Mode};
+use super::{Cpu, Engine, Mode};
 use crate::rq::RunQueue;
+use crate::Nanos;
+
+impl<R: RunQueue> Cpu<R> {
+    /// Bring the run queue's PELT signals to `now` (update_cfs_rq_load_avg):
+    /// load from the queued weight, runnable from the task count, running
+    /// while the CPU runs a task.
+    pub(super) fn update_pelt(&mut self, now: Nanos) {
+        let running = self.rq.curr().is_some() && self.mode == Mode::Busy;
+        self.pelt.update(
+            now,
+            self.rq.load_weight(),
+            self.rq.nr_running() as u64,
+            running,
+            1,
+        );
+    }
+}
 
 impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn update_rq_pelt(&mut self, c: usize) {
         let now = self.now;
         let cpu = &mut self.cpus[c];
-        let running = cpu.rq.curr().is_some() && cpu.mode == Mode::Busy;
-        cpu.pelt.update(
-            now,
-            cpu.rq.load_weight(),
-            cpu.rq.nr_running() as u64,
-            running,
-            1,
-        );
+        cpu.update_pelt(now);
         let st = &mut self.cpu_state[c];
         st.load_avg = cpu.pelt.load_avg;
         st.util_avg = cpu.pelt.util_avg.min(1024);
@@ -42,5 +52,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         st.nr_idle_tasks = rq.nr_idle();
         st.load_avg = self.cpus[c].pelt.load_avg;
         st.util_avg = self.cpus[c].pelt.util_avg.min(1024);
+        self.note_idle_wait(c);
     }
 }

@@ -20,7 +20,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn tick(&mut self, c: usize) {
         self.cpus[c].tick.armed = false;
         if self.cpus[c].mode != Mode::Busy {
-            return; // NO_HZ idle: the tick stops
+            // An idle CPU whose tick still runs balances as idle; with the
+            // tick stopped (NO_HZ idle) nothing happens.
+            if let Mode::Idle {
+                tick_stopped: false,
+                ..
+            } = self.cpus[c].mode
+            {
+                if self.balancer.is_some() {
+                    self.idle_tick(c);
+                }
+            }
+            return;
         }
         let now = self.now;
         if let Some(cur) = self.cpus[c].rq.curr() {
@@ -32,6 +43,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
         }
         self.update_rq_pelt(c);
+        if self.balancer.is_some() {
+            let idle = self.cpus[c].seg.task.is_none() && self.cpus[c].rq.nr_running() == 0;
+            self.balance_tick(c, idle);
+        }
         self.arm_tick(c);
     }
 
@@ -50,6 +65,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Decide what `c` does next: keep running its task's next op, switch,
     /// or go idle.
     pub(super) fn continue_cpu(&mut self, c: usize) {
+        self.run_pending_balance(c);
         loop {
             let curr = self.cpus[c].rq.curr();
             let runnable =
@@ -83,6 +99,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.update_rq_pelt(c);
         match next {
             None => {
+                if self.balance_newidle(c) {
+                    // pulled work: pick again (its cost is owed first)
+                    return self.schedule(c);
+                }
                 if self.cpus[c].debt > 0 {
                     // finish kernel work, then come back here
                     self.start_segment(c, None, 0, false);
@@ -94,6 +114,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Some(n) => {
                 let ni = n as usize;
                 self.cpu_state[c].curr_is_idle = false;
+                self.cpus[c].bal.newidle_done = false;
+                // set_next_task_fair moves it to the head of cfs_tasks
+                self.list_seq += 1;
+                self.tasks[ni].list_stamp = self.list_seq;
                 if prev != Some(n) {
                     self.counters.context_switches += 1;
                     let mm = self.tasks[ni].spec.mm;
@@ -152,7 +176,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .map_or(0, |s| s.exit_latency_ns);
         let line = st.line;
         let _ = self.lines.write(line, c, self.topo, &self.costs);
-        if tick_stopped {
+        self.cpus[c].bal.newidle_done = false;
+        if self.balancer.is_some() {
+            if tick_stopped {
+                // tick_nohz_idle_stop_tick -> nohz_balance_enter_idle (its
+                // line writes are made; the time is not charged, as below)
+                let _ = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+            } else {
+                // the tick keeps running: the idle CPU balances at it
+                self.arm_tick(c);
+            }
+        } else if tick_stopped {
             self.nohz_busy(c, false);
         }
         // set_next_task_idle -> update_idle_core

@@ -1,7 +1,7 @@
 //! Wake-up: placement (select_task_rq through the [`Placement`] policy),
 //! wake_up_new_task and try_to_wake_up, and the enqueue that ends both.
 
-use super::{Engine, Mode, TaskState};
+use super::{Engine, TaskState};
 use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, Stage, WakeEnv, WakeRequest};
 use crate::rq::RunQueue;
@@ -201,25 +201,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             st.wake_avg_idle = st.avg_idle / 2;
             self.cpu_state[cpu].idle_stamp = 0;
         }
-        match self.cpus[cpu].mode {
-            Mode::Idle { .. } => self.kick_idle_cpu(cpu, waker_cpu, lead),
-            Mode::Waking => {}
-            Mode::Busy => {
-                // check_preempt_wakeup returns early when a resched is
-                // already pending (no second check, no second IPI).
-                if self.cpus[cpu].need_resched {
-                    return;
-                }
-                let rq = &mut self.cpus[cpu].rq;
-                let preempt = deadline_resched
-                    || rq.curr().is_none()
-                    || rq.check_preempt_wakeup(&mut self.ents, t, now, &self.cfg.eevdf);
-                if !preempt {
-                    return;
-                }
-                self.counters.preemptions += 1;
-                self.resched_curr(cpu, waker_cpu, lead, from_irq);
-            }
-        }
+        self.wakeup_preempt(t, cpu, waker_cpu, lead, deadline_resched, from_irq);
     }
 }

@@ -347,19 +347,6 @@ impl<'a> WakeEnv<'a> {
         self.stats.nr_idle_scan_reads += 1;
         self.llc[l].nr_idle_scan
     }
-
-    /// Write sd_llc_shared[cpu]->nr_idle_scan (charged), only on change as
-    /// update_idle_cpu_scan does.
-    pub fn write_nr_idle_scan(&mut self, cpu: usize, v: u32) {
-        let l = self.llc_of(cpu);
-        if self.llc[l].nr_idle_scan != v {
-            self.cost_ns +=
-                self.lines
-                    .write(self.llc[l].line, self.this_cpu, self.topo, self.costs);
-            self.stats.llc_shared_writes += 1;
-            self.llc[l].nr_idle_scan = v;
-        }
-    }
 }
 
 /// A placement policy.
@@ -371,11 +358,4 @@ pub trait Placement {
     /// `cpu` switches to its idle task (set_next_task_idle ->
     /// update_idle_core). `env.this_cpu == cpu`.
     fn cpu_enters_idle(&mut self, _env: &mut WakeEnv, _cpu: usize) {}
-    /// Periodic LLC-level balance pass run by `cpu`, the first CPU of its LLC
-    /// (update_idle_cpu_scan at the end of update_sd_lb_stats).
-    fn llc_balance(&mut self, _env: &mut WakeEnv, _cpu: usize) {}
-    /// Whether the engine should run `llc_balance` periodically.
-    fn wants_llc_balance(&self) -> bool {
-        false
-    }
 }

@@ -21,11 +21,10 @@ pub enum NumaImbalance {
     /// 5.6-5.17 (b396f52326de): a pair of communicating tasks (<= 2
     /// running) may stay on one node.
     Pair,
-    /// 5.18-5.19 (e496132ebedd): up to `imb_numa_nr` tasks.
+    /// 5.18+ (e496132ebedd): while the destination runs at most
+    /// `imb_numa_nr` tasks, imbalances of up to NUMA_IMBALANCE_MIN (2) are
+    /// ignored (the domain build sets imb_numa_nr per version).
     ImbNumaNr,
-    /// From 6.0: up to `imb_numa_nr` tasks, then small imbalances (at most
-    /// NUMA_IMBALANCE_MIN = 2) are ignored.
-    ImbNumaNrMin,
 }
 
 /// The toggles of the balancer.
@@ -82,8 +81,8 @@ pub struct LbFeatures {
 
 impl LbFeatures {
     /// The toggles of kernel version `v` (`(7, 0)` is the latest tree;
-    /// `(2, 6)` means 2.6.38).
-    pub fn for_version(v: (u32, u32), sis_util: bool) -> LbFeatures {
+    /// `(2, 6)` means 2.6.38). `sis_util` is set from the wake-up profile.
+    pub fn for_version(v: (u32, u32)) -> LbFeatures {
         let ge = |a: u32, b: u32| v >= (a, b);
         LbFeatures {
             load_balance: true,
@@ -94,9 +93,7 @@ impl LbFeatures {
             },
             classify_runnable: ge(5, 7),
             llc_no_util_migration: ge(5, 6),
-            numa_imbalance: if ge(6, 0) {
-                NumaImbalance::ImbNumaNrMin
-            } else if ge(5, 18) {
+            numa_imbalance: if ge(5, 18) {
                 NumaImbalance::ImbNumaNr
             } else if ge(5, 6) {
                 NumaImbalance::Pair
@@ -115,9 +112,92 @@ impl LbFeatures {
             util_boost_pick: ge(6, 7),
             local_sd_avg_test: ge(6, 0),
             sd_idle_legacy: !ge(3, 0),
-            sis_util,
+            sis_util: ge(6, 0),
             migration_cost_ns: 500_000,
             nr_migrate: 32,
         }
+    }
+}
+
+/// (name, values, description) of every balancer toggle.
+pub static LB_FEATURES: &[(&str, &str, &str)] = &[
+    ("load_balance", "on|off", "run the load balancer (off: tasks move only when they wake)"),
+    ("lb_algorithm", "legacy|modern", "load_balance(): avg_load + fix_small_imbalance (<=5.4) or group/migration types (0b0695f2b34a, 5.5)"),
+    ("classify_runnable", "on|off", "runnable_avg in group classification (070f5e860ee2, 5.7)"),
+    ("llc_no_util_migration", "on|off", "no migrate_util inside an LLC (16b0a7a1a0af, 5.6)"),
+    ("numa_imbalance", "none|pair|imb-numa-nr", "NUMA allowance: none (<=5.5), a pair of tasks (b396f52326de, 5.6), imb_numa_nr tasks (e496132ebedd, 5.18)"),
+    ("smt_aware_lb", "on|off", "group_smt_balance, sibling_imbalance per core, SMT-vs-non-SMT busiest (6.6)"),
+    ("swb_idle_core", "on|off", "should_we_balance prefers a CPU on a wholly idle core (6.6)"),
+    ("failure_relax_load", "on|off", "detach_tasks: load >> nr_balance_failed (5.10); off: skip if load/2 > imbalance"),
+    ("failure_relax_util", "on|off", "detach_tasks: util >> nr_balance_failed (~6.10)"),
+    ("active_balance_rule", "any-failure|task-type-only", "active balance after cache_nice_tries+2 failures of any type (<=5.12) or of migrate_task only (~5.13)"),
+    ("newidle_gate", "migration-cost|max-lb-cost", "newidle skipped when avg_idle < 0.5 ms (<=5.15) or < the first level's max_newidle_lb_cost (5.16)"),
+    ("newidle_max_one_task", "on|off", "newidle pulls at most one task (CONFIG_PREEMPTION)"),
+    ("busy_interval_minus_one", "on|off", "busy balance intervals one jiffy shorter (5.10)"),
+    ("detach_src_single_exit", "on|off", "detach_tasks gives up at once on a source with <= 1 task (~5.13)"),
+    ("util_boost_pick", "on|off", "migrate_util picks the source by max(util, runnable) (~6.7)"),
+    ("local_sd_avg_test", "on|off", "no load migration to a fully-busy local group above the domain average (~6.0)"),
+    ("sd_idle_legacy", "on|off", "<=2.6.38 sd_idle: an idle SMT thread with a busy sibling balances higher levels as busy, newidle stops at SMT"),
+];
+
+fn on_off(value: &str) -> Result<bool, &'static str> {
+    match value {
+        "on" | "true" | "1" => Ok(true),
+        "off" | "false" | "0" => Ok(false),
+        _ => Err("on|off"),
+    }
+}
+
+impl LbFeatures {
+    /// Set toggle `name` to `value`. Ok(false): not a balancer toggle;
+    /// Err(valid values): a bad value.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
+        let b = || on_off(value);
+        match name {
+            "load_balance" => self.load_balance = b()?,
+            "lb_algorithm" => {
+                self.algorithm = match value {
+                    "legacy" => LbAlgorithm::Legacy,
+                    "modern" => LbAlgorithm::Modern,
+                    _ => return Err("legacy|modern"),
+                }
+            }
+            "classify_runnable" => self.classify_runnable = b()?,
+            "llc_no_util_migration" => self.llc_no_util_migration = b()?,
+            "numa_imbalance" => {
+                self.numa_imbalance = match value {
+                    "none" => NumaImbalance::None,
+                    "pair" => NumaImbalance::Pair,
+                    "imb-numa-nr" => NumaImbalance::ImbNumaNr,
+                    _ => return Err("none|pair|imb-numa-nr"),
+                }
+            }
+            "smt_aware_lb" => self.smt_aware_lb = b()?,
+            "swb_idle_core" => self.swb_idle_core = b()?,
+            "failure_relax_load" => self.failure_relax_load = b()?,
+            "failure_relax_util" => self.failure_relax_util = b()?,
+            "active_balance_rule" => {
+                self.active_task_type_only = match value {
+                    "any-failure" => false,
+                    "task-type-only" => true,
+                    _ => return Err("any-failure|task-type-only"),
+                }
+            }
+            "newidle_gate" => {
+                self.newidle_gate_lb_cost = match value {
+                    "migration-cost" => false,
+                    "max-lb-cost" => true,
+                    _ => return Err("migration-cost|max-lb-cost"),
+                }
+            }
+            "newidle_max_one_task" => self.newidle_max_one_task = b()?,
+            "busy_interval_minus_one" => self.busy_interval_minus_one = b()?,
+            "detach_src_single_exit" => self.detach_src_single_exit = b()?,
+            "util_boost_pick" => self.util_boost_pick = b()?,
+            "local_sd_avg_test" => self.local_sd_avg_test = b()?,
+            "sd_idle_legacy" => self.sd_idle_legacy = b()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }

@@ -117,7 +117,7 @@ impl LinuxBalancer {
                 }
             }
             // 5.18+: up to imb_numa_nr tasks at the destination
-            NumaImbalance::ImbNumaNr | NumaImbalance::ImbNumaNrMin => {
+            NumaImbalance::ImbNumaNr => {
                 let dst_running = local_nr as i64 + 1;
                 if dst_running > imb_numa_nr as i64 {
                     imb

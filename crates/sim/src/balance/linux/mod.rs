@@ -33,7 +33,7 @@ mod nohz;
 mod stats;
 mod walk;
 
-pub use features::{LbAlgorithm, LbFeatures, NumaImbalance};
+pub use features::{LbAlgorithm, LbFeatures, NumaImbalance, LB_FEATURES};
 
 use super::{BalanceEnv, Balancer};
 use std::collections::BTreeMap;
@@ -201,6 +201,15 @@ impl Balancer for LinuxBalancer {
     fn active_stop(&mut self, env: &mut BalanceEnv, src: usize, dst: usize) {
         self.ensure_init(env);
         self.active_load_balance_cpu_stop(env, src, dst);
+    }
+
+    /// add_nr_running: set rd->overload if it is clear (READ_ONCE first).
+    fn rq_overloaded(&mut self, env: &mut BalanceEnv) {
+        env.read_root();
+        if !self.overloaded {
+            env.write_root();
+            self.overloaded = true;
+        }
     }
 }
 

@@ -148,7 +148,7 @@ impl Fixture {
 }
 
 fn modern() -> LinuxBalancer {
-    LinuxBalancer::new(LbFeatures::for_version((6, 8), true))
+    LinuxBalancer::new(LbFeatures::for_version((6, 8)))
 }
 
 #[test]
@@ -272,7 +272,7 @@ fn sis_util_scan_budget_falls_with_load_and_is_zero_at_saturation() {
 #[test]
 fn legacy_balancer_moves_load_to_an_idle_cpu() {
     let mut f = Fixture::new("kunpeng920-node", &[(0, 4)]);
-    let mut b = LinuxBalancer::new(LbFeatures::for_version((5, 4), false));
+    let mut b = LinuxBalancer::new(LbFeatures::for_version((5, 4)));
     assert_eq!(b.name(), "linux-legacy");
     let mut env = f.env(4);
     b.tick(&mut env, 4, true);
@@ -353,7 +353,7 @@ fn sd_idle_legacy_demotes_higher_levels_when_a_sibling_is_busy() {
         .unwrap();
     let run = |legacy: bool| {
         let mut f = Fixture::new(machine, &[(0, 1), (other, 3)]);
-        let mut lf = LbFeatures::for_version((5, 4), false);
+        let mut lf = LbFeatures::for_version((5, 4));
         lf.sd_idle_legacy = legacy;
         let mut b = LinuxBalancer::new(lf);
         let mut env = f.env(sib);

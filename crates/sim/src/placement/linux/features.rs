@@ -8,6 +8,7 @@
 //! no toggle.
 
 use std::fmt;
+use crate::balance::linux::{LbFeatures, LB_FEATURES};
 use topology::DomainOptions;
 
 /// A bad kernel name, feature name or feature value.
@@ -172,14 +173,19 @@ pub struct Features {
     /// sd_init default imbalance_pct: 117 (>= 5.10) or 125.
     pub imbalance_pct_default: u32,
     base_slice_ns: u64,
+    /// The load balancer's toggles (the `sis_util` above also decides
+    /// whether the balancer produces nr_idle_scan).
+    pub lb: LbFeatures,
 }
 
 /// Named profiles: (name, description). Any `linux-X.Y` from 4.16 to 6.14
 /// is also accepted and derived the same way.
 static KERNELS: &[(&str, &str)] = &[
+    ("linux-2.6.38", "last kernel with the sd_idle load-balance rule; the rest of the wake-up path as the oldest profile (4.16)"),
     ("linux-4.17", "last kernel before available_idle_cpu: idle_cpu, SIS_PROP avg_idle/512, separate core scan"),
     ("linux-4.18", "available_idle_cpu with the vCPU-preempted check (943d355d7fee, 247f2f6f3c70)"),
-    ("linux-5.4", "sched_idle CPUs count as idle"),
+    ("linux-5.4", "sched_idle CPUs count as idle; last kernel with the legacy load balancer"),
+    ("linux-5.5", "load_balance() rework: group and migration types (0b0695f2b34a)"),
     ("linux-5.6", "last kernel before the select_idle_core early break"),
     ("linux-5.7", "select_idle_core stops at the first busy sibling (bec2860a2bd6)"),
     ("linux-5.11", "last separate-scan kernel; kthread stacking, wake_affine prev-idle, imbalance_pct 117"),
@@ -190,7 +196,7 @@ static KERNELS: &[(&str, &str)] = &[
     ("linux-5.17-rc1", "base of the 2022 cluster-scan v2 patch (set cluster_scan_v2=on for the patch)"),
     ("linux-5.19", "last SIS_PROP-only kernel"),
     ("linux-6.0", "SIS_UTIL on, SIS_PROP off, scan starts at target+1"),
-    ("linux-6.6", "EEVDF; last kernel without the cluster scan"),
+    ("linux-6.6", "EEVDF; SMT-aware load balancing; last kernel without the cluster scan"),
     ("linux-6.7", "cluster scan first with prev/recent fallback; SIS_PROP removed"),
     ("linux-6.8", "select_idle_smt(prev) checks the LLC span again (8aeaffef8c6e)"),
     ("latest", "~7.0-dev tree of the spec (>= 6.15): choose_idle_cpu, base slice 2.8 ms"),
@@ -259,6 +265,13 @@ impl Features {
     /// The profile of kernel `name` (see [`Features::kernels`]; any
     /// `linux-X.Y` from 4.16 to 6.14 is accepted too).
     pub fn kernel(name: &str) -> Result<Features, FeatureError> {
+        if name == "linux-2.6.38" {
+            // The wake-up path is not modelled before 4.16: take the oldest
+            // profile's, with 2.6.38's load balancer.
+            let mut f = Self::for_version(name, (4, 16));
+            f.lb = LbFeatures::for_version((2, 6));
+            return Ok(f);
+        }
         let ver = if name == "latest" {
             Some((7, 0))
         } else {
@@ -336,6 +349,7 @@ impl Features {
             sync_wakeups: true,
             imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
             base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
+            lb: LbFeatures::for_version(v),
         }
     }
 
@@ -412,12 +426,20 @@ impl Features {
                     _ => return Err(bad(name, value, "117|125")),
                 }
             }
-            _ => {
-                return Err(FeatureError::UnknownFeature {
-                    name: name.into(),
-                    valid: FEATURES.iter().map(|f| f.0).collect::<Vec<_>>().join(", "),
-                })
-            }
+            _ => match self.lb.set(name, value) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(FeatureError::UnknownFeature {
+                        name: name.into(),
+                        valid: Self::features()
+                            .iter()
+                            .map(|f| f.0)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+                }
+                Err(valid) => return Err(bad(name, value, valid)),
+            },
         }
         let entry = format!("{name}={value}");
         self.overrides.retain(|o| o.split('=').next() != Some(name));
@@ -432,7 +454,7 @@ impl Features {
 
     /// Every feature: (name, values separated by `|`, description).
     pub fn features() -> Vec<(&'static str, &'static str, &'static str)> {
-        FEATURES.to_vec()
+        FEATURES.iter().chain(LB_FEATURES).copied().collect()
     }
 
     /// The sched-domain build of this kernel: the CLS level with

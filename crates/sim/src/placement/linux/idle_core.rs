@@ -210,27 +210,4 @@ impl LinuxPlacement {
             .record((env.probes - p0) as u64);
         found
     }
-
-    /// `update_idle_cpu_scan()` (SIS_UTIL producer, §5.5), run by the engine
-    /// at the LLC level's periodic balance on `cpu` (the first CPU of its
-    /// LLC): sum cpu_util_cfs (util_avg capped at capacity; util_est is not
-    /// modelled) over the LLC and write nr_idle_scan when it changes.
-    pub fn update_idle_cpu_scan(&self, env: &mut WakeEnv, cpu: usize) {
-        if !self.f.sis_util {
-            return;
-        }
-        let sd = env.sd;
-        let Some(llc) = sd.sd_llc(cpu) else { return };
-        let mut sum_util = 0u64;
-        for c in llc.span.iter() {
-            let rq = env.read_rq(c);
-            sum_util += if rq.capacity > 0 {
-                rq.util_avg.min(rq.capacity)
-            } else {
-                rq.util_avg
-            };
-        }
-        let nr = sis_util_nr_scan(sum_util, llc.span_weight as u64, llc.imbalance_pct as u64);
-        env.write_nr_idle_scan(cpu, nr);
-    }
 }

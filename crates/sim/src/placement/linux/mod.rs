@@ -214,13 +214,4 @@ impl Placement for LinuxPlacement {
             self.update_idle_core(env, cpu);
         }
     }
-
-    /// The LLC-level periodic balance: update_idle_cpu_scan (SIS_UTIL).
-    fn llc_balance(&mut self, env: &mut WakeEnv, cpu: usize) {
-        self.update_idle_cpu_scan(env, cpu);
-    }
-
-    fn wants_llc_balance(&self) -> bool {
-        self.f.sis_util
-    }
 }

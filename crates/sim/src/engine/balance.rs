@@ -1,0 +1,367 @@
+//! The load balancer's hooks and the migrations it asks for.
+//!
+//! The kernel balances at four moments, each a hook of [`Balancer`]:
+//! a scheduler tick (`sched_balance_trigger` and its softirq; an idle CPU
+//! whose tick still runs balances as idle), a CPU about to go idle
+//! (`sched_balance_newidle`, from `__schedule`), the nohz idle-balance IPI
+//! (`kick_ilb` -> `nohz_csd_func`) and the stopper of an active balance
+//! (`active_load_balance_cpu_stop`). The balancer sees a [`BalanceEnv`]
+//! whose reads and writes of other CPUs' lines are charged to the CPU doing
+//! the work; that cost becomes the CPU's busy time (its debt) before it
+//! runs anything else. The moves it returns are applied here with the
+//! engine primitives (`deactivate_task`, then `activate_task` on the
+//! destination and the wake-up preemption check there, as
+//! `attach_task` -> `wakeup_preempt` does).
+
+use super::{Engine, Mode, TaskState};
+use crate::balance::{BalanceEnv, Balancer, Requests, RqTasks};
+use crate::event::Event;
+use crate::rq::RunQueue;
+use crate::task::TaskId;
+use crate::Nanos;
+
+/// The run queues as the balancer sees them.
+struct RqView<'x, R: RunQueue> {
+    cpus: &'x mut [super::Cpu<R>],
+    tasks: &'x [super::Task],
+    ents: &'x [crate::eevdf::Entity],
+    now: Nanos,
+}
+
+impl<R: RunQueue> RqTasks for RqView<'_, R> {
+    fn curr(&self, cpu: usize) -> Option<u32> {
+        self.cpus[cpu]
+            .rq
+            .curr()
+            .filter(|&t| self.ents[t as usize].on_rq)
+    }
+
+    fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>) {
+        let start = out.len();
+        out.extend_from_slice(self.cpus[cpu].rq.queued());
+        if let Some(c) = self.curr(cpu) {
+            out.push(c);
+        }
+        // most recently enqueued or picked first
+        out[start..].sort_unstable_by_key(|&t| std::cmp::Reverse(self.tasks[t as usize].list_stamp));
+    }
+
+    fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64) {
+        let c = &mut self.cpus[cpu];
+        c.update_pelt(self.now);
+        (c.pelt.load_avg, c.pelt.util_avg.min(1024), c.pelt.runnable_avg)
+    }
+}
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// Install a load balancer. Every CPU starts idle with its tick stopped,
+    /// so each enters nohz idle at boot (nr_busy_cpus starts at the LLC's
+    /// weight, as sched_init_domains leaves it, and falls to 0).
+    pub fn set_balancer(&mut self, b: Box<dyn Balancer>) {
+        self.balancer = Some(b);
+        for c in 0..self.cpus.len() {
+            let l = self.sd.llc_index(c);
+            self.llc[l].nr_busy_cpus += 1;
+        }
+        for c in 0..self.cpus.len() {
+            // boot work: not charged
+            let _ = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+        }
+    }
+
+    /// Whether a balancer is installed.
+    pub fn has_balancer(&self) -> bool {
+        self.balancer.is_some()
+    }
+
+    /// Time some allowed CPU sat idle while another had a task waiting, ns.
+    pub fn idle_while_work_waits_ns(&self) -> Nanos {
+        let w = &self.iwww;
+        w.total
+            + if w.idle_cpus > 0 && w.waiting_cpus > 0 {
+                self.now - w.since
+            } else {
+                0
+            }
+    }
+
+    /// Run a balancer hook for `this_cpu` with a fresh view; returns its
+    /// requests and the modelled cost (not yet charged).
+    pub(super) fn balance_call(
+        &mut self,
+        this_cpu: usize,
+        f: impl FnOnce(&mut dyn Balancer, &mut BalanceEnv),
+    ) -> (Requests, Nanos) {
+        let Some(b) = self.balancer.as_mut() else {
+            return (Requests::default(), 0);
+        };
+        let mut view = RqView {
+            cpus: &mut self.cpus,
+            tasks: &self.tasks,
+            ents: &self.ents,
+            now: self.now,
+        };
+        let mut env = BalanceEnv {
+            topo: self.topo,
+            sd: self.sd,
+            costs: &self.costs,
+            cpus: &mut self.cpu_state,
+            idle_stats: &mut self.idle_stats,
+            llc: &mut self.llc,
+            tasks: &self.tplace,
+            ents: &self.ents,
+            rqs: &mut view,
+            lines: &mut self.lines,
+            root_line: self.root_line,
+            stats: &mut self.bstats,
+            now: self.now,
+            jiffies: self.now / self.tick_ns,
+            hz: self.costs.hz,
+            this_cpu,
+            cost_ns: 0,
+            req: Requests::default(),
+            scratch: std::mem::take(&mut self.bscratch),
+        };
+        f(b.as_mut(), &mut env);
+        let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
+        self.bscratch = std::mem::take(&mut env.scratch);
+        (req, cost)
+    }
+
+    /// Charge `cost` to `c` and apply the balancer's requests, which `c`
+    /// issued after that much work.
+    fn apply_balance(&mut self, c: usize, req: Requests, cost: Nanos) {
+        self.cpus[c].debt += cost;
+        self.bstats.cost_ns += cost;
+        for &(_, t) in &req.rotated {
+            self.list_seq += 1;
+            self.tasks[t as usize].list_stamp = self.list_seq;
+        }
+        for m in &req.moves {
+            self.migrate_queued_task(m.task, m.src, m.dst, c, cost);
+        }
+        if let Some(ilb) = req.kick_ilb {
+            self.events.push(
+                self.now + cost + self.costs.ipi_ns,
+                Event::IlbKick { cpu: ilb as u32 },
+            );
+        }
+        if let Some((src, dst)) = req.active {
+            // cpu_stop_queue_work wakes the source's stopper thread
+            self.events.push(
+                self.now + cost + self.costs.ipi_ns,
+                Event::Stopper {
+                    src: src as u32,
+                    dst: dst as u32,
+                },
+            );
+        }
+        // the view's copies of the run queues are re-synced
+        for m in &req.moves {
+            self.sync_rq_state(m.src);
+            self.sync_rq_state(m.dst);
+        }
+    }
+
+    /// detach_task + attach_task: move queued `t` from `src` to `dst` for
+    /// `by` (whose work so far is `lead`).
+    fn migrate_queued_task(&mut self, t: TaskId, src: usize, dst: usize, by: usize, lead: Nanos) {
+        let ti = t as usize;
+        if self.cfg.check {
+            let queued = self.tasks[ti].state == TaskState::Runnable
+                && self.tasks[ti].cpu == src
+                && self.cpus[src].rq.queued().contains(&t);
+            if !queued || self.cpus[src].rq.curr() == Some(t) {
+                self.violation.get_or_insert(super::InvariantError {
+                    time: self.now,
+                    what: format!(
+                        "balancer moved task {t} which is not queued (idle) on CPU {src} (state {:?}, cpu {}, curr {:?}, queued {:?})",
+                        self.tasks[ti].state,
+                        self.tasks[ti].cpu,
+                        self.cpus[src].rq.curr(),
+                        self.cpus[src].rq.queued()
+                    ),
+                });
+                return;
+            }
+            if !self.tplace[ti].cpus_allowed.test(dst) {
+                self.violation.get_or_insert(super::InvariantError {
+                    time: self.now,
+                    what: format!("balancer moved task {t} to CPU {dst} outside its affinity"),
+                });
+                return;
+            }
+        }
+        // it waited runnable until now
+        self.update_task_pelt(ti, true, false);
+        self.deactivate_task(t, src);
+        self.tasks[ti].cpu = dst;
+        let deadline_resched = self.activate_task(t, dst, true, false);
+        self.wakeup_preempt(t, dst, by, lead, deadline_resched, false);
+        if self.cfg.check {
+            let on_dst = self.cpus[dst].rq.queued().contains(&t);
+            let on_src = self.cpus[src].rq.queued().contains(&t);
+            if !on_dst || on_src {
+                self.violation.get_or_insert(super::InvariantError {
+                    time: self.now,
+                    what: format!("migrated task {t} is not on exactly one run queue"),
+                });
+            }
+        }
+    }
+
+    /// add_nr_running: a second runnable task on `cpu` sets rd->overload
+    /// (one read of the root line, a write when it was clear).
+    pub(super) fn note_nr_running(&mut self, cpu: usize) {
+        if self.balancer.is_none() || self.cpus[cpu].rq.nr_running() != 2 {
+            return;
+        }
+        let (_, cost) = self.balance_call(cpu, |b, env| b.rq_overloaded(env));
+        self.cpus[cpu].debt += cost;
+    }
+
+    /// The scheduler tick of `c` with a balancer: `idle` when it hit the
+    /// idle task.
+    pub(super) fn balance_tick(&mut self, c: usize, idle: bool) {
+        let (req, cost) = self.balance_call(c, |b, env| b.tick(env, c, idle));
+        self.apply_balance(c, req, cost);
+    }
+
+    /// __schedule found nothing to run on `c`: newidle balance, once per
+    /// idle entry. Returns true if tasks were pulled.
+    pub(super) fn balance_newidle(&mut self, c: usize) -> bool {
+        if self.balancer.is_none() || self.cpus[c].bal.newidle_done {
+            return false;
+        }
+        self.cpus[c].bal.newidle_done = true;
+        let (req, cost) = self.balance_call(c, |b, env| {
+            b.newidle(env, c);
+        });
+        let pulled = !req.moves.is_empty();
+        self.apply_balance(c, req, cost);
+        pulled
+    }
+
+    /// Balancing work `c` owes before it schedules: an idle tick, the nohz
+    /// idle balance, the stopper. Returns true when it did any (the CPU
+    /// then goes back to idle without a newidle pass, as the idle loop
+    /// does).
+    pub(super) fn run_pending_balance(&mut self, c: usize) -> bool {
+        let p = self.cpus[c].bal;
+        if !(p.idle_tick || p.ilb || p.stopper.is_some()) {
+            return false;
+        }
+        let bal = &mut self.cpus[c].bal;
+        bal.idle_tick = false;
+        bal.ilb = false;
+        bal.stopper = None;
+        if p.idle_tick {
+            let idle = self.cpus[c].rq.nr_running() == 0;
+            self.balance_tick(c, idle);
+        }
+        if p.ilb {
+            let (req, cost) = self.balance_call(c, |b, env| b.nohz_idle_balance(env, c));
+            self.apply_balance(c, req, cost);
+        }
+        if let Some(dst) = p.stopper {
+            self.run_stopper(c, dst);
+        }
+        self.cpus[c].bal.newidle_done = true;
+        self.cpus[c].need_resched = true;
+        true
+    }
+
+    /// The tick of an idle CPU whose tick still runs: it leaves its idle
+    /// state (exit latency, no IPI) to run the softirq.
+    pub(super) fn idle_tick(&mut self, c: usize) {
+        self.cpus[c].bal.idle_tick = true;
+        self.kick_idle_cpu(c, c, 0);
+    }
+
+    /// The nohz kick IPI reaches `cpu`: an idle CPU wakes to balance for the
+    /// tickless ones; a busy one drops the kick.
+    pub(super) fn ilb_kick_arrives(&mut self, cpu: usize) {
+        match self.cpus[cpu].mode {
+            Mode::Idle { .. } => {
+                self.cpus[cpu].bal.ilb = true;
+                // the IPI was sent earlier; only the exit latency is left
+                self.kick_idle_cpu(cpu, cpu, 0);
+            }
+            Mode::Waking if self.cpu_state[cpu].nr_running == 0 => {
+                self.cpus[cpu].bal.ilb = true;
+            }
+            _ => {
+                let (req, cost) = self.balance_call(cpu, |b, env| b.nohz_idle_balance(env, cpu));
+                self.apply_balance(cpu, req, cost);
+            }
+        }
+    }
+
+    /// The stopper of `src` is woken: it preempts whatever runs there.
+    pub(super) fn stopper_wakes(&mut self, src: usize, dst: usize) {
+        self.cpus[src].bal.stopper = Some(dst);
+        match self.cpus[src].mode {
+            Mode::Idle { .. } => self.kick_idle_cpu(src, src, 0),
+            Mode::Waking => {}
+            Mode::Busy => {
+                self.cpus[src].need_resched = true;
+                if self.cpus[src].seg.user {
+                    self.preempt_segment(src);
+                }
+                // a syscall segment runs to its end first
+            }
+        }
+    }
+
+    /// active_load_balance_cpu_stop on `src`: the running task goes back to
+    /// the queue (the stopper preempted it), then the balancer picks the
+    /// task to push to `dst`.
+    fn run_stopper(&mut self, src: usize, dst: usize) {
+        if let Some(cur) = self.cpus[src].rq.curr() {
+            if self.tasks[cur as usize].state == TaskState::Runnable {
+                self.update_task_pelt(cur as usize, true, true);
+            }
+            self.cpus[src].rq.set_next(&mut self.ents, None, self.now);
+            self.update_rq_pelt(src);
+        }
+        // switching to the stopper thread and back
+        self.cpus[src].debt += self.costs.ctx_switch_ns;
+        let (req, cost) = self.balance_call(src, |b, env| b.active_stop(env, src, dst));
+        self.apply_balance(src, req, cost);
+    }
+
+    /// Keep the idle-while-work-waits clock: `c` is idle / has a task
+    /// waiting.
+    pub(super) fn note_idle_wait(&mut self, c: usize) {
+        if !self.cfg.allowed.test(c) {
+            return;
+        }
+        let idle = matches!(self.cpus[c].mode, Mode::Idle { .. });
+        let waiting = self.cpus[c].rq.nr_running() >= 2;
+        let b = self.cpus[c].bal;
+        if b.idle == idle && b.waiting == waiting {
+            return;
+        }
+        let w = &mut self.iwww;
+        if w.idle_cpus > 0 && w.waiting_cpus > 0 {
+            w.total += self.now - w.since;
+        }
+        w.since = self.now;
+        if b.idle != idle {
+            if idle {
+                w.idle_cpus += 1;
+            } else {
+                w.idle_cpus -= 1;
+            }
+        }
+        if b.waiting != waiting {
+            if waiting {
+                w.waiting_cpus += 1;
+            } else {
+                w.waiting_cpus -= 1;
+            }
+        }
+        self.cpus[c].bal.idle = idle;
+        self.cpus[c].bal.waiting = waiting;
+    }
+}
