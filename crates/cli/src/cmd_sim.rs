@@ -6,7 +6,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use sim::placement::linux::Features;
-use sim::run::{simulate_hackbench, PolicyChoice, SimOptions, SimResult};
+use sim::run::{simulate_hackbench, simulate_spin, PolicyChoice, SimOptions, SimResult};
+use sim::workload::spin::Spin;
 use sim::workload::hackbench::Hackbench;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -20,7 +21,7 @@ pub struct SimArgs {
     /// List the kernel profiles (--kernel) and exit.
     #[arg(long)]
     pub list_kernels: bool,
-    /// List the wake-up path features (--feature) and exit.
+    /// List the wake-up path and load-balancer features (--feature) and exit.
     #[arg(long)]
     pub list_features: bool,
 }
@@ -30,6 +31,22 @@ pub enum SimBench {
     /// hackbench (rt-tests flags): groups of senders and receivers exchanging messages.
     #[command(allow_negative_numbers = true)]
     Hackbench(HackbenchArgs),
+    /// Compute-only tasks, all started on the first allowed CPU without fork
+    /// placement: only the load balancer spreads them.
+    #[command(allow_negative_numbers = true)]
+    Spin(SpinArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SpinArgs {
+    /// Number of tasks (default: twice the CPUs the run may use).
+    #[arg(short = 'n', long = "tasks")]
+    pub tasks: Option<i64>,
+    /// User work of each task, ms.
+    #[arg(short = 'w', long = "work-ms", default_value_t = 100)]
+    pub work_ms: i64,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
 }
 
 /// Options shared by every simulated benchmark.
@@ -62,7 +79,7 @@ pub struct CommonSimArgs {
     /// Kernel profile of the Linux wake-up path (see --list-kernels).
     #[arg(long, default_value = "latest")]
     pub kernel: String,
-    /// Override a wake-up path feature, NAME=VALUE (repeatable; see --list-features).
+    /// Override a wake-up path or load-balancer feature, NAME=VALUE (repeatable; see --list-features).
     #[arg(long = "feature", value_name = "NAME=VALUE")]
     pub features: Vec<String>,
 }
@@ -164,6 +181,7 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     }
     match args.bench {
         Some(SimBench::Hackbench(a)) => hackbench(a),
+        Some(SimBench::Spin(a)) => spin(a),
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }
@@ -189,6 +207,37 @@ fn hackbench(a: HackbenchArgs) -> Result<ExitCode> {
     } else {
         print!("{}", hb.header());
         println!("{}", Hackbench::time_line(r.time_ns));
+        print!("{}", placement_text(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn spin(a: SpinArgs) -> Result<ExitCode> {
+    let (topo, cpus) = machine(&a.common)?;
+    let ncpus = cpus.as_ref().map_or(topo.nr_cpus(), |m| m.weight());
+    let tasks = match a.tasks {
+        Some(n) => positive(n, "-n/--tasks")?,
+        None => 2 * ncpus as u32,
+    };
+    let sp = Spin {
+        tasks,
+        work_ns: positive(a.work_ms, "-w/--work-ms")? as u64 * 1_000_000,
+    };
+    let opts = options(&a.common, cpus)?;
+    let t0 = Instant::now();
+    let r = simulate_spin(&topo, &sp, &opts)?;
+    let wall = t0.elapsed().as_secs_f64();
+    if a.common.json {
+        let mut v = result_json(&r, wall);
+        v["params"] = serde_json::to_value(&sp)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "{} compute-only tasks of {} ms started on one CPU",
+            sp.tasks,
+            sp.work_ns / 1_000_000
+        );
+        println!("Time: {:.3}", r.time_ns as f64 / 1e9);
         print!("{}", placement_text(&r));
     }
     Ok(ExitCode::SUCCESS)
@@ -231,6 +280,16 @@ fn placement_text(r: &SimResult) -> String {
         p.probe_cost_ns as f64 / 1e6,
         r.counters.migrations
     );
+    let mut stages: Vec<_> = p.stages.iter().collect();
+    stages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (name, n) in stages {
+        s += &format!(
+            "  {:<24} {:>10} {:>6.1}%\n",
+            name,
+            n,
+            100.0 * *n as f64 / total.max(1) as f64
+        );
+    }
     let b = &r.balance;
     s += &format!(
         "Balance ({}): {} tasks moved, {} newidle entries ({} gated), {} nohz kicks, {} active, cost {:.3} ms, idle while work waits {:.3} ms\n",
@@ -243,15 +302,5 @@ fn placement_text(r: &SimResult) -> String {
         b.stats.cost_ns as f64 / 1e6,
         b.idle_while_work_waits_ns as f64 / 1e6
     );
-    let mut stages: Vec<_> = p.stages.iter().collect();
-    stages.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (name, n) in stages {
-        s += &format!(
-            "  {:<24} {:>10} {:>6.1}%\n",
-            name,
-            n,
-            100.0 * *n as f64 / total.max(1) as f64
-        );
-    }
     s
 }

@@ -9,6 +9,7 @@ use crate::engine::{Engine, EngineConfig, InvariantError, RunCounters};
 use crate::placement::linux::{Features, LinuxPlacement};
 use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
 use crate::workload::hackbench::{Hackbench, MARK_START, MARK_STOP};
+use crate::workload::spin::Spin;
 use crate::Nanos;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -221,6 +222,9 @@ pub struct CpuTime {
     pub busy_ns: u64,
     /// Idle ns.
     pub idle_ns: u64,
+    /// Context switches to a task (0: no task ran here; the CPU may
+    /// still have been busy balancing for others).
+    pub context_switches: u64,
 }
 
 /// What the load balancer did.
@@ -234,6 +238,9 @@ pub struct BalanceSummary {
     /// Time some allowed CPU was idle while another had a runnable task
     /// waiting, ns.
     pub idle_while_work_waits_ns: u64,
+    /// When every allowed CPU was first out of idle at the same time, ns
+    /// (None: never).
+    pub first_all_busy_ns: Option<u64>,
 }
 
 /// The record of one simulation run.
@@ -293,8 +300,31 @@ pub fn simulate_hackbench(
             hb.tasks()
         )));
     }
-    let allowed = match &opt.cpus {
-        None => topo.all_cpus().clone(),
+    simulate(topo, opt, "hackbench", |e, _| {
+        crate::workload::hackbench::build(hb, e);
+        (MARK_START, Some(MARK_STOP))
+    })
+}
+
+/// Simulate the compute-only workload on `topo`: Time runs from the first
+/// task's start until the last one exits.
+pub fn simulate_spin(topo: &Topology, sp: &Spin, opt: &SimOptions) -> Result<SimResult, SimError> {
+    if sp.tasks == 0 || sp.tasks > 1_000_000 {
+        return Err(SimError::TooLarge(format!(
+            "-n/--tasks: {} (1 to 1000000)",
+            sp.tasks
+        )));
+    }
+    simulate(topo, opt, "spin", |e, first| {
+        crate::workload::spin::build(sp, first, e);
+        (crate::workload::spin::MARK_START, None)
+    })
+}
+
+/// The CPUs a run may use.
+fn allowed_cpus(topo: &Topology, opt: &SimOptions) -> Result<CpuMask, SimError> {
+    match &opt.cpus {
+        None => Ok(topo.all_cpus().clone()),
         Some(m) => {
             if !m.is_subset(topo.all_cpus()) {
                 let bad = m.andnot(topo.all_cpus());
@@ -307,9 +337,21 @@ pub fn simulate_hackbench(
             if m.is_empty() {
                 return Err(SimError::Cpus("the CPU list is empty".into()));
             }
-            m.clone()
+            Ok(m.clone())
         }
-    };
+    }
+}
+
+/// Build the machine, the policy and the balancer; let `build` declare the
+/// workload (given the first allowed CPU; it returns the start and stop
+/// mark slots, no stop mark meaning the end of the run); run; collect.
+fn simulate(
+    topo: &Topology,
+    opt: &SimOptions,
+    benchmark: &str,
+    build: impl FnOnce(&mut Engine, usize) -> (u32, Option<u32>),
+) -> Result<SimResult, SimError> {
+    let allowed = allowed_cpus(topo, opt)?;
     let (domains, vcpu_check, sched_idle, slice) = match &opt.policy {
         PolicyChoice::Linux(f) => (
             f.domain_options(),
@@ -327,6 +369,7 @@ pub fn simulate_hackbench(
     let mut eevdf = opt.eevdf;
     eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
     eevdf.base_slice = slice;
+    let first = allowed.first().unwrap_or(0);
     let cfg = EngineConfig {
         eevdf,
         allowed,
@@ -344,31 +387,33 @@ pub fn simulate_hackbench(
     if let Some(b) = balancer {
         e.set_balancer(b);
     }
-    crate::workload::hackbench::build(hb, &mut e);
+    let (start_mark, stop_mark) = build(&mut e, first);
     e.run()?;
-    let start = e.mark(MARK_START).unwrap_or(0);
-    let stop = e.mark(MARK_STOP).unwrap_or(e.now());
-    let counters = e.counters.clone();
+    let start = e.mark(start_mark).unwrap_or(0);
+    let stop = stop_mark.and_then(|m| e.mark(m)).unwrap_or(e.now());
     Ok(SimResult {
-        benchmark: "hackbench".into(),
+        benchmark: benchmark.into(),
         machine: topo.name().to_string(),
         time_ns: stop - start,
         sim_ns: e.now(),
-        counters,
+        counters: e.counters.clone(),
         placement: PlacementSummary::of(name, &e.pstats),
         balance: BalanceSummary {
             balancer: balancer_name,
             stats: e.bstats.clone(),
             idle_while_work_waits_ns: e.idle_while_work_waits_ns(),
+            first_all_busy_ns: e.first_all_busy_ns(),
         },
         cpus: e
             .cpu_times()
             .into_iter()
+            .zip(e.cpu_switches())
             .enumerate()
-            .map(|(cpu, (b, i))| CpuTime {
+            .map(|(cpu, ((b, i), sw))| CpuTime {
                 cpu,
                 busy_ns: b,
                 idle_ns: i,
+                context_switches: sw,
             })
             .collect(),
     })

@@ -73,6 +73,11 @@ pub struct TaskSpec {
     pub parent: Option<TaskId>,
     /// Created by `Spawn` (false: runnable at time 0).
     pub spawned: bool,
+    /// For a task runnable at time 0: enqueue it on this CPU as it is,
+    /// without fork placement (a task created while pinned there and then
+    /// released), so only the load balancer can spread such tasks. None:
+    /// placed like a fork from the first allowed CPU.
+    pub start_cpu: Option<usize>,
     /// Nice value.
     pub nice: i32,
     /// Cache lines of working set refilled after a migration.

@@ -124,7 +124,10 @@ pub struct BalanceStats {
 impl BalanceStats {
     /// The counters of `level` for `kind`.
     pub fn count(&mut self, level: &str, kind: Kind) -> &mut KindCounts {
-        let l = self.levels.entry(level.to_string()).or_default();
+        if !self.levels.contains_key(level) {
+            self.levels.insert(level.to_string(), LevelCounts::default());
+        }
+        let l = self.levels.get_mut(level).expect("inserted above");
         match kind {
             Kind::Periodic => &mut l.periodic,
             Kind::Newidle => &mut l.newidle,
@@ -160,6 +163,16 @@ pub struct Requests {
     pub active: Option<(usize, usize)>,
 }
 
+impl Requests {
+    /// Forget everything, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.moves.clear();
+        self.rotated.clear();
+        self.kick_ilb = None;
+        self.active = None;
+    }
+}
+
 /// The view of the machine a balancer works on, for one call. Accessors that
 /// read another CPU's state charge the read to `this_cpu`, the CPU doing the
 /// work (which differs from the CPU balanced for under nohz idle balance).
@@ -192,7 +205,8 @@ pub struct BalanceEnv<'a> {
     pub stats: &'a mut BalanceStats,
     /// Current time.
     pub now: Nanos,
-    /// Current time in jiffies.
+    /// Current time in jiffies since boot (the engine's runs start on a
+    /// machine that has been up for a while, so no interval is pending).
     pub jiffies: u64,
     /// Ticks per second.
     pub hz: u64,
@@ -275,15 +289,32 @@ impl<'a> BalanceEnv<'a> {
         s.runnable_avg = r;
     }
 
-    /// The fair tasks of `src` in cfs_tasks order, into `self.scratch`,
-    /// without those this call already moved away.
+    /// The fair tasks of `src` in cfs_tasks order, into `self.scratch`, as
+    /// they stand after this call's earlier moves: tasks moved away are
+    /// gone, tasks moved here are at the head (most recent first), as
+    /// attach_task's enqueue puts them.
     pub fn load_cfs_tasks(&mut self, src: usize) {
         self.scratch.clear();
+        for m in self.req.moves.iter().rev() {
+            if m.dst == src {
+                self.scratch.push(m.task);
+            }
+        }
+        let arrived = self.scratch.len();
         self.rqs.cfs_tasks(src, &mut self.scratch);
         if !self.req.moves.is_empty() {
             let moves = &self.req.moves;
-            self.scratch
-                .retain(|&t| !moves.iter().any(|m| m.task == t && m.src == src));
+            let mut i = 0;
+            self.scratch.retain(|&t| {
+                i += 1;
+                // a task may have arrived and left again: keep only its
+                // latest place
+                let last = moves.iter().rev().find(|m| m.task == t);
+                match last {
+                    Some(m) => m.dst == src && i <= arrived,
+                    None => true,
+                }
+            });
         }
     }
 }

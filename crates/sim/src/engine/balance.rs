@@ -65,7 +65,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         for c in 0..self.cpus.len() {
             // boot work: not charged
-            let _ = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+            let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+            self.recycle(req);
         }
     }
 
@@ -115,17 +116,27 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             root_line: self.root_line,
             stats: &mut self.bstats,
             now: self.now,
-            jiffies: self.now / self.tick_ns,
+            // the run starts on a machine up (and idle) for 300 s: every
+            // balance interval has long passed
+            jiffies: self.now / self.tick_ns + 300 * self.costs.hz,
             hz: self.costs.hz,
             this_cpu,
             cost_ns: 0,
-            req: Requests::default(),
+            req: std::mem::take(&mut self.breq),
             scratch: std::mem::take(&mut self.bscratch),
         };
+        env.req.clear();
         f(b.as_mut(), &mut env);
         let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
         self.bscratch = std::mem::take(&mut env.scratch);
         (req, cost)
+    }
+
+    /// Give a request list back for reuse.
+    pub(super) fn recycle(&mut self, req: Requests) {
+        if req.moves.capacity() >= self.breq.moves.capacity() {
+            self.breq = req;
+        }
     }
 
     /// Charge `cost` to `c` and apply the balancer's requests, which `c`
@@ -161,6 +172,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.sync_rq_state(m.src);
             self.sync_rq_state(m.dst);
         }
+        self.recycle(req);
     }
 
     /// detach_task + attach_task: move queued `t` from `src` to `dst` for
@@ -216,7 +228,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.balancer.is_none() || self.cpus[cpu].rq.nr_running() != 2 {
             return;
         }
-        let (_, cost) = self.balance_call(cpu, |b, env| b.rq_overloaded(env));
+        let (req, cost) = self.balance_call(cpu, |b, env| b.rq_overloaded(env));
+        self.recycle(req);
         self.cpus[cpu].debt += cost;
     }
 
@@ -361,7 +374,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 w.waiting_cpus -= 1;
             }
         }
+        if w.idle_cpus == 0 && w.all_busy_at.is_none() {
+            w.all_busy_at = Some(self.now);
+        }
         self.cpus[c].bal.idle = idle;
         self.cpus[c].bal.waiting = waiting;
+    }
+
+    /// When every allowed CPU was first out of idle at once (None: never).
+    pub fn first_all_busy_ns(&self) -> Option<Nanos> {
+        self.iwww.all_busy_at
     }
 }

@@ -164,6 +164,8 @@ struct CpuBalance {
 /// runnable task waiting.
 #[derive(Clone, Copy, Debug, Default)]
 struct IdleWaitClock {
+    /// First time no allowed CPU was idle.
+    all_busy_at: Option<Nanos>,
     idle_cpus: u32,
     waiting_cpus: u32,
     since: Nanos,
@@ -187,6 +189,8 @@ struct SegmentClock {
 
 /// Busy and idle time of a CPU, accounted up to `since`.
 struct CpuTime {
+    /// Switches to a task on this CPU.
+    switches: u64,
     busy_ns: Nanos,
     idle_ns: Nanos,
     since: Nanos,
@@ -298,6 +302,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     list_seq: u64,
     /// Scratch list lent to the balancer.
     bscratch: Vec<u32>,
+    /// Request lists lent to the balancer.
+    breq: crate::balance::Requests,
     iwww: IdleWaitClock,
 }
 
@@ -335,6 +341,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     task: None,
                 },
                 time: CpuTime {
+                    switches: 0,
                     busy_ns: 0,
                     idle_ns: 0,
                     since: 0,
@@ -394,6 +401,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             root_line,
             list_seq: 0,
             bscratch: Vec::new(),
+            breq: Default::default(),
             iwww: IdleWaitClock {
                 idle_cpus,
                 ..Default::default()
@@ -466,6 +474,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.now
     }
 
+    /// Per-CPU context switches to a task.
+    pub fn cpu_switches(&self) -> Vec<u64> {
+        self.cpus.iter().map(|c| c.time.switches).collect()
+    }
+
     /// Per-CPU (busy, idle) ns.
     pub fn cpu_times(&self) -> Vec<(Nanos, Nanos)> {
         self.cpus
@@ -499,8 +512,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         for t in 0..self.tasks.len() {
             if !self.tasks[t].spec.spawned {
                 self.live_tasks += 1;
-                let cpu = self.tasks[t].cpu;
-                self.wake_up_new_task(t as TaskId, cpu);
+                match self.tasks[t].spec.start_cpu {
+                    Some(cpu) => self.enqueue_new_task_on(t as TaskId, cpu),
+                    None => {
+                        let cpu = self.tasks[t].cpu;
+                        self.wake_up_new_task(t as TaskId, cpu);
+                    }
+                }
             }
         }
         while let Some((t, ev)) = self.events.pop() {

@@ -120,6 +120,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.tasks[ni].list_stamp = self.list_seq;
                 if prev != Some(n) {
                     self.counters.context_switches += 1;
+                    self.cpus[c].time.switches += 1;
                     let mm = self.tasks[ni].spec.mm;
                     let mut cost = self.costs.ctx_switch_ns;
                     if self.cpus[c].last_mm != Some(mm) {
@@ -181,7 +182,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if tick_stopped {
                 // tick_nohz_idle_stop_tick -> nohz_balance_enter_idle (its
                 // line writes are made; the time is not charged, as below)
-                let _ = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+                let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+                self.recycle(req);
             } else {
                 // the tick keeps running: the idle CPU balances at it
                 self.arm_tick(c);

@@ -108,6 +108,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // wake_up_new_task (4.16+): p->recent_used_cpu = task_cpu(p)
         self.tplace[ti].recent_used_cpu = parent_cpu;
         let (cpu, lead) = self.select_cpu(t, parent_cpu, None, wf::FORK);
+        self.start_new_task(t, cpu, parent_cpu, lead);
+    }
+
+    /// A task runnable at time 0 enqueued on `cpu` as it is (no fork
+    /// placement): see `TaskSpec::start_cpu`.
+    pub(super) fn enqueue_new_task_on(&mut self, t: TaskId, cpu: usize) {
+        let ti = t as usize;
+        self.tasks[ti].cpu = cpu;
+        self.tplace[ti].recent_used_cpu = cpu;
+        self.start_new_task(t, cpu, cpu, 0);
+    }
+
+    /// The rest of wake_up_new_task once the CPU is chosen.
+    fn start_new_task(&mut self, t: TaskId, cpu: usize, parent_cpu: usize, lead: Nanos) {
+        let ti = t as usize;
         self.tasks[ti].cpu = cpu;
         self.tasks[ti].state = TaskState::Runnable;
         self.tasks[ti].pelt = Pelt::new(self.now);

@@ -65,6 +65,7 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
         mm: 0,
         parent: None,
         spawned: false,
+        start_cpu: None,
         nice: 0,
         footprint_lines: footprint,
     });
@@ -104,6 +105,7 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
                 mm: mm(this.threads),
                 parent: Some(main_id),
                 spawned: true,
+                start_cpu: None,
                 nice: 0,
                 footprint_lines: footprint,
             });
@@ -122,6 +124,7 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
                 mm: mm(this.threads),
                 parent: Some(main_id),
                 spawned: true,
+                start_cpu: None,
                 nice: 0,
                 footprint_lines: footprint,
             });

@@ -2,3 +2,4 @@
 //! never reach into the scheduler.
 
 pub mod hackbench;
+pub mod spin;

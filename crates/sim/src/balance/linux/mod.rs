@@ -126,7 +126,7 @@ impl LinuxBalancer {
     }
 
     /// Boot state (domains attached at time 0), sized on first use.
-    fn ensure_init(&mut self, env: &BalanceEnv) {
+    fn ensure_init(&mut self, env: &mut BalanceEnv) {
         if !self.dom.is_empty() {
             return;
         }
@@ -148,6 +148,23 @@ impl LinuxBalancer {
             .collect();
         self.rq = vec![RqLb::default(); n];
         self.nohz.idle_cpus = CpuMask::new();
+        // The run starts on a machine that has been idle, not one that just
+        // booted: its last LLC-level balance saw no utilisation, so SIS_UTIL
+        // lets the first wake-ups scan the whole LLC (a fresh kernel would
+        // hold 0 until its first periodic balance).
+        if self.f.sis_util {
+            for &first in env.sd.llc_ids() {
+                if let Some(llc) = env.sd.sd_llc(first) {
+                    let w = llc.span_weight as u64;
+                    let l = env.sd.llc_index(first);
+                    env.llc[l].nr_idle_scan = crate::placement::linux::sis_util_nr_scan(
+                        0,
+                        w,
+                        llc.imbalance_pct as u64,
+                    );
+                }
+            }
+        }
     }
 }
 

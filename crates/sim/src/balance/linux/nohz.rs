@@ -73,8 +73,8 @@ impl LinuxBalancer {
     /// kick_ilb: pick an idle CPU (find_new_ilb) and send it the IPI.
     fn kick_ilb(&mut self, env: &mut BalanceEnv, cpu: usize) {
         self.nohz.next_balance = env.jiffies + 1;
-        let cands: Vec<usize> = self.nohz.idle_cpus.iter().filter(|&c| c != cpu).collect();
-        let Some(ilb) = cands.into_iter().find(|&c| env.idle_cpu(c)) else {
+        let mask = self.nohz.idle_cpus.clone();
+        let Some(ilb) = mask.iter().find(|&c| c != cpu && env.idle_cpu(c)) else {
             return;
         };
         if self.rq[ilb].kick_pending {

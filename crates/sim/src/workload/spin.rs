@@ -1,0 +1,52 @@
+//! A compute-only workload: `tasks` CPU-bound tasks, each running `work_ns`
+//! of user code and exiting, all started on one CPU (the first allowed) as
+//! they are, without fork placement. Nothing ever wakes them, so only the
+//! load balancer can spread them: the workload that shows whether (and how
+//! fast) the balancer fills an idle machine.
+//!
+//! ```
+//! use sim::run::{simulate_spin, SimOptions};
+//! use sim::workload::spin::Spin;
+//! let topo = topology::preset("kvm-8vcpu").unwrap();
+//! let r = simulate_spin(&topo, &Spin { tasks: 16, work_ns: 20_000_000 }, &SimOptions::default()).unwrap();
+//! // 16 tasks of 20 ms on 8 CPUs: about 40 ms once spread
+//! assert!(r.time_ns < 80_000_000);
+//! ```
+
+use crate::engine::Engine;
+use crate::rq::RunQueue;
+use crate::task::{Op, TaskSpec};
+use serde::Serialize;
+
+/// Mark slot of the start time (when the first task runs).
+pub const MARK_START: u32 = 0;
+
+/// The compute-only workload.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Spin {
+    /// Number of tasks.
+    pub tasks: u32,
+    /// User work of each task, ns at full speed.
+    pub work_ns: u64,
+}
+
+/// Declare the tasks in `e`, all starting on `cpu`.
+pub fn build<R: RunQueue>(s: &Spin, cpu: usize, e: &mut Engine<'_, R>) {
+    for i in 0..s.tasks {
+        let mut program = Vec::with_capacity(3);
+        if i == 0 {
+            program.push(Op::Mark(MARK_START));
+        }
+        program.extend([Op::Compute(s.work_ns), Op::Exit]);
+        e.add_task(TaskSpec {
+            name: format!("spin{i}"),
+            program,
+            mm: i + 1,
+            parent: None,
+            spawned: false,
+            start_cpu: Some(cpu),
+            nice: 0,
+            footprint_lines: 0,
+        });
+    }
+}
