@@ -5,7 +5,7 @@
 //! [`DomainOptions`] holds what varies).
 //!
 //! The steps, each in its own file:
-//! - [`levels`](self) — the level table: SMT (`cpu_smt_mask`), CLS
+//! - `levels` — the level table: SMT (`cpu_smt_mask`), CLS
 //!   (`cpu_clustergroup_mask`, CONFIG_SCHED_CLUSTER, v5.16+), MC
 //!   (`cpu_coregroup_mask`: the LLC within the node), DIE/PKG
 //!   (`cpu_cpu_mask`: the node; left out on x86 when a package holds
