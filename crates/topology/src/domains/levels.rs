@@ -87,12 +87,14 @@ pub(crate) fn topology_levels(topo: &Topology, opts: &DomainOptions) -> (Vec<Top
     };
 
     // cpu_coregroup_mask(): the CPUs sharing the LLC, limited to the CPU's
-    // node when CONFIG_NUMA is on. x86 match_llc() shares an LLC only
-    // between CPUs of one node (topology_sane(); on sub-NUMA-clustering
-    // parts the L3 spans several nodes while the kernel's LLC mask stops
-    // at the node); arm64's cpu_coregroup_mask() takes the LLC siblings
-    // only when they fit inside the node. Without NUMA every CPU is on
-    // node 0 and the LLC is taken whole.
+    // node when CONFIG_NUMA is on. x86 set_cpu_sibling_map() links two CPUs
+    // in cpu_llc_shared_mask only if match_llc() holds, and match_llc()
+    // (through topology_sane(), in every modelled version) refuses CPUs of
+    // different nodes: on sub-NUMA-clustering parts the L3 spans several
+    // nodes while the kernel's LLC mask stops at the node (the SNC test in
+    // match_llc() only spares the warning). arm64's cpu_coregroup_mask()
+    // takes the LLC siblings only when they fit inside the node. Without
+    // NUMA every CPU is on node 0 and the LLC is taken whole.
     let coregroup: Vec<CpuMask> = (0..n)
         .map(|c| {
             if opts.numa {
