@@ -82,6 +82,9 @@ pub struct CommonSimArgs {
     /// Override a wake-up path or load-balancer feature, NAME=VALUE (repeatable; see --list-features).
     #[arg(long = "feature", value_name = "NAME=VALUE")]
     pub features: Vec<String>,
+    /// Override a kernel build option, NAME=y|n (repeatable; see --list-kernels).
+    #[arg(long = "kernel-config", value_name = "NAME=y|n")]
+    pub kernel_config: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -142,8 +145,8 @@ fn machine(c: &CommonSimArgs) -> Result<(Topology, Option<CpuMask>)> {
 
 fn options(c: &CommonSimArgs, cpus: Option<CpuMask>) -> Result<SimOptions> {
     let policy = if c.policy == "scx" {
-        if !c.features.is_empty() {
-            bail!("--feature applies to --policy linux only");
+        if !c.features.is_empty() || !c.kernel_config.is_empty() {
+            bail!("--feature and --kernel-config apply to --policy linux only");
         }
         PolicyChoice::ScxDefault
     } else {
@@ -153,6 +156,13 @@ fn options(c: &CommonSimArgs, cpus: Option<CpuMask>) -> Result<SimOptions> {
                 .split_once('=')
                 .with_context(|| format!("--feature {kv:?}: expected NAME=VALUE"))?;
             f.set(k, v).with_context(|| format!("--feature {kv}"))?;
+        }
+        for kv in &c.kernel_config {
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("--kernel-config {kv:?}: expected NAME=y|n"))?;
+            f.set_config(k, v)
+                .with_context(|| format!("--kernel-config {kv}"))?;
         }
         PolicyChoice::Linux(Box::new(f))
     };
@@ -170,6 +180,10 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     if args.list_kernels {
         for (name, desc) in Features::kernels() {
             println!("{name:<16} {desc}");
+        }
+        println!("\nkernel config of every profile (override with --kernel-config NAME=y|n):");
+        for (name, default, desc) in Features::kernel_config() {
+            println!("  {name:<14} {default:<12} {desc}");
         }
         return Ok(ExitCode::SUCCESS);
     }

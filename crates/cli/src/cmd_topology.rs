@@ -1,17 +1,20 @@
 //! `schedlab topology ...`: list the built-in machines, show one (preset,
-//! sysfs tree or hwloc XML) as a tree plus the sched domains Linux would
-//! build on it, as text or JSON.
+//! sysfs tree or hwloc XML) as a tree plus the sched domains a chosen
+//! kernel (`--kernel`, `--kernel-config`) would build on it, as text or
+//! JSON; `--domains` lists every CPU's domains and groups the way a booted
+//! kernel shows them.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use serde_json::{json, Value};
+use sim::placement::linux::Features;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use topology::{
-    from_hwloc_xml, from_sysfs, preset, presets, sd_flags, CacheInfo, CpuMask, DomainOptions,
-    Level, SchedDomains, Topology,
+    from_hwloc_xml, from_sysfs, preset, presets, Arch, CacheInfo, ConfigOption, CpuMask,
+    DomainOptions, Level, SchedDomains, Topology,
 };
 
 /// The preset `show` uses when given no machine.
@@ -35,16 +38,68 @@ pub enum TopologyCommand {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
-        /// Build domains without the CLS level (CONFIG_SCHED_CLUSTER off; kernels before 5.16).
+        /// List every CPU's domains and groups as a booted kernel shows them (one line per CPU and level).
+        #[arg(long)]
+        domains: bool,
+        /// Kernel whose rules and names build the domains: linux-X.Y (4.16 to 6.14) or latest (see `sim --list-kernels`).
+        #[arg(long, default_value = "latest")]
+        kernel: String,
+        /// Override a kernel build option, NAME=y|n: SCHED_SMT, SCHED_CLUSTER, SCHED_MC, NUMA (repeatable).
+        #[arg(long = "kernel-config", value_name = "NAME=y|n")]
+        kernel_config: Vec<String>,
+        /// Architecture's level table: x86 leaves the package level out when a package spans nodes.
+        #[arg(long, default_value = "generic", value_parser = ["generic", "x86"])]
+        arch: String,
+        /// Build domains without the CLS level (same as --kernel-config SCHED_CLUSTER=n).
         #[arg(long)]
         no_cls: bool,
         /// Leave SD_CLUSTER off the CLS level (kernels 5.16 to 6.6).
         #[arg(long)]
         no_sd_cluster: bool,
-        /// Default imbalance_pct of sd_init() (117; 125 before ~5.10).
-        #[arg(long, value_name = "PCT", default_value_t = 117, value_parser = clap::value_parser!(u32).range(100..=1000))]
-        imbalance_pct: u32,
+        /// Default imbalance_pct of sd_init() (default: the kernel's, 117; 125 before 5.10).
+        #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(100..=1000))]
+        imbalance_pct: Option<u32>,
     },
+}
+
+/// The kernel profile and the domain options `show` builds with.
+struct KernelChoice {
+    /// Profile name plus overrides, e.g. `linux-6.1+SCHED_CLUSTER=n`.
+    name: String,
+    opts: DomainOptions,
+}
+
+fn kernel_choice(
+    kernel: &str,
+    kernel_config: &[String],
+    arch: &str,
+    no_cls: bool,
+    no_sd_cluster: bool,
+    imbalance_pct: Option<u32>,
+) -> Result<KernelChoice> {
+    let mut f = Features::kernel(kernel).context("--kernel")?;
+    for kv in kernel_config {
+        let (k, v) = kv
+            .split_once('=')
+            .with_context(|| format!("--kernel-config {kv:?}: expected NAME=y|n"))?;
+        f.set_config(k, v)
+            .with_context(|| format!("--kernel-config {kv}"))?;
+    }
+    let mut opts = f.domain_options();
+    opts.arch = Arch::from_name(arch).unwrap_or_default();
+    if no_cls {
+        opts.set_config(ConfigOption::SchedCluster, false);
+    }
+    if no_sd_cluster {
+        opts.cluster_flag = false;
+    }
+    if let Some(pct) = imbalance_pct {
+        opts.imbalance_pct = pct;
+    }
+    Ok(KernelChoice {
+        name: f.name(),
+        opts,
+    })
 }
 
 pub fn run(cmd: TopologyCommand) -> Result<ExitCode> {
@@ -60,25 +115,45 @@ pub fn run(cmd: TopologyCommand) -> Result<ExitCode> {
             sysfs,
             hwloc,
             json,
+            domains,
+            kernel,
+            kernel_config,
+            arch,
             no_cls,
             no_sd_cluster,
             imbalance_pct,
         } => {
+            let k = kernel_choice(
+                &kernel,
+                &kernel_config,
+                &arch,
+                no_cls,
+                no_sd_cluster,
+                imbalance_pct,
+            )?;
             let topo = match (name, sysfs, hwloc) {
                 (_, Some(dir), _) => from_sysfs(&dir)?,
                 (_, _, Some(file)) => from_hwloc_xml(&file)?,
                 (name, None, None) => preset(name.as_deref().unwrap_or(DEFAULT_PRESET))?,
             };
-            let opts = DomainOptions {
-                cluster_level: !no_cls,
-                cluster_flag: !no_sd_cluster,
-                imbalance_pct,
-            };
-            let sd = SchedDomains::build(&topo, &opts);
-            if json {
-                println!("{}", serde_json::to_string_pretty(&to_json(&topo, &sd))?);
-            } else {
-                print!("{}", render_text(&topo, &sd, &opts));
+            let sd = SchedDomains::build(&topo, &k.opts);
+            match (domains, json) {
+                (true, true) => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&domains_json(&topo, &sd, &k))?
+                ),
+                (true, false) => {
+                    for line in sd.kernel_lines() {
+                        println!("{line}");
+                    }
+                }
+                (false, true) => {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&to_json(&topo, &sd, &k))?
+                    )
+                }
+                (false, false) => print!("{}", render_text(&topo, &sd, &k)),
             }
         }
     }
@@ -91,6 +166,7 @@ pub fn run(cmd: TopologyCommand) -> Result<ExitCode> {
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Row {
     level: Level,
+    name: &'static str,
     distance: Option<u32>,
     span_weight: usize,
     groups: usize,
@@ -103,6 +179,7 @@ fn rows(sd: &SchedDomains, cpu: usize) -> Vec<Row> {
         .iter()
         .map(|d| Row {
             level: d.level,
+            name: d.name,
             distance: match d.level {
                 Level::Numa(k) => sd.numa_distances().get(k as usize).copied(),
                 _ => None,
@@ -137,7 +214,59 @@ fn distinct<T: Ord + Copy>(it: impl Iterator<Item = T>) -> Vec<T> {
 
 // -------------------------------------------------------------------- JSON
 
-fn to_json(t: &Topology, sd: &SchedDomains) -> Value {
+/// `--domains --json`: every CPU's domains with every parameter the load
+/// balancer reads, groups in the kernel's order.
+fn domains_json(t: &Topology, sd: &SchedDomains, k: &KernelChoice) -> Value {
+    let cpus: Vec<Value> = (0..sd.nr_cpus())
+        .map(|cpu| {
+            let doms: Vec<Value> = sd
+                .domains(cpu)
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    json!({
+                        "domain": i,
+                        "name": d.name,
+                        "span": d.span.to_string(),
+                        "span_weight": d.span_weight,
+                        "flags": sd.flag_names(d.flags),
+                        "imbalance_pct": d.imbalance_pct,
+                        "cache_nice_tries": d.cache_nice_tries,
+                        "busy_factor": d.busy_factor,
+                        "min_interval_ms": d.min_interval_ms,
+                        "max_interval_ms": d.max_interval_ms,
+                        "imb_numa_nr": d.imb_numa_nr,
+                        "groups": d.groups.iter().map(|g| json!({
+                            "span": g.span.to_string(),
+                            "balance_mask": g.balance_mask.to_string(),
+                            "weight": g.weight(),
+                            "cores": g.cores,
+                            "flags": sd.flag_names(g.flags),
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({"cpu": cpu, "domains": doms})
+        })
+        .collect();
+    json!({
+        "name": t.name(),
+        "kernel": k.name,
+        "arch": k.opts.arch.name(),
+        "config": config_json(&k.opts),
+        "cpus": cpus,
+    })
+}
+
+fn config_json(o: &DomainOptions) -> Value {
+    ConfigOption::ALL
+        .iter()
+        .map(|&c| (c.name().to_string(), Value::Bool(o.config(c))))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+fn to_json(t: &Topology, sd: &SchedDomains, k: &KernelChoice) -> Value {
     let n = t.nr_cpus();
     let nodes: Vec<Value> = (0..t.nr_nodes())
         .map(|i| json!({"id": i, "cpus": t.node_cpus(i).to_string()}))
@@ -145,6 +274,7 @@ fn to_json(t: &Topology, sd: &SchedDomains) -> Value {
     let distance: Vec<Vec<u32>> = t.node_distances().to_vec();
     // Per level (across CPUs): which span weights occur and on how many CPUs.
     struct Agg {
+        name: &'static str,
         weights: Vec<usize>,
         cpus: usize,
         flags: u32,
@@ -155,6 +285,7 @@ fn to_json(t: &Topology, sd: &SchedDomains) -> Value {
     for cpu in 0..n {
         for r in rows(sd, cpu) {
             let e = levels.entry(r.level).or_insert(Agg {
+                name: r.name,
                 weights: Vec::new(),
                 cpus: 0,
                 flags: 0,
@@ -167,14 +298,14 @@ fn to_json(t: &Topology, sd: &SchedDomains) -> Value {
         }
     }
     let levels: Vec<Value> = levels
-        .into_iter()
-        .map(|(level, a)| {
+        .into_values()
+        .map(|a| {
             json!({
-                "name": level.name(),
+                "name": a.name,
                 "distance": a.distance,
                 "span_weight": distinct(a.weights.into_iter()),
                 "cpus": a.cpus,
-                "flags": sd_flags::names(a.flags),
+                "flags": sd.flag_names(a.flags),
                 "imbalance_pct": a.imbalance_pct,
             })
         })
@@ -185,11 +316,11 @@ fn to_json(t: &Topology, sd: &SchedDomains) -> Value {
             json!({
                 "cpus": cpus.to_string(),
                 "domains": rows.iter().map(|r| json!({
-                    "name": r.level.name(),
+                    "name": r.name,
                     "distance": r.distance,
                     "span_weight": r.span_weight,
                     "groups": r.groups,
-                    "flags": sd_flags::names(r.flags),
+                    "flags": sd.flag_names(r.flags),
                     "imbalance_pct": r.imbalance_pct,
                 })).collect::<Vec<_>>(),
             })
@@ -215,6 +346,9 @@ fn to_json(t: &Topology, sd: &SchedDomains) -> Value {
         .collect();
     json!({
         "name": t.name(),
+        "kernel": k.name,
+        "arch": k.opts.arch.name(),
+        "config": config_json(&k.opts),
         "nr_cpus": n,
         "nr_packages": t.nr_packages(),
         "nr_nodes": t.nr_nodes(),
@@ -339,7 +473,8 @@ fn tree(
     }
 }
 
-fn render_text(t: &Topology, sd: &SchedDomains, opts: &DomainOptions) -> String {
+fn render_text(t: &Topology, sd: &SchedDomains, k: &KernelChoice) -> String {
+    let opts = &k.opts;
     let mut out = String::new();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     let _ = writeln!(
@@ -397,6 +532,14 @@ fn render_text(t: &Topology, sd: &SchedDomains, opts: &DomainOptions) -> String 
     if !inside(&|c| t.node_mask(c).clone(), &|c| t.package_mask(c).clone()) {
         levels.swap(0, 1);
     }
+    // An L3 shared by several nodes (sub-NUMA clustering): LLC above node.
+    if !inside(&|c| t.llc_mask(c).clone(), &|c| t.node_mask(c).clone()) {
+        let (a, b) = (
+            levels.iter().position(|l| l.name == "node").unwrap_or(1),
+            levels.iter().position(|l| l.name == "LLC").unwrap_or(2),
+        );
+        levels.swap(a, b);
+    }
     if !inside(&|c| t.cluster_mask(c).clone(), &|c| t.llc_mask(c).clone()) {
         levels.swap(2, 3);
     }
@@ -408,8 +551,10 @@ fn render_text(t: &Topology, sd: &SchedDomains, opts: &DomainOptions) -> String 
     // Sched domains, per distinct shape.
     let _ = writeln!(
         out,
-        "\nsched domains (CONFIG_SCHED_CLUSTER {}, SD_CLUSTER {}, default imbalance_pct {}):",
-        if opts.cluster_level { "on" } else { "off" },
+        "\nsched domains ({}, {}: {}; SD_CLUSTER {}; default imbalance_pct {}):",
+        k.name,
+        opts.arch.name(),
+        opts.config_string(),
         if opts.cluster_flag { "on" } else { "off" },
         opts.imbalance_pct
     );
@@ -429,18 +574,18 @@ fn render_text(t: &Topology, sd: &SchedDomains, opts: &DomainOptions) -> String 
             let _ = writeln!(
                 out,
                 "  {:<5} {:>4} {:>5} {:>6} {:>4}  {}",
-                r.level.name(),
+                r.name,
                 dist,
                 r.span_weight,
                 r.groups,
                 r.imbalance_pct,
-                sd_flags::names(r.flags).join(" ")
+                sd.flag_names(r.flags).join(" ")
             );
         }
     }
     let first = 0;
     let llc = sd.sd_llc(first).map_or("none".to_string(), |d| {
-        format!("{} ({} CPUs)", d.level.name(), d.span_weight)
+        format!("{} ({} CPUs)", d.name, d.span_weight)
     });
     let _ = writeln!(
         out,

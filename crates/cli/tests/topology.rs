@@ -213,3 +213,182 @@ fn older_kernel_options() {
         "--imbalance-pct",
     );
 }
+
+fn kernel_fixture(set: &str, case: &str) -> PathBuf {
+    fixtures().join("kernel-domains").join(set).join(case)
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = schedlab().args(args).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+/// `--domains` prints what the booted kernel showed, byte for byte.
+#[test]
+fn domains_of_case_a_are_the_kernels() {
+    let case = kernel_fixture("kernel-6.1-domains", "a_skx_2s2c2t_2node");
+    let tree = case.join("tree");
+    let ours = stdout(&[
+        "topology",
+        "show",
+        "--sysfs",
+        tree.to_str().unwrap(),
+        "--domains",
+        "--kernel",
+        "linux-6.1",
+    ]);
+    let kernel = std::fs::read_to_string(case.join("kernel_domains.txt")).unwrap();
+    assert_eq!(ours, kernel);
+}
+
+#[test]
+fn domains_json_has_groups_balance_masks_and_parameters() {
+    let case = kernel_fixture("kernel-6.1-domains", "e_skx_8s2c_8node_ring");
+    let v = show_json(&[
+        "--sysfs",
+        case.join("tree").to_str().unwrap(),
+        "--domains",
+        "--kernel",
+        "linux-6.1",
+        "--arch",
+        "x86",
+    ]);
+    assert_eq!(v["kernel"], "linux-6.1");
+    assert_eq!(v["arch"], "x86");
+    assert_eq!(v["config"]["SCHED_CLUSTER"], true);
+    let cpu0 = &v["cpus"][0]["domains"];
+    let d2 = &cpu0[2];
+    assert_eq!(d2["name"], "NUMA");
+    assert_eq!(d2["span"], "0-5,12-15");
+    let groups: Vec<(&str, &str)> = d2["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["span"].as_str().unwrap(),
+                g["balance_mask"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [("0-3,14-15", "0-1"), ("4-5", "4-5"), ("12-13", "12-13")]
+    );
+    assert_eq!(d2["cache_nice_tries"], 2);
+    assert_eq!(d2["busy_factor"], 16);
+    assert_eq!(
+        (d2["min_interval_ms"].clone(), d2["max_interval_ms"].clone()),
+        (10.into(), 20.into())
+    );
+    assert_eq!(cpu0[0]["name"], "MC");
+    assert_eq!(cpu0[0]["cache_nice_tries"], 1);
+    assert!(cpu0[0]["flags"]
+        .as_array()
+        .unwrap()
+        .contains(&"SHARE_PKG_RESOURCES".into()));
+}
+
+#[test]
+fn kernel_version_names_levels_and_flags() {
+    let v = show_json(&["power9-smt8", "--kernel", "linux-6.1"]);
+    assert_eq!(level_names(&v), ["SMT", "MC", "DIE"]);
+    assert!(level(&v, "MC")["flags"]
+        .as_array()
+        .unwrap()
+        .contains(&"SHARE_PKG_RESOURCES".into()));
+    let v = show_json(&["power9-smt8", "--kernel", "linux-6.7"]);
+    assert_eq!(level_names(&v), ["SMT", "MC", "PKG"]);
+    let v = show_json(&["xeon-12c24t", "--kernel", "linux-5.4"]);
+    assert_eq!(level(&v, "NUMA")["imbalance_pct"], 125);
+    assert!(level(&v, "NUMA")["flags"]
+        .as_array()
+        .unwrap()
+        .contains(&"LOAD_BALANCE".into()));
+}
+
+/// Debian's arm64 kernels: the fixture node without CONFIG_SCHED_CLUSTER
+/// builds MC only.
+#[test]
+fn kernel_config_removes_the_cls_level() {
+    let case = kernel_fixture("kernel-6.1-domains-arm64", "kp920_1node_24c_schedcluster");
+    let tree = case.join("tree");
+    let tree = tree.to_str().unwrap();
+    let with = show_json(&["--sysfs", tree, "--kernel", "linux-6.1"]);
+    assert_eq!(level_names(&with), ["CLS", "MC"]);
+    let without = show_json(&[
+        "--sysfs",
+        tree,
+        "--kernel",
+        "linux-6.1",
+        "--kernel-config",
+        "SCHED_CLUSTER=n",
+    ]);
+    assert_eq!(level_names(&without), ["MC"]);
+    assert_eq!(without["kernel"], "linux-6.1+SCHED_CLUSTER=n");
+    assert_eq!(without["config"]["SCHED_CLUSTER"], false);
+    let lines = stdout(&[
+        "topology",
+        "show",
+        "--sysfs",
+        tree,
+        "--domains",
+        "--kernel",
+        "linux-6.1",
+        "--kernel-config",
+        "CONFIG_SCHED_CLUSTER=n",
+    ]);
+    assert_eq!(lines.lines().count(), 24);
+    assert!(lines.lines().all(|l| l.contains(" name=MC ")));
+}
+
+#[test]
+fn bad_kernel_choices_exit_2_with_one_line() {
+    one_line_error(
+        &["topology", "show", "--kernel-config", "SCHED_FOO=y"],
+        "unknown kernel config option 'SCHED_FOO'",
+    );
+    one_line_error(
+        &["topology", "show", "--kernel-config", "NUMA=m"],
+        "bad value 'm'",
+    );
+    one_line_error(
+        &["topology", "show", "--kernel-config", "NUMA"],
+        "expected NAME=y|n",
+    );
+    one_line_error(&["topology", "show", "--kernel", "linux-2.6"], "--kernel");
+    one_line_error(&["topology", "show", "--arch", "sparc"], "--arch");
+}
+
+/// The build options are listed with the kernels and accepted by `sim`.
+#[test]
+fn sim_lists_and_accepts_kernel_config() {
+    let k = stdout(&["sim", "--list-kernels"]);
+    for name in ["SCHED_SMT", "SCHED_CLUSTER", "SCHED_MC", "NUMA"] {
+        assert!(
+            k.lines().any(|l| l.split_whitespace().next() == Some(name)),
+            "{name} missing from:\n{k}"
+        );
+    }
+    let v: Value = serde_json::from_str(&stdout(&[
+        "sim",
+        "hackbench",
+        "-g",
+        "1",
+        "-f",
+        "2",
+        "-l",
+        "5",
+        "--kernel",
+        "linux-6.1",
+        "--kernel-config",
+        "SCHED_CLUSTER=n",
+        "--json",
+    ]))
+    .unwrap();
+    assert!(v.is_object());
+    one_line_error(
+        &["sim", "hackbench", "--kernel-config", "SCHED_MC=maybe"],
+        "--kernel-config SCHED_MC=maybe",
+    );
+}

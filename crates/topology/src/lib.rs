@@ -11,10 +11,12 @@
 //!   Built from [`CpuPlace`]s, a [`TopologyBuilder`], a [`preset`], a sysfs
 //!   tree ([`from_sysfs`]) or hwloc XML ([`from_hwloc_xml`]).
 //! - [`SchedDomains`]: the per-CPU sched-domain hierarchy Linux builds from
-//!   that (SMT, CLS, MC, PKG, NODE/NUMA levels with the kernel's flags,
-//!   groups and degenerate-domain removal) and the per-CPU shortcuts the
-//!   wake-up path reads (`sd_llc`, `sd_llc_size`, `sd_llc_id`,
-//!   `sd_share_id`, `cpus_share_cache`, `cpus_share_resources`).
+//!   that (SMT, CLS, MC, DIE/PKG, NODE/NUMA levels with the kernel's flags,
+//!   groups, balance masks and degenerate-domain removal) and the per-CPU
+//!   shortcuts the wake-up path reads (`sd_llc`, `sd_llc_size`,
+//!   `sd_llc_id`, `sd_share_id`, `cpus_share_cache`,
+//!   `cpus_share_resources`), for the kernel version and build options in
+//!   [`DomainOptions`].
 //!
 //! ```
 //! use topology::{preset, Distance, DomainOptions, SchedDomains};
@@ -26,16 +28,17 @@
 //! assert_eq!(t.distance(0, 6), Distance::Remote);
 //!
 //! let sd = SchedDomains::build(&t, &DomainOptions::default());
-//! let levels: Vec<_> = sd.domains(0).iter().map(|d| (d.level.name(), d.span_weight)).collect();
+//! let levels: Vec<_> = sd.domains(0).iter().map(|d| (d.name, d.span_weight)).collect();
 //! assert_eq!(levels, [("SMT", 2), ("MC", 12), ("NUMA", 24)]);
 //! assert_eq!(sd.sd_llc_size(0), 12);
 //! assert!(sd.cpus_share_cache(0, 17) && !sd.cpus_share_cache(0, 6));
 //! # Ok::<(), topology::TopologyError>(())
 //! ```
 //!
-//! Nothing here is kernel source: the construction follows the paraphrase in
-//! `shared/reference/linux-wakeup-path.md` §1, and each function names the
-//! kernel function and version it models.
+//! Nothing here is kernel source: the construction is written from
+//! kernel/sched/topology.c and the architectures' topology code in our own
+//! words, and each function names the kernel function and version it
+//! models.
 
 #![warn(missing_docs)]
 
@@ -50,7 +53,10 @@ mod topology;
 
 pub use builder::{CacheScope, SmtNumbering, TopologyBuilder};
 pub use cpumask::{BitIter, CpuMask};
-pub use domains::{sd_flags, DomainOptions, Level, SchedDomain, SchedDomains, SchedGroup};
+pub use domains::{
+    sd_flags, Arch, ConfigOption, DomainOptions, GroupFlagSync, ImbNumaNr, Level, SchedDomain,
+    SchedDomains, SchedGroup, LATEST_VERSION, NODE_RECLAIM_DISTANCE,
+};
 pub use error::TopologyError;
 pub use hwloc::from_hwloc_xml;
 pub use presets::{preset, presets};

@@ -3,8 +3,7 @@
 //!
 //! The levels are the ones Linux derives sched domains from
 //! (`cpu_smt_mask`, `cpu_clustergroup_mask`, `cpu_coregroup_mask`,
-//! `cpumask_of_node`, the package), see linux-wakeup-path.md §1 and
-//! calibration.md §1.
+//! `cpumask_of_node`, the package).
 
 use crate::cpumask::CpuMask;
 use crate::error::TopologyError;
@@ -185,8 +184,10 @@ impl Topology {
     /// Validates: 1..=`CpuMask::MAX_CPUS` CPUs; ids dense per level; each
     /// core inside one cluster and one LLC; the cluster and LLC nested one
     /// way or the other (an LLC inside a cluster happens on Ampere Altra,
-    /// whose 2-core clusters share no cache); each cluster and LLC inside
-    /// one node; node and package nested (a node inside a package, or a
+    /// whose 2-core clusters share no cache); each cluster inside one node;
+    /// the LLC and node nested one way or the other (an L3 shared by several
+    /// nodes, as with sub-NUMA clustering; the kernel's LLC domain then
+    /// stops at the node); node and package nested (a node inside a package, or a
     /// package inside a node as in a multi-socket VM with one node); the
     /// distance matrix square with side = number of nodes, positive, with
     /// [`LOCAL_DISTANCE`] on the diagonal; cache spans non-empty and inside
@@ -228,7 +229,14 @@ impl Topology {
             })?;
         }
         nests(&places, |p| p.cluster, |p| p.node).map_err(|e| span_err("cluster", "node", e))?;
-        nests(&places, |p| p.llc, |p| p.node).map_err(|e| span_err("LLC", "node", e))?;
+        if let Err(e) = nests(&places, |p| p.llc, |p| p.node) {
+            nests(&places, |p| p.node, |p| p.llc).map_err(|_| {
+                bad(format!(
+                    "LLC {} and the nodes of CPUs {} and {} overlap without nesting",
+                    e.0, e.1, e.2
+                ))
+            })?;
+        }
         nests(&places, |p| p.core, |p| p.package).map_err(|e| span_err("core", "package", e))?;
         if let Err(e) = nests(&places, |p| p.node, |p| p.package) {
             nests(&places, |p| p.package, |p| p.node).map_err(|_| {
@@ -341,7 +349,9 @@ impl Topology {
         &self.cluster_masks[self.places[cpu].cluster]
     }
 
-    /// CPUs sharing `cpu`'s last-level cache (`cpu_coregroup_mask`).
+    /// CPUs sharing `cpu`'s last-level cache, as the hardware reports it.
+    /// The kernel's `cpu_coregroup_mask` (the MC domain) is this within
+    /// `cpu`'s node.
     #[inline]
     pub fn llc_mask(&self, cpu: usize) -> &CpuMask {
         &self.llc_masks[self.places[cpu].llc]
@@ -550,9 +560,13 @@ mod tests {
         assert!(err(two_core(), vec![vec![12]]).contains("expected 10"));
         let many = vec![place(0, 0, 0, 0, 0); CpuMask::MAX_CPUS + 1];
         assert!(err(many, vec![vec![10]]).contains("more than the maximum"));
-        // An LLC split across two nodes.
-        let p = vec![place(0, 0, 0, 0, 0), place(1, 1, 0, 1, 0)];
-        assert!(err(p, vec![vec![10, 20], vec![20, 10]]).contains("LLC 0 spans two nodes"));
+        // An LLC and a node overlapping without nesting.
+        let p = vec![
+            place(0, 0, 0, 0, 0),
+            place(1, 1, 0, 1, 0),
+            place(2, 2, 1, 1, 0),
+        ];
+        assert!(err(p, vec![vec![10, 20], vec![20, 10]]).contains("overlap without nesting"));
         // Cluster and LLC overlapping without nesting.
         let p = vec![
             place(0, 0, 0, 0, 0),
@@ -560,6 +574,15 @@ mod tests {
             place(2, 1, 1, 0, 0),
         ];
         assert!(err(p, vec![vec![10]]).contains("overlap without nesting"));
+    }
+
+    #[test]
+    fn llc_across_nodes_is_allowed() {
+        // Sub-NUMA clustering: one L3 for two nodes.
+        let p = vec![place(0, 0, 0, 0, 0), place(1, 1, 0, 1, 0)];
+        let t = Topology::from_places("t", p, vec![vec![10, 20], vec![20, 10]], vec![]).unwrap();
+        assert_eq!(t.llc_mask(0).to_string(), "0-1");
+        assert_eq!(t.node_mask(0).to_string(), "0");
     }
 
     #[test]

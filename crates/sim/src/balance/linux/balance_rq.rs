@@ -122,7 +122,7 @@ impl LinuxBalancer {
         kind: Kind,
     ) -> u32 {
         let (owner, level) = (lb.owner, lb.level);
-        let level_name = env.sd.domains(owner)[level].level.name();
+        let level_name = env.sd.domains(owner)[level].name;
         let has_parent = env.sd.domains(owner).len() > level + 1;
         let mut moved = 0;
         loop {
@@ -281,7 +281,7 @@ impl LinuxBalancer {
         let Some(level) = env.sd.domains(dst).iter().position(|d| d.span.test(src)) else {
             return;
         };
-        let name = env.sd.domains(dst)[level].level.name();
+        let name = env.sd.domains(dst)[level].name;
         env.stats.count(name, Kind::Active).calls += 1;
         let mut lb = Lb {
             dst,

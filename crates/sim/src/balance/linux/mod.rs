@@ -37,7 +37,7 @@ pub use features::{LbAlgorithm, LbFeatures, NumaImbalance, LB_FEATURES};
 
 use super::{BalanceEnv, Balancer};
 use std::collections::BTreeMap;
-use topology::{sd_flags, CpuMask, SchedDomain};
+use topology::{CpuMask, SchedDomain};
 
 /// The longest balance interval after repeated all-pinned failures
 /// (MAX_PINNED_INTERVAL), ms.
@@ -168,23 +168,16 @@ impl LinuxBalancer {
     }
 }
 
-/// `sd->cache_nice_tries`: 0 at the SMT level, 2 at NUMA levels, 1
-/// otherwise (sd_init).
+/// `sd->cache_nice_tries` (sd_init: SMT 0, NUMA 2, others 1).
 fn cache_nice_tries(d: &SchedDomain) -> u32 {
-    if d.flags & sd_flags::SHARE_CPUCAPACITY != 0 {
-        0
-    } else if d.flags & sd_flags::NUMA != 0 {
-        2
-    } else {
-        1
-    }
+    d.cache_nice_tries
 }
 
-/// The local group's balance mask: the CPUs that balance for it. For
-/// overlapping NUMA groups the kernel builds a subset (build_balance_mask);
-/// the group span is used here.
+/// The local group's balance mask: the CPUs that balance for it (the group
+/// span, or for overlapping NUMA groups the subset build_balance_mask
+/// gives).
 fn balance_mask(d: &SchedDomain) -> &CpuMask {
-    &d.groups[0].span
+    &d.groups[0].balance_mask
 }
 
 impl Balancer for LinuxBalancer {

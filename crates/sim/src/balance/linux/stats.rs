@@ -122,13 +122,10 @@ impl LinuxBalancer {
         let pct = sd.imbalance_pct as u64;
         let mut s = SgStats {
             smt_group: group.flags & sd_flags::SHARE_CPUCAPACITY != 0 && group.span.weight() > 1,
+            cores: group.cores as u32,
             ..Default::default()
         };
         for i in group.span.iter() {
-            // sg->cores counts the whole group, as the topology build does
-            if env.topo.smt_mask(i).first() == Some(i) {
-                s.cores += 1;
-            }
             s.group_capacity += env.cpus[i].capacity;
             s.group_weight += 1;
             if !lb.cpus.test(i) {

@@ -9,7 +9,7 @@
 
 use std::fmt;
 use crate::balance::linux::{LbFeatures, LB_FEATURES};
-use topology::DomainOptions;
+use topology::{ConfigOption, DomainOptions};
 
 /// A bad kernel name, feature name or feature value.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +28,14 @@ pub enum FeatureError {
         /// What was asked for.
         name: String,
         /// The valid feature names.
+        valid: String,
+    },
+    /// The kernel build option does not exist.
+    #[error("unknown kernel config option '{name}'; valid: {valid}")]
+    UnknownConfig {
+        /// What was asked for.
+        name: String,
+        /// The valid option names.
         valid: String,
     },
     /// The value is not one the feature takes.
@@ -98,6 +106,8 @@ pub enum RecentUpdate {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Features {
     profile: String,
+    /// The kernel version the profile models (`latest` is 7.0).
+    version: (u32, u32),
     overrides: Vec<String>,
     /// SIS_UTIL: LLC scan budget nr_idle_scan from periodic LLC balance.
     pub sis_util: bool,
@@ -145,8 +155,15 @@ pub struct Features {
     pub recent_used_cpu_update: RecentUpdate,
     /// A per-CPU kthread waker stacks the wakee on prev == this CPU.
     pub kthread_stack: bool,
-    /// CONFIG_SCHED_CLUSTER: build the CLS domain level (>= 5.16).
+    /// CONFIG_SCHED_CLUSTER: build the CLS domain level (>= 5.16); the
+    /// feature `sched_cluster` and `--kernel-config SCHED_CLUSTER` both set it.
     pub sched_cluster: bool,
+    /// CONFIG_SCHED_SMT: the SMT domain level and sched_smt_present.
+    pub sched_smt: bool,
+    /// CONFIG_SCHED_MC: the MC domain level.
+    pub sched_mc: bool,
+    /// CONFIG_NUMA: the NODE and NUMA domain levels.
+    pub numa: bool,
     /// 8881e1639f1f (6.7): scan target's cluster first (SD_CLUSTER on CLS).
     pub cluster_scan: bool,
     /// 22165f61d0c4 (6.7): idle prev/recent in another cluster are
@@ -200,6 +217,15 @@ static KERNELS: &[(&str, &str)] = &[
     ("linux-6.7", "cluster scan first with prev/recent fallback; SIS_PROP removed"),
     ("linux-6.8", "select_idle_smt(prev) checks the LLC span again (8aeaffef8c6e)"),
     ("latest", "~7.0-dev tree of the spec (>= 6.15): choose_idle_cpu, base slice 2.8 ms"),
+];
+
+/// Kernel build options that change the domains, with every profile's
+/// default (`--kernel-config NAME=y|n` overrides them).
+static KERNEL_CONFIG: &[(ConfigOption, &str)] = &[
+    (ConfigOption::SchedSmt, "y"),
+    (ConfigOption::SchedCluster, "y from 5.16"),
+    (ConfigOption::SchedMc, "y"),
+    (ConfigOption::Numa, "y"),
 ];
 
 /// (name, values, description) of every feature.
@@ -293,6 +319,7 @@ impl Features {
         let ge = |a: u32, b: u32| v >= (a, b);
         Features {
             profile: name.to_string(),
+            version: v,
             overrides: Vec::new(),
             sis_util: ge(6, 0),
             sis_prop: ge(4, 13) && !ge(6, 0),
@@ -337,6 +364,9 @@ impl Features {
             },
             kthread_stack: ge(5, 11),
             sched_cluster: ge(5, 16),
+            sched_smt: true,
+            sched_mc: true,
+            numa: true,
             cluster_scan: ge(6, 7),
             cluster_prev_fallback: ge(6, 7),
             cluster_scan_v2: false,
@@ -447,6 +477,36 @@ impl Features {
         Ok(())
     }
 
+    /// Override a kernel build option: `NAME=y|n` with NAME one of
+    /// SCHED_SMT, SCHED_CLUSTER, SCHED_MC, NUMA (`CONFIG_` prefix
+    /// optional), e.g. Debian's arm64 kernels are `SCHED_CLUSTER=n`.
+    pub fn set_config(&mut self, name: &str, value: &str) -> Result<(), FeatureError> {
+        let o = ConfigOption::from_name(name).ok_or_else(|| FeatureError::UnknownConfig {
+            name: name.into(),
+            valid: ConfigOption::valid_names(),
+        })?;
+        let on = ConfigOption::parse_value(value).ok_or_else(|| bad(name, value, "y|n"))?;
+        match o {
+            ConfigOption::SchedSmt => self.sched_smt = on,
+            ConfigOption::SchedCluster => self.sched_cluster = on,
+            ConfigOption::SchedMc => self.sched_mc = on,
+            ConfigOption::Numa => self.numa = on,
+        }
+        self.overrides
+            .retain(|x| x.split('=').next() != Some(o.name()));
+        self.overrides.push(format!("{}={value}", o.name()));
+        Ok(())
+    }
+
+    /// The kernel build options: (name, every profile's default,
+    /// description).
+    pub fn kernel_config() -> Vec<(&'static str, &'static str, &'static str)> {
+        KERNEL_CONFIG
+            .iter()
+            .map(|&(o, default)| (o.name(), default, o.description()))
+            .collect()
+    }
+
     /// The named profiles: (name, one-line description).
     pub fn kernels() -> &'static [(&'static str, &'static str)] {
         KERNELS
@@ -457,16 +517,20 @@ impl Features {
         FEATURES.iter().chain(LB_FEATURES).copied().collect()
     }
 
-    /// The sched-domain build of this kernel: the CLS level with
-    /// CONFIG_SCHED_CLUSTER (>= 5.16); SD_CLUSTER on it (>= 6.7) when a
-    /// cluster-aware wakeup feature is on, since b95303e0aeaf came with that
-    /// series; imbalance_pct 125 before 5.10.
+    /// The sched-domain build of this kernel: the version's rules and names
+    /// (`DomainOptions::linux`), its build options (SCHED_SMT, SCHED_CLUSTER,
+    /// SCHED_MC, NUMA); SD_CLUSTER on CLS (>= 6.7) when a cluster-aware
+    /// wakeup feature is on, since b95303e0aeaf came with that series;
+    /// imbalance_pct 125 before 5.10.
     pub fn domain_options(&self) -> DomainOptions {
-        DomainOptions {
-            cluster_level: self.sched_cluster,
-            cluster_flag: self.sched_cluster && (self.cluster_scan || self.cluster_prev_fallback),
-            imbalance_pct: self.imbalance_pct_default,
-        }
+        let mut o = DomainOptions::linux(self.version.0, self.version.1);
+        o.sched_smt = self.sched_smt;
+        o.cluster_level = self.sched_cluster;
+        o.sched_mc = self.sched_mc;
+        o.numa = self.numa;
+        o.cluster_flag = self.sched_cluster && (self.cluster_scan || self.cluster_prev_fallback);
+        o.imbalance_pct = self.imbalance_pct_default;
+        o
     }
 
     /// EEVDF base slice: 3 ms, 2.8 ms from 6.15 (only `latest`, which
@@ -505,5 +569,45 @@ impl Features {
 impl fmt::Display for Features {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
+    }
+}
+
+#[cfg(test)]
+mod kernel_config_tests {
+    use super::*;
+
+    #[test]
+    fn kernel_config_overrides_reach_the_domains() {
+        let mut f = Features::kernel("linux-6.1").unwrap();
+        let o = f.domain_options();
+        assert!(o.sched_smt && o.cluster_level && o.sched_mc && o.numa);
+        assert_eq!(
+            (o.pkg_name, o.llc_flag_name),
+            ("DIE", "SHARE_PKG_RESOURCES")
+        );
+        f.set_config("SCHED_CLUSTER", "n").unwrap();
+        f.set_config("CONFIG_NUMA", "n").unwrap();
+        assert!(!f.sched_cluster);
+        let o = f.domain_options();
+        assert!(!o.cluster_level && !o.numa && o.sched_smt);
+        assert_eq!(f.name(), "linux-6.1+SCHED_CLUSTER=n+NUMA=n");
+        assert!(
+            !Features::kernel("linux-5.15")
+                .unwrap()
+                .domain_options()
+                .cluster_level
+        );
+        assert_eq!(
+            Features::kernel("latest").unwrap().domain_options(),
+            DomainOptions::default()
+        );
+        let e = f.set_config("SCHED_FOO", "y").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown kernel config option 'SCHED_FOO'; valid: SCHED_SMT, SCHED_CLUSTER, SCHED_MC, NUMA"
+        );
+        let e = f.set_config("SCHED_MC", "m").unwrap_err().to_string();
+        assert_eq!(e, "bad value 'm' for feature 'SCHED_MC'; valid: y, n");
+        assert_eq!(Features::kernel_config().len(), 4);
     }
 }
