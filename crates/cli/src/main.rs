@@ -40,6 +40,10 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
+        // A closed stdout (`| head`) is not an error: stop quietly.
+        if msg.contains("Broken pipe") && msg.contains("stdout") {
+            std::process::exit(0);
+        }
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
@@ -75,6 +79,15 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            // stdout was closed (`| head`): stop quietly
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             // One line, naming the problem; never a backtrace.
             let msg = format!("{e:#}").replace('\n', " ");

@@ -392,3 +392,22 @@ fn sim_lists_and_accepts_kernel_config() {
         "--kernel-config SCHED_MC=maybe",
     );
 }
+
+/// A closed stdout (`| head`) is not an error: no message, exit status 0.
+#[test]
+fn closed_stdout_stops_quietly() {
+    use std::io::Read;
+    use std::process::{Command as StdCommand, Stdio};
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args(["topology", "show", "sapphire-rapids", "--domains"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // the read end is dropped here: further writes fail with EPIPE
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "exit status {:?}", out.status);
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
