@@ -121,7 +121,8 @@ impl LinuxBalancer {
         let local = g == 0;
         let pct = sd.imbalance_pct as u64;
         let mut s = SgStats {
-            smt_group: group.flags & sd_flags::SHARE_CPUCAPACITY != 0 && group.span.weight() > 1,
+            smt_group: self.child_flags(env, lb) & sd_flags::SHARE_CPUCAPACITY != 0
+                && group.span.weight() > 1,
             cores: group.cores as u32,
             ..Default::default()
         };
@@ -188,6 +189,16 @@ impl LinuxBalancer {
             s.avg_load = s.group_load * 1024 / s.group_capacity.max(1);
         }
         s
+    }
+
+    /// The flags of the pass's child domain (0 at the lowest level): what a
+    /// group of this domain is made of.
+    fn child_flags(&self, env: &BalanceEnv, lb: &Lb) -> u32 {
+        if lb.level == 0 {
+            0
+        } else {
+            env.sd.domains(lb.owner)[lb.level - 1].flags
+        }
     }
 
     /// sgc->imbalance of group `g` of the pass's domain.
@@ -304,9 +315,10 @@ impl LinuxBalancer {
         let sd = self.sd(env, lb);
         let ngroups = sd.groups.len();
         let pct = sd.imbalance_pct as u64;
-        // prefer_sibling: the child domain has SD_PREFER_SIBLING (the
-        // groups' flags, 6.6+, are the same on symmetric machines)
-        let prefer_sibling = sd.groups[0].flags & sd_flags::PREFER_SIBLING != 0;
+        // prefer_sibling: the child domain has SD_PREFER_SIBLING (6.6+ reads
+        // the busiest group's flags, a copy of the child's on symmetric
+        // machines; groups carry no flags before 5.16)
+        let prefer_sibling = self.child_flags(env, lb) & sd_flags::PREFER_SIBLING != 0;
         let mut sds = SdStats {
             prefer_sibling,
             ..Default::default()

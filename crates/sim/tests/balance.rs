@@ -1,0 +1,153 @@
+//! Load balancing through whole runs: the balancer fills an idle machine,
+//! takes the seed out of hackbench's outcome, leaves today's engine alone
+//! when it is off, and every kernel generation of it runs.
+
+use sim::placement::linux::Features;
+use sim::run::{simulate_hackbench, simulate_spin, PolicyChoice, SimOptions, SimResult};
+use sim::workload::hackbench::Hackbench;
+use sim::workload::spin::Spin;
+
+fn opts(kernel: &str, features: &[(&str, &str)], seed: u64) -> SimOptions {
+    let mut f = Features::kernel(kernel).unwrap();
+    for (k, v) in features {
+        f.set(k, v).unwrap();
+    }
+    SimOptions {
+        policy: PolicyChoice::Linux(Box::new(f)),
+        seed,
+        check: true,
+        ..Default::default()
+    }
+}
+
+fn spin(machine: &str, kernel: &str, features: &[(&str, &str)], work_ms: u64) -> SimResult {
+    let topo = topology::preset(machine).unwrap();
+    let sp = Spin {
+        tasks: 2 * topo.nr_cpus() as u32,
+        work_ns: work_ms * 1_000_000,
+    };
+    simulate_spin(&topo, &sp, &opts(kernel, features, 1))
+        .unwrap_or_else(|e| panic!("{machine} {kernel}: {e}"))
+}
+
+/// Twice as many CPU-bound tasks as CPUs, all started on one CPU: on every
+/// preset the balancer has every CPU busy within 300 ms, and CPUs sit idle
+/// while work waits for less than 15 % of the run. Without balancing the
+/// machine never fills.
+#[test]
+fn the_balancer_fills_every_preset() {
+    for (machine, _) in topology::presets() {
+        if *machine == "host" {
+            continue; // this machine's shape: not a fixed scenario
+        }
+        let r = spin(machine, "latest", &[], 2000);
+        let full = r.balance.first_all_busy_ns;
+        assert!(
+            full.is_some_and(|t| t < 300_000_000),
+            "{machine}: every CPU busy only at {full:?} ns"
+        );
+        let waits = r.balance.idle_while_work_waits_ns;
+        assert!(
+            waits * 100 < 15 * r.time_ns,
+            "{machine}: idle while work waits {waits} ns of {} ns",
+            r.time_ns
+        );
+        assert!(r.balance.stats.moved > 0);
+    }
+    let off = spin("kunpeng920-node", "latest", &[("load_balance", "off")], 200);
+    assert_eq!(off.balance.first_all_busy_ns, None);
+    assert!(off.balance.idle_while_work_waits_ns * 10 > 9 * off.time_ns);
+    assert_eq!(off.balance.balancer, "none");
+}
+
+/// hackbench with threads on kunpeng920-node no longer falls into a
+/// seed-chosen regime: over seeds 1-8 the slowest run is within 1.3x of the
+/// fastest (without balancing: 0.079-0.258 s for sockets).
+#[test]
+fn hackbench_time_does_not_depend_on_the_seed() {
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    for (pipe, groups) in [(false, 4), (true, 16)] {
+        let hb = Hackbench {
+            groups,
+            loops: 500,
+            pipe,
+            threads: true,
+            ..Default::default()
+        };
+        let times: Vec<u64> = (1..=8)
+            .map(|seed| {
+                let mut o = opts("latest", &[], seed);
+                o.check = false;
+                simulate_hackbench(&topo, &hb, &o).unwrap().time_ns
+            })
+            .collect();
+        let (lo, hi) = (times.iter().min().unwrap(), times.iter().max().unwrap());
+        assert!(
+            *hi * 10 < *lo * 13,
+            "pipe={pipe} -g {groups}: times {times:?} spread {:.2}",
+            *hi as f64 / *lo as f64
+        );
+    }
+}
+
+/// With balancing off the engine is the one before the balancer: this
+/// decision digest and event count were produced by the engine of commit
+/// 2a701b9 (no balancer) for the same run.
+#[test]
+fn balancing_off_keeps_the_engine_before_it() {
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    let hb = Hackbench {
+        groups: 4,
+        loops: 300,
+        pipe: true,
+        threads: true,
+        ..Default::default()
+    };
+    let mut o = opts("linux-5.19", &[("load_balance", "off")], 1);
+    o.check = false;
+    let r = simulate_hackbench(&topo, &hb, &o).unwrap();
+    assert_eq!(r.placement.decision_digest, "349e21607305110a");
+    assert_eq!(r.counters.events, 1_045_926);
+    assert_eq!(r.balance.stats.moved, 0);
+}
+
+/// Every generation of the balancer spreads the spin workload with the
+/// invariants checked: the legacy algorithm (before 5.5), 2.6.38 with
+/// sd_idle, the 5.5 rework, the SMT-aware 6.6 form.
+#[test]
+fn every_balancer_generation_runs() {
+    for kernel in ["linux-2.6.38", "linux-4.19", "linux-5.4", "linux-5.5", "linux-5.10", "linux-6.1", "linux-6.6", "latest"] {
+        let r = spin("xeon-12c24t", kernel, &[], 300);
+        assert!(r.balance.stats.moved > 0, "{kernel}");
+        assert!(r.balance.first_all_busy_ns.is_some(), "{kernel}");
+        let legacy = kernel == "linux-2.6.38" || kernel == "linux-4.19" || kernel == "linux-5.4";
+        assert_eq!(r.balance.balancer == "linux-legacy", legacy, "{kernel}");
+    }
+}
+
+/// sd_idle (<= 2.6.38) changes what the balancer does on an SMT machine.
+#[test]
+fn sd_idle_legacy_changes_balancing() {
+    let on = spin("xeon-12c24t", "linux-2.6.38", &[], 300);
+    let off = spin("xeon-12c24t", "linux-2.6.38", &[("sd_idle_legacy", "off")], 300);
+    assert_ne!(
+        serde_json::to_string(&on.balance).unwrap(),
+        serde_json::to_string(&off.balance).unwrap()
+    );
+}
+
+/// Migrations are attributed per level and kind, and cost time.
+#[test]
+fn attribution_adds_up() {
+    let r = spin("kunpeng920", "latest", &[], 300);
+    let b = &r.balance.stats;
+    let per_level: u64 = b
+        .levels
+        .values()
+        .map(|l| l.periodic.moved + l.newidle.moved + l.nohz.moved + l.active.moved)
+        .sum();
+    assert_eq!(per_level, b.moved);
+    assert!(b.cost_ns > 0);
+    assert!(b.levels.contains_key("MC") && b.levels.keys().any(|k| k == "NUMA"));
+    assert!(b.ilb_kicks > 0);
+}
