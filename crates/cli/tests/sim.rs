@@ -190,6 +190,8 @@ fn lists_kernels_and_features() {
         "linux-5.19",
         "linux-6.6",
         "linux-6.7",
+        "linux-2.6.38",
+        "linux-5.5",
         "latest",
     ] {
         assert!(
@@ -205,6 +207,10 @@ fn lists_kernels_and_features() {
         "test_idle_cores_smt_gate",
         "cluster_scan",
         "vcpu_preempt_check",
+        "sd_idle_legacy",
+        "lb_algorithm",
+        "load_balance",
+        "newidle_gate",
     ] {
         assert!(
             f.lines().any(|l| l.split_whitespace().next() == Some(name)),
@@ -272,4 +278,84 @@ fn text_report_snapshot() {
         "kunpeng920-node",
     ]);
     insta::assert_snapshot!(out);
+}
+
+/// The load balancer through the CLI: the oldest balancer profile runs, the
+/// report names the balancer, `--json` carries the `balance` object, and a
+/// bad balancer toggle value is one line with exit status 2.
+#[test]
+fn balancer_profiles_report_and_json() {
+    let out = run(&[
+        "sim",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "50",
+        "--machine",
+        "xeon-12c24t",
+        "--kernel",
+        "linux-2.6.38",
+        "--check",
+    ]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("Balance (linux-legacy): ")),
+        "{out}"
+    );
+    let v = json(&[
+        "sim",
+        "spin",
+        "-n",
+        "16",
+        "-w",
+        "20",
+        "--machine",
+        "kvm-8vcpu",
+        "--check",
+    ]);
+    let b = &v["balance"];
+    assert_eq!(b["balancer"], "linux");
+    assert!(b["moved"].as_u64().unwrap() > 0);
+    assert!(b["first_all_busy_ns"].as_u64().is_some());
+    for k in [
+        "idle_while_work_waits_ns",
+        "cost_ns",
+        "ilb_kicks",
+        "active_kicks",
+        "newidle_entries",
+    ] {
+        assert!(b[k].is_u64(), "balance.{k} missing");
+    }
+    let mc = &b["levels"]["MC"];
+    for kind in ["periodic", "newidle", "nohz", "active"] {
+        for f in ["calls", "balanced", "imbalanced", "moved", "failed"] {
+            assert!(mc[kind][f].is_u64(), "levels.MC.{kind}.{f} missing");
+        }
+    }
+    assert_eq!(v["params"]["tasks"], 16);
+    let spin = run(&[
+        "sim",
+        "spin",
+        "-n",
+        "16",
+        "-w",
+        "20",
+        "--machine",
+        "kvm-8vcpu",
+    ]);
+    let lines: Vec<&str> = spin.lines().collect();
+    assert_eq!(
+        lines[0],
+        "16 compute-only tasks of 20 ms started on one CPU"
+    );
+    assert!(lines[1].starts_with("Time: "));
+    let out = schedlab()
+        .args(["sim", "spin", "--feature", "lb_algorithm=fast"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("lb_algorithm"), "{err}");
 }

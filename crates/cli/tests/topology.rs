@@ -409,5 +409,9 @@ fn closed_stdout_stops_quietly() {
     // the read end is dropped here: further writes fail with EPIPE
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "exit status {:?}", out.status);
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -116,7 +116,16 @@ fn balancing_off_keeps_the_engine_before_it() {
 /// sd_idle, the 5.5 rework, the SMT-aware 6.6 form.
 #[test]
 fn every_balancer_generation_runs() {
-    for kernel in ["linux-2.6.38", "linux-4.19", "linux-5.4", "linux-5.5", "linux-5.10", "linux-6.1", "linux-6.6", "latest"] {
+    for kernel in [
+        "linux-2.6.38",
+        "linux-4.19",
+        "linux-5.4",
+        "linux-5.5",
+        "linux-5.10",
+        "linux-6.1",
+        "linux-6.6",
+        "latest",
+    ] {
         let r = spin("xeon-12c24t", kernel, &[], 300);
         assert!(r.balance.stats.moved > 0, "{kernel}");
         assert!(r.balance.first_all_busy_ns.is_some(), "{kernel}");
@@ -129,7 +138,12 @@ fn every_balancer_generation_runs() {
 #[test]
 fn sd_idle_legacy_changes_balancing() {
     let on = spin("xeon-12c24t", "linux-2.6.38", &[], 300);
-    let off = spin("xeon-12c24t", "linux-2.6.38", &[("sd_idle_legacy", "off")], 300);
+    let off = spin(
+        "xeon-12c24t",
+        "linux-2.6.38",
+        &[("sd_idle_legacy", "off")],
+        300,
+    );
     assert_ne!(
         serde_json::to_string(&on.balance).unwrap(),
         serde_json::to_string(&off.balance).unwrap()

@@ -288,7 +288,7 @@ fn spec(program: Vec<Op>) -> TaskSpec {
         mm: 0,
         parent: None,
         spawned: false,
-            start_cpu: None,
+        start_cpu: None,
         nice: 0,
         footprint_lines: 0,
     }

@@ -125,7 +125,8 @@ impl BalanceStats {
     /// The counters of `level` for `kind`.
     pub fn count(&mut self, level: &str, kind: Kind) -> &mut KindCounts {
         if !self.levels.contains_key(level) {
-            self.levels.insert(level.to_string(), LevelCounts::default());
+            self.levels
+                .insert(level.to_string(), LevelCounts::default());
         }
         let l = self.levels.get_mut(level).expect("inserted above");
         match kind {

@@ -43,13 +43,18 @@ impl<R: RunQueue> RqTasks for RqView<'_, R> {
             out.push(c);
         }
         // most recently enqueued or picked first
-        out[start..].sort_unstable_by_key(|&t| std::cmp::Reverse(self.tasks[t as usize].list_stamp));
+        out[start..]
+            .sort_unstable_by_key(|&t| std::cmp::Reverse(self.tasks[t as usize].list_stamp));
     }
 
     fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64) {
         let c = &mut self.cpus[cpu];
         c.update_pelt(self.now);
-        (c.pelt.load_avg, c.pelt.util_avg.min(1024), c.pelt.runnable_avg)
+        (
+            c.pelt.load_avg,
+            c.pelt.util_avg.min(1024),
+            c.pelt.runnable_avg,
+        )
     }
 }
 

@@ -47,10 +47,10 @@ use crate::task::{ChanId, Op, Pc, TaskId, TaskSpec};
 use crate::Nanos;
 use topology::{CpuMask, SchedDomains, Topology};
 
+mod balance;
 mod clock;
 mod core;
 mod invariants;
-mod balance;
 mod ops;
 mod pelt;
 mod schedule;

@@ -157,11 +157,8 @@ impl LinuxBalancer {
                 if let Some(llc) = env.sd.sd_llc(first) {
                     let w = llc.span_weight as u64;
                     let l = env.sd.llc_index(first);
-                    env.llc[l].nr_idle_scan = crate::placement::linux::sis_util_nr_scan(
-                        0,
-                        w,
-                        llc.imbalance_pct as u64,
-                    );
+                    env.llc[l].nr_idle_scan =
+                        crate::placement::linux::sis_util_nr_scan(0, w, llc.imbalance_pct as u64);
                 }
             }
         }

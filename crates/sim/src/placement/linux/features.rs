@@ -7,8 +7,8 @@
 //! branch (`select_idle_capacity`, `asym_fits`, EAS) is not modelled and has
 //! no toggle.
 
-use std::fmt;
 use crate::balance::linux::{LbFeatures, LB_FEATURES};
+use std::fmt;
 use topology::{ConfigOption, DomainOptions};
 
 /// A bad kernel name, feature name or feature value.
