@@ -73,7 +73,7 @@ pub struct CommonSimArgs {
     /// Model costs (on) or make every modelled cost zero (off).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     pub costs: String,
-    /// Placement policy: the Linux wake-up path, or the sched_ext default idle pick.
+    /// Placement policy: the Linux wake-up path and load balancer, or the sched_ext default idle pick (no load balancer: sched_ext's default does not balance).
     #[arg(long, default_value = "linux", value_parser = ["linux", "scx"])]
     pub policy: String,
     /// Kernel profile of the Linux wake-up path (see --list-kernels).

@@ -261,6 +261,20 @@ fn sis_util_scan_budget_falls_with_load_and_is_zero_at_saturation() {
     let mut env = f.env(0);
     b.tick(&mut env, 0, true);
     assert_eq!(f.llc[0].nr_idle_scan, 24);
+    // half the CPUs busy: average util 512 -> 15 of 24 (the patch's formula)
+    let per_cpu: Vec<(usize, usize)> = (0..12).map(|c| (c, 1)).collect();
+    let mut f = Fixture::new("kunpeng920-node", &per_cpu);
+    let mut b = modern();
+    let mut env = f.env(0);
+    b.tick(&mut env, 0, false);
+    assert_eq!(f.llc[0].nr_idle_scan, 15);
+    // three quarters: x = 768, t = 768^2 * 117^2 / 10240000 = 788, nr = 236 * 24 / 1024 = 5
+    let per_cpu: Vec<(usize, usize)> = (0..18).map(|c| (c, 1)).collect();
+    let mut f = Fixture::new("kunpeng920-node", &per_cpu);
+    let mut b = modern();
+    let mut env = f.env(0);
+    b.tick(&mut env, 0, false);
+    assert_eq!(f.llc[0].nr_idle_scan, 5);
     let per_cpu: Vec<(usize, usize)> = (0..24).map(|c| (c, 1)).collect();
     let mut f = Fixture::new("kunpeng920-node", &per_cpu);
     let mut b = modern();
