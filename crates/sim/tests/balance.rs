@@ -165,3 +165,65 @@ fn attribution_adds_up() {
     assert!(b.levels.contains_key("MC") && b.levels.keys().any(|k| k == "NUMA"));
     assert!(b.ilb_kicks > 0);
 }
+
+/// An idle CPU whose tick still runs balances at it, then its governor stops
+/// the tick. CPU 1 first runs a task that sleeps 0.5 ms at a time (its
+/// governor learns short idles and keeps the tick), then stays idle for a
+/// second while CPU 0 computes: it must not wake at every tick (250 a
+/// second).
+#[test]
+fn idle_ticks_stop() {
+    use sim::balance::linux::{LbFeatures, LinuxBalancer};
+    use sim::costs::MachineCosts;
+    use sim::engine::{Engine, EngineConfig};
+    use sim::placement::scx::ScxDefault;
+    use sim::task::{Op, TaskSpec};
+    use topology::{DomainOptions, SchedDomains};
+    const MS: u64 = 1_000_000;
+    let topo = topology::preset("kvm-8vcpu").unwrap();
+    let sd = SchedDomains::build(&topo, &DomainOptions::default());
+    let cfg = EngineConfig {
+        eevdf: Default::default(),
+        allowed: topo.all_cpus().clone(),
+        seed: 1,
+        check: true,
+        vcpu_preempt_check: true,
+        sched_idle_as_idle: true,
+        time_limit: 10_000_000_000,
+    };
+    let mut e: Engine = Engine::new(
+        &topo,
+        &sd,
+        MachineCosts::for_machine("kvm-8vcpu"),
+        cfg,
+        Box::new(ScxDefault),
+    );
+    e.set_balancer(Box::new(LinuxBalancer::new(LbFeatures::for_version((
+        6, 8,
+    )))));
+    let task = |program: Vec<Op>, cpu: usize| TaskSpec {
+        name: "t".into(),
+        program,
+        mm: cpu as u32,
+        parent: None,
+        spawned: false,
+        start_cpu: Some(cpu),
+        nice: 0,
+        footprint_lines: 0,
+    };
+    e.add_task(task(vec![Op::Compute(1000 * MS), Op::Exit], 0));
+    e.add_task(task(
+        vec![
+            Op::Loop(40),
+            Op::Compute(MS / 2),
+            Op::Sleep(MS / 2),
+            Op::EndLoop,
+            Op::Exit,
+        ],
+        1,
+    ));
+    e.run().unwrap();
+    let exits = e.counters.idle_exits;
+    // the 40 wake-ups of the sleeper, and a few idle ticks
+    assert!(exits < 40 + 20, "{exits} idle exits");
+}

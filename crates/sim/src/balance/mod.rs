@@ -160,8 +160,9 @@ pub struct Requests {
     pub rotated: Vec<(usize, u32)>,
     /// Send the nohz idle-balance IPI to this CPU.
     pub kick_ilb: Option<usize>,
-    /// Queue the stopper on `.0` to push a task to `.1` (active balance).
-    pub active: Option<(usize, usize)>,
+    /// Queue the stopper on `.0` to push a task to `.1` (active balance),
+    /// one entry per busy CPU kicked.
+    pub active: Vec<(usize, usize)>,
 }
 
 impl Requests {
@@ -170,7 +171,7 @@ impl Requests {
         self.moves.clear();
         self.rotated.clear();
         self.kick_ilb = None;
-        self.active = None;
+        self.active.clear();
     }
 }
 

@@ -162,7 +162,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 Event::IlbKick { cpu: ilb as u32 },
             );
         }
-        if let Some((src, dst)) = req.active {
+        for &(src, dst) in &req.active {
             // cpu_stop_queue_work wakes the source's stopper thread
             self.events.push(
                 self.now + cost + self.costs.ipi_ns,
@@ -284,7 +284,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if let Some(dst) = p.stopper {
             self.run_stopper(c, dst);
         }
-        self.cpus[c].bal.newidle_done = true;
+        // after an idle tick or the nohz balance the idle loop goes on
+        // without a newidle pass; after the stopper, __schedule runs one
+        if p.idle_tick || p.ilb {
+            self.cpus[c].bal.newidle_done = true;
+        }
         self.cpus[c].need_resched = true;
         true
     }

@@ -184,7 +184,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         } else {
             0
         };
-        self.record_idle(cpu, now - since);
+        if self.cpus[cpu].bal.idle_tick {
+            // menu governor: a tick that woke an idle CPU with no timer due
+            // counts as sleeping until the next timer, i.e. long; with no
+            // timer model that is taken as one second, so the next idle
+            // entry stops the tick
+            self.record_idle(cpu, 1_000_000_000);
+        } else {
+            self.record_idle(cpu, now - since);
+        }
         self.account(cpu, now);
         self.cpus[cpu].mode = Mode::Waking;
         self.note_idle_wait(cpu);

@@ -52,6 +52,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         st.nr_idle_tasks = rq.nr_idle();
         st.load_avg = self.cpus[c].pelt.load_avg;
         st.util_avg = self.cpus[c].pelt.util_avg.min(1024);
+        st.runnable_avg = self.cpus[c].pelt.runnable_avg;
         self.note_idle_wait(c);
     }
 }

@@ -186,18 +186,23 @@ impl LinuxBalancer {
                     self.dom[owner][level].nr_balance_failed += 1;
                 }
                 if self.need_active_balance(env, lb) {
-                    // the running task must allow the destination
+                    // the running task must allow this CPU (the original
+                    // destination, even after an LBF_DST_PINNED redirect)
                     let allowed = env
                         .rqs
                         .curr(busiest)
-                        .is_none_or(|t| env.tasks[t as usize].cpus_allowed.test(lb.dst));
+                        .is_none_or(|t| env.tasks[t as usize].cpus_allowed.test(owner));
                     if !allowed {
+                        if !self.modern_active() {
+                            // <= 5.12 backs off as if everything were pinned
+                            lb.all_pinned = true;
+                        }
                         return self.out_one_pinned(env, lb);
                     }
                     lb.all_pinned = false;
                     if !self.rq[busiest].active_balance {
                         self.rq[busiest].active_balance = true;
-                        env.req.active = Some((busiest, lb.dst));
+                        env.req.active.push((busiest, owner));
                         env.stats.active_kicks += 1;
                         active_kicked = true;
                         env.write_rq(busiest);
@@ -233,7 +238,8 @@ impl LinuxBalancer {
     /// out_balanced: the level needs nothing (or this CPU is not its
     /// balancer).
     fn out_balanced(&mut self, env: &BalanceEnv, lb: &Lb, has_parent: bool) -> u32 {
-        if has_parent && !(lb.all_pinned && self.f.algorithm == LbAlgorithm::Modern) {
+        // 4.19 always cleared the parent's flag; from 5.4 not when all pinned
+        if has_parent && (self.f.out_balanced_clears_always || !lb.all_pinned) {
             self.set_parent_group_imbalance(env, lb, false);
         }
         self.dom[lb.owner][lb.level].nr_balance_failed = 0;

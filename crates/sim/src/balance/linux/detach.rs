@@ -143,8 +143,13 @@ impl LinuxBalancer {
                     let load = tp.load_avg.max(1);
                     let too_big = if self.f.failure_relax_load && !legacy {
                         (load >> failed.min(63)) as i64 > lb.imbalance
-                    } else {
+                    } else if legacy {
                         (load / 2) as i64 > lb.imbalance
+                    } else {
+                        // 5.5-5.9: the size filter gives way after
+                        // cache_nice_tries failures
+                        let sd = self.sd(env, lb);
+                        (load / 2) as i64 > lb.imbalance && failed <= cache_nice_tries(sd)
                     };
                     if too_big {
                         env.req.rotated.push((lb.src, p));

@@ -13,17 +13,22 @@ pub enum LbAlgorithm {
     Modern,
 }
 
-/// The NUMA imbalance allowance in `calculate_imbalance`.
+/// The NUMA imbalance allowance in `calculate_imbalance` (`adjust_numa_imbalance`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NumaImbalance {
     /// Up to 5.5: none.
     None,
-    /// 5.6-5.17 (b396f52326de): a pair of communicating tasks (<= 2
-    /// running) may stay on one node.
+    /// 5.6-5.10 (b396f52326de): no move while the busiest group runs at most
+    /// a pair of tasks (NUMA_IMBALANCE_MIN = 2).
     Pair,
-    /// 5.18+ (e496132ebedd): while the destination runs at most
-    /// `imb_numa_nr` tasks, imbalances of up to NUMA_IMBALANCE_MIN (2) are
-    /// ignored (the domain build sets imb_numa_nr per version).
+    /// 5.11-5.16 (7d2b5dd0bcc4): imbalances of at most 2 are ignored while
+    /// the busiest group runs fewer tasks than a quarter of its CPUs.
+    QuarterBusiest,
+    /// 5.17: the same test on the local group, counting the task to come.
+    QuarterLocal,
+    /// 5.18+ (e496132ebedd): imbalances of at most 2 are ignored while the
+    /// destination (local tasks + 1) runs at most `imb_numa_nr` tasks (the
+    /// domain build sets imb_numa_nr per version).
     ImbNumaNr,
 }
 
@@ -40,13 +45,20 @@ pub struct LbFeatures {
     pub llc_no_util_migration: bool,
     /// NUMA imbalance allowance.
     pub numa_imbalance: NumaImbalance,
+    /// Before 6.0 the spreading imbalance is halved before the NUMA
+    /// allowance looks at it; from 6.0 after.
+    pub numa_halve_first: bool,
+    /// 4.19: out_balanced always clears the parent group's imbalance flag;
+    /// from 5.4 (bracketed by 4.19 and 5.4) not when every task was pinned.
+    pub out_balanced_clears_always: bool,
     /// SMT-aware balancing: group_smt_balance, sibling_imbalance per core,
     /// SMT-vs-non-SMT busiest rules (6.6, Tim Chen's series).
     pub smt_aware_lb: bool,
     /// should_we_balance prefers a CPU on a wholly idle core (6.6).
     pub swb_idle_core: bool,
     /// The task's load is shifted right by nr_balance_failed in
-    /// detach_tasks (5.10); off: skip when load/2 > imbalance.
+    /// detach_tasks (5.10); off: skip when load/2 > imbalance (5.5-5.9: only
+    /// while nr_balance_failed <= cache_nice_tries).
     pub failure_relax_load: bool,
     /// The same for util (~6.10).
     pub failure_relax_util: bool,
@@ -64,9 +76,12 @@ pub struct LbFeatures {
     pub busy_interval_minus_one: bool,
     /// detach_tasks returns at once when the source has <= 1 task (5.13-ish).
     pub detach_src_single_exit: bool,
-    /// The util migration picks the CPU by max(util, runnable) (~6.7).
+    /// The util migration picks the CPU by max(util, runnable) (7d0583cf9ec7,
+    /// 6.5).
     pub util_boost_pick: bool,
-    /// The extra sd_avg test for a fully-busy local group (~6.0-6.6).
+    /// A local group loaded above the domain average gets no load migration
+    /// ("sched/fair: fix imbalance overflow", 6.4, also in stable 5.10+);
+    /// off: the unsigned subtraction wraps and the pull side decides.
     pub local_sd_avg_test: bool,
     /// <= 2.6.38 sd_idle: an idle SMT thread whose sibling is busy balances
     /// the higher levels as a busy CPU, and newidle stops at the SMT level.
@@ -95,22 +110,30 @@ impl LbFeatures {
             llc_no_util_migration: ge(5, 6),
             numa_imbalance: if ge(5, 18) {
                 NumaImbalance::ImbNumaNr
+            } else if ge(5, 17) {
+                NumaImbalance::QuarterLocal
+            } else if ge(5, 11) {
+                NumaImbalance::QuarterBusiest
             } else if ge(5, 6) {
                 NumaImbalance::Pair
             } else {
                 NumaImbalance::None
             },
+            numa_halve_first: !ge(6, 0),
+            out_balanced_clears_always: !ge(5, 4),
             smt_aware_lb: ge(6, 6),
             swb_idle_core: ge(6, 6),
             failure_relax_load: ge(5, 10),
             failure_relax_util: ge(6, 10),
             active_task_type_only: ge(5, 13),
             newidle_gate_lb_cost: ge(5, 16),
-            newidle_max_one_task: true,
+            // CONFIG_PREEMPTION: distribution kernels have it since
+            // PREEMPT_DYNAMIC (5.12); before, they were PREEMPT_VOLUNTARY
+            newidle_max_one_task: ge(5, 12),
             busy_interval_minus_one: ge(5, 10),
             detach_src_single_exit: ge(5, 13),
-            util_boost_pick: ge(6, 7),
-            local_sd_avg_test: ge(6, 0),
+            util_boost_pick: ge(6, 5),
+            local_sd_avg_test: ge(6, 4),
             sd_idle_legacy: !ge(3, 0),
             sis_util: ge(6, 0),
             migration_cost_ns: 500_000,
@@ -125,7 +148,8 @@ pub static LB_FEATURES: &[(&str, &str, &str)] = &[
     ("lb_algorithm", "legacy|modern", "load_balance(): avg_load + fix_small_imbalance (<=5.4) or group/migration types (0b0695f2b34a, 5.5)"),
     ("classify_runnable", "on|off", "runnable_avg in group classification (070f5e860ee2, 5.7)"),
     ("llc_no_util_migration", "on|off", "no migrate_util inside an LLC (16b0a7a1a0af, 5.6)"),
-    ("numa_imbalance", "none|pair|imb-numa-nr", "NUMA allowance: none (<=5.5), a pair of tasks (b396f52326de, 5.6), imb_numa_nr tasks (e496132ebedd, 5.18)"),
+    ("numa_imbalance", "none|pair|quarter-busiest|quarter-local|imb-numa-nr", "NUMA allowance: none (<=5.5), a pair of tasks (b396f52326de, 5.6), a quarter of the busiest group (7d2b5dd0bcc4, 5.11) or of the local one (5.17), imb_numa_nr tasks (e496132ebedd, 5.18)"),
+    ("numa_halve_first", "on|off", "halve the spreading imbalance before the NUMA allowance (<=5.19) or after (6.0)"),
     ("smt_aware_lb", "on|off", "group_smt_balance, sibling_imbalance per core, SMT-vs-non-SMT busiest (6.6)"),
     ("swb_idle_core", "on|off", "should_we_balance prefers a CPU on a wholly idle core (6.6)"),
     ("failure_relax_load", "on|off", "detach_tasks: load >> nr_balance_failed (5.10); off: skip if load/2 > imbalance"),
@@ -135,8 +159,8 @@ pub static LB_FEATURES: &[(&str, &str, &str)] = &[
     ("newidle_max_one_task", "on|off", "newidle pulls at most one task (CONFIG_PREEMPTION)"),
     ("busy_interval_minus_one", "on|off", "busy balance intervals one jiffy shorter (5.10)"),
     ("detach_src_single_exit", "on|off", "detach_tasks gives up at once on a source with <= 1 task (~5.13)"),
-    ("util_boost_pick", "on|off", "migrate_util picks the source by max(util, runnable) (~6.7)"),
-    ("local_sd_avg_test", "on|off", "no load migration to a fully-busy local group above the domain average (~6.0)"),
+    ("util_boost_pick", "on|off", "migrate_util picks the source by max(util, runnable) (7d0583cf9ec7, 6.5)"),
+    ("local_sd_avg_test", "on|off", "no load migration to a local group above the domain average (imbalance overflow fix, 6.4; off: the unsigned wrap)"),
     ("sd_idle_legacy", "on|off", "<=2.6.38 sd_idle: an idle SMT thread with a busy sibling balances higher levels as busy, newidle stops at SMT"),
 ];
 
@@ -168,10 +192,13 @@ impl LbFeatures {
                 self.numa_imbalance = match value {
                     "none" => NumaImbalance::None,
                     "pair" => NumaImbalance::Pair,
+                    "quarter-busiest" => NumaImbalance::QuarterBusiest,
+                    "quarter-local" => NumaImbalance::QuarterLocal,
                     "imb-numa-nr" => NumaImbalance::ImbNumaNr,
-                    _ => return Err("none|pair|imb-numa-nr"),
+                    _ => return Err("none|pair|quarter-busiest|quarter-local|imb-numa-nr"),
                 }
             }
+            "numa_halve_first" => self.numa_halve_first = b()?,
             "smt_aware_lb" => self.smt_aware_lb = b()?,
             "swb_idle_core" => self.swb_idle_core = b()?,
             "failure_relax_load" => self.failure_relax_load = b()?,

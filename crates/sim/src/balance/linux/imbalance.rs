@@ -102,31 +102,30 @@ impl LinuxBalancer {
     fn adjust_numa_imbalance(
         &self,
         imb: i64,
-        local_nr: u32,
-        busiest_nr: u32,
+        local: &SgStats,
+        busiest: &SgStats,
         imb_numa_nr: u32,
     ) -> i64 {
-        match self.f.numa_imbalance {
-            NumaImbalance::None => imb,
-            // 5.6-5.17: allow a pair of tasks (busiest's count, as 5.10 passes)
+        let small = imb <= NUMA_IMBALANCE_MIN;
+        let allow = match self.f.numa_imbalance {
+            NumaImbalance::None => return imb,
+            // a pair of tasks may stay on the busiest node
             NumaImbalance::Pair => {
-                if busiest_nr as i64 <= NUMA_IMBALANCE_MIN {
+                return if busiest.sum_nr_running as i64 <= NUMA_IMBALANCE_MIN {
                     0
                 } else {
                     imb
                 }
             }
-            // 5.18+: up to imb_numa_nr tasks at the destination
-            NumaImbalance::ImbNumaNr => {
-                let dst_running = local_nr as i64 + 1;
-                if dst_running > imb_numa_nr as i64 {
-                    imb
-                } else if imb <= NUMA_IMBALANCE_MIN {
-                    0
-                } else {
-                    imb
-                }
-            }
+            NumaImbalance::QuarterBusiest => busiest.sum_nr_running < busiest.group_weight / 4,
+            NumaImbalance::QuarterLocal => local.sum_nr_running + 1 < local.group_weight / 4,
+            // the destination runs local + 1 tasks after the move
+            NumaImbalance::ImbNumaNr => local.sum_nr_running < imb_numa_nr,
+        };
+        if allow && small {
+            0
+        } else {
+            imb
         }
     }
 
@@ -173,15 +172,18 @@ impl LinuxBalancer {
             } else {
                 (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0)
             };
-            if sd.flags & sd_flags::NUMA != 0 {
-                lb.imbalance = self.adjust_numa_imbalance(
-                    lb.imbalance,
-                    local.sum_nr_running,
-                    busiest.sum_nr_running,
-                    sd.imb_numa_nr,
-                );
+            // the number of tasks to move is half the difference; before
+            // 6.0 the NUMA allowance looked at the halved value
+            if self.f.numa_halve_first {
+                lb.imbalance >>= 1;
             }
-            lb.imbalance >>= 1;
+            if sd.flags & sd_flags::NUMA != 0 {
+                lb.imbalance =
+                    self.adjust_numa_imbalance(lb.imbalance, local, busiest, sd.imb_numa_nr);
+            }
+            if !self.f.numa_halve_first {
+                lb.imbalance >>= 1;
+            }
             return;
         }
         let mut local_avg = local.avg_load;
@@ -203,7 +205,13 @@ impl LinuxBalancer {
         }
         lb.mtype = MigrationType::Load;
         let pull = (busiest.avg_load as i64 - sds.avg_load as i64) * busiest.group_capacity as i64;
-        let push = (sds.avg_load as i64 - local_avg as i64) * local.group_capacity as i64;
+        let push = if local_avg > sds.avg_load && !self.f.local_sd_avg_test {
+            // before the overflow fix the unsigned difference wrapped to a
+            // huge value, so only the pull side counted
+            i64::MAX
+        } else {
+            (sds.avg_load as i64 - local_avg as i64) * local.group_capacity as i64
+        };
         lb.imbalance = pull.min(push).max(0) / 1024;
     }
 }

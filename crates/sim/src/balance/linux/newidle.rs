@@ -67,7 +67,7 @@ impl LinuxBalancer {
                 );
                 let t1 = env.cost_ns;
                 let d = t1 - t0;
-                self.update_newidle_cost(env, cpu, level, d);
+                self.update_newidle_cost(env, cpu, level, d, self.f.newidle_gate_lb_cost);
                 cost_sum += d;
                 t0 = t1;
                 // <= 2.6.38: a busy sibling counts as pulled (stop walking)

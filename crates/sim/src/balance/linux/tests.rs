@@ -314,7 +314,7 @@ fn active_balance_is_requested_after_repeated_failures() {
         let mut env = f.env(4);
         b.tick(&mut env, 4, true);
         assert!(env.req.moves.is_empty());
-        if let Some(a) = env.req.active {
+        if let Some(&a) = env.req.active.first() {
             active = Some(a);
             break;
         }
@@ -376,4 +376,35 @@ fn sd_idle_legacy_demotes_higher_levels_when_a_sibling_is_busy() {
     };
     assert!(run(false) > 0);
     assert_eq!(run(true), 0);
+}
+
+#[test]
+fn every_active_balance_request_of_a_call_is_kept() {
+    // CPUs 0 and 4 each run a task with a second one queued behind it that
+    // is pinned there: only active balance can help. Every kick the
+    // balancer counts must reach the engine (one stopper per busy CPU),
+    // even when one nohz pass kicks both.
+    let mut f = Fixture::new("kunpeng920-node", &[(0, 2), (4, 2)]);
+    f.tasks[1].cpus_allowed = topology::CpuMask::from_cpus([0]);
+    f.tasks[3].cpus_allowed = topology::CpuMask::from_cpus([4]);
+    let mut b = modern();
+    for c in (1..24).filter(|&c| c != 4) {
+        let mut env = f.env(c);
+        b.nohz_enter_idle(&mut env, c);
+    }
+    let mut requested = Vec::new();
+    for _ in 0..12 {
+        f.now += 1_000_000_000;
+        let mut env = f.env(1);
+        b.nohz_idle_balance(&mut env, 1);
+        requested.extend(env.req.active.iter().copied());
+        // the stoppers run and clear their flags, as the engine would
+        for &(src, dst) in &requested {
+            let mut env = f.env(src);
+            b.active_stop(&mut env, src, dst);
+        }
+        requested.clear();
+    }
+    assert!(f.stats.active_kicks >= 2, "{:?}", f.stats.active_kicks);
+    assert!(b.rq.iter().all(|r| !r.active_balance), "a kick was lost");
 }

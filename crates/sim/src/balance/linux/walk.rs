@@ -17,14 +17,16 @@ impl LinuxBalancer {
     /// sched_balance_trigger, then the softirq: rebalance when due, and
     /// consider kicking the nohz idle balancer.
     pub(super) fn sched_balance_trigger(&mut self, env: &mut BalanceEnv, cpu: usize, idle: bool) {
-        if env.jiffies >= self.rq[cpu].next_balance {
+        // in the tick: raise the softirq if due, then the nohz kick test
+        let due = env.jiffies >= self.rq[cpu].next_balance;
+        if !idle {
+            self.nohz_balancer_kick(env, cpu);
+        }
+        if due {
             // the softirq refreshes this CPU's blocked load first
             env.update_blocked_averages(cpu);
             let it = if idle { IdleType::Idle } else { IdleType::Busy };
             self.sched_balance_domains(env, cpu, it, Kind::Periodic);
-        }
-        if !idle {
-            self.nohz_balancer_kick(env, cpu);
         }
     }
 
@@ -48,13 +50,15 @@ impl LinuxBalancer {
     }
 
     /// update_newidle_cost: raise the level's max cost, or decay it by
-    /// about 1 % once a second. Returns true when it decayed.
+    /// about 1 % once a second. Returns true when it decayed. Up to 5.15
+    /// newidle only raised it and the periodic walk decayed it (`decay`).
     pub(super) fn update_newidle_cost(
         &mut self,
         env: &BalanceEnv,
         cpu: usize,
         level: usize,
         cost: u64,
+        decay: bool,
     ) -> bool {
         let hz = env.hz;
         let waits = self.f.newidle_gate_lb_cost;
@@ -67,7 +71,7 @@ impl LinuxBalancer {
             }
             return false;
         }
-        if env.jiffies > d.last_decay + hz {
+        if decay && env.jiffies > d.last_decay + hz {
             d.max_newidle_lb_cost = d.max_newidle_lb_cost * 253 / 256;
             d.last_decay = env.jiffies;
             return true;
@@ -97,7 +101,14 @@ impl LinuxBalancer {
         let mut visited = false;
         for level in 0..env.sd.domains(cpu).len() {
             let sd = &env.sd.domains(cpu)[level];
-            need_decay |= self.update_newidle_cost(env, cpu, level, 0);
+            // 5.16+ keeps walking only while each level decays; before,
+            // one decayed level was enough
+            let decayed = self.update_newidle_cost(env, cpu, level, 0, true);
+            if self.f.newidle_gate_lb_cost {
+                need_decay = decayed;
+            } else {
+                need_decay |= decayed;
+            }
             max_cost += self.dom[cpu][level].max_newidle_lb_cost;
             if !continue_balancing {
                 if need_decay {
@@ -117,7 +128,9 @@ impl LinuxBalancer {
                     } else {
                         IdleType::Busy
                     };
-                    busy = idle != IdleType::Idle;
+                    let s = &env.cpus[cpu];
+                    let sched_idle = s.nr_running > 0 && s.nr_running == s.nr_idle_tasks;
+                    busy = idle != IdleType::Idle && !sched_idle;
                 } else if r.sibling_busy {
                     // <= 2.6.38: a busy SMT sibling makes the CPU balance
                     // the higher levels as a busy one
