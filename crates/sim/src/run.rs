@@ -160,7 +160,8 @@ pub struct PlacementSummary {
     pub fallback_rq: u64,
     /// Task wake-ups by where the wakee landed relative to the waker's CPU.
     pub wake_locality: WakeLocality,
-    /// Hash of the (task, CPU) decision sequence.
+    /// Hash of the (task, CPU) decision sequence: wake-up placements and
+    /// load-balancer moves.
     pub decision_digest: String,
 }
 

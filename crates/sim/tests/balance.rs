@@ -227,3 +227,30 @@ fn idle_ticks_stop() {
     // the 40 wake-ups of the sleeper, and a few idle ticks
     assert!(exits < 40 + 20, "{exits} idle exits");
 }
+
+/// With every cost zero, toggles that change only what placement costs
+/// leave every decision alone, the balancer's moves included.
+#[test]
+fn cost_only_toggles_keep_decisions_with_balancing() {
+    let topo = topology::preset("power9-smt8").unwrap();
+    let hb = Hackbench {
+        groups: 2,
+        loops: 300,
+        pipe: true,
+        threads: true,
+        ..Default::default()
+    };
+    let run = |early_break: &str| {
+        let mut o = opts(
+            "linux-5.6",
+            &[("select_idle_core_early_break", early_break)],
+            1,
+        );
+        o.costs = false;
+        simulate_hackbench(&topo, &hb, &o).unwrap()
+    };
+    let (on, off) = (run("on"), run("off"));
+    assert!(on.balance.stats.moved > 0, "the balancer moved nothing");
+    assert_eq!(on.placement.decision_digest, off.placement.decision_digest);
+    assert!(on.placement.select_idle_core_probes.mean < off.placement.select_idle_core_probes.mean);
+}

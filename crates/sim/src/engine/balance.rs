@@ -209,6 +209,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 return;
             }
         }
+        // a balancer move is a placement decision too
+        self.pstats.digest(t, dst);
         // it waited runnable until now
         self.update_task_pelt(ti, true, false);
         self.deactivate_task(t, src);
