@@ -219,8 +219,7 @@ fn hackbench(a: HackbenchArgs) -> Result<ExitCode> {
         v["params"] = serde_json::to_value(&hb)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", hb.header());
-        println!("{}", Hackbench::time_line(r.time_ns));
+        print!("{}", r.text);
         print!("{}", placement_text(&r));
     }
     Ok(ExitCode::SUCCESS)
@@ -246,12 +245,7 @@ fn spin(a: SpinArgs) -> Result<ExitCode> {
         v["params"] = serde_json::to_value(&sp)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        println!(
-            "{} compute-only tasks of {} ms started on one CPU",
-            sp.tasks,
-            sp.work_ns / 1_000_000
-        );
-        println!("Time: {:.3}", r.time_ns as f64 / 1e9);
+        print!("{}", r.text);
         print!("{}", placement_text(&r));
     }
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,7 @@
 //! Channels with the kernel's buffering and wake-up rules: anonymous pipes
-//! (fs/pipe.c, 5.5+) and unix stream sockets (net/unix/af_unix.c with the
-//! generic socket send-buffer accounting).
+//! (fs/pipe.c, 5.5+), unix stream sockets (net/unix/af_unix.c with the
+//! generic socket send-buffer accounting) and loopback TCP stream sockets
+//! (net/ipv4/tcp.c over drivers/net/loopback.c).
 
 use crate::cacheline::LineId;
 use crate::task::TaskId;
@@ -12,6 +13,13 @@ pub const PAGE: u32 = 4096;
 pub const PIPE_DEF_BUFFERS: usize = 16;
 /// net.core.wmem_default: a socket's default send buffer.
 pub const WMEM_DEFAULT: u64 = 212_992;
+/// net.ipv4.tcp_rmem[1]: a TCP socket's initial receive buffer. Over
+/// loopback a sent skb is orphaned at transmit and charged to the
+/// receiver, so the receiver's buffer is what bounds the sender.
+pub const TCP_RMEM_DEFAULT: u64 = 131_072;
+/// The loopback device's MTU (65536) less the IPv4 and TCP headers: the
+/// largest segment one send puts in one skb.
+pub const LOOPBACK_MSS: u32 = 65_483;
 
 /// Kind of channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +28,9 @@ pub enum ChanKind {
     Pipe,
     /// socketpair(AF_UNIX, SOCK_STREAM).
     UnixStream,
+    /// A connected AF_INET SOCK_STREAM socket over loopback (127.0.0.1,
+    /// TCP_NODELAY): one direction of it.
+    TcpStream,
 }
 
 /// A buffered chunk: a pipe page or a socket buffer (skb).
@@ -169,6 +180,23 @@ impl Channel {
                     done += n;
                 }
             }
+            ChanKind::TcpStream => {
+                // tcp_sendmsg -> ip_output -> loopback_xmit -> netif_rx:
+                // the segment lands in the receiver's queue at once (the
+                // softirq runs on the sender's CPU), bounded by its
+                // receive buffer
+                while done < bytes && self.buffered + (done as u64) < TCP_RMEM_DEFAULT {
+                    let room = (TCP_RMEM_DEFAULT - self.buffered - done as u64) as u32;
+                    let n = (bytes - done).min(LOOPBACK_MSS).min(room);
+                    self.chunks.push_back(Chunk {
+                        len: n,
+                        fill: n,
+                        truesize: 0,
+                        writer_cpu: cpu,
+                    });
+                    done += n;
+                }
+            }
             ChanKind::UnixStream => {
                 let max_skb = (self.sndbuf / 2 - 64) as u32;
                 while done < bytes && self.wmem_alloc < self.sndbuf {
@@ -201,8 +229,10 @@ impl Channel {
                 ..Default::default()
             },
             // sock_def_readable on every send; unix_stream_data_wait is a
-            // non-exclusive wait, so every blocked reader is woken.
-            ChanKind::UnixStream => Wakes {
+            // non-exclusive wait, so every blocked reader is woken. TCP's
+            // tcp_data_ready does the same from the loopback softirq (on
+            // the sender's CPU), and sk_wait_data waits non-exclusively.
+            ChanKind::UnixStream | ChanKind::TcpStream => Wakes {
                 all_readers: true,
                 pollers: true,
                 ..Default::default()
@@ -228,6 +258,7 @@ impl Channel {
             return (IoResult::WouldBlock, Wakes::default());
         }
         let was_full = self.kind == ChanKind::Pipe && self.pipe_full();
+        let tcp_was_short = self.buffered * 2 > TCP_RMEM_DEFAULT;
         let was_writable = self.wmem_alloc * 4 <= self.sndbuf;
         let mut done = 0u32;
         let mut freed = false;
@@ -256,6 +287,12 @@ impl Channel {
             },
             ChanKind::UnixStream => Wakes {
                 all_writers: freed && !was_writable && self.wmem_alloc * 4 <= self.sndbuf,
+                ..Default::default()
+            },
+            // the window reopens (tcp_cleanup_rbuf -> the sender's
+            // sk_write_space) once half the receive buffer is free again
+            ChanKind::TcpStream => Wakes {
+                all_writers: tcp_was_short && self.buffered * 2 <= TCP_RMEM_DEFAULT,
                 ..Default::default()
             },
         };
@@ -310,6 +347,24 @@ mod tests {
             IoResult::Done(30)
         );
         assert_eq!(pulled, vec![(3, 30)]);
+    }
+
+    #[test]
+    fn tcp_loopback_is_bounded_by_the_receive_buffer_and_wakes_every_send() {
+        let mut c = Channel::new(ChanKind::TcpStream, 0);
+        let (r, w) = c.write(100_000, 2, false);
+        // split into loopback segments
+        assert_eq!(r, IoResult::Done(100_000));
+        assert!(w.all_readers);
+        let (r, _) = c.write(100_000, 2, false);
+        assert_eq!(r, IoResult::Done(31_072), "up to tcp_rmem[1]");
+        assert_eq!(c.write(1, 2, false).0, IoResult::WouldBlock);
+        let mut woke = false;
+        while let (IoResult::Done(_), w) = c.read(10_000, false, |_, _| {}) {
+            woke |= w.all_writers;
+        }
+        assert!(woke, "a full receiver reopens the window");
+        assert_eq!(c.bytes_read, 131_072);
     }
 
     #[test]

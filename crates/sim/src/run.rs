@@ -8,8 +8,9 @@ use crate::eevdf::EevdfParams;
 use crate::engine::{Engine, EngineConfig, InvariantError, RunCounters};
 use crate::placement::linux::{Features, LinuxPlacement};
 use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
-use crate::workload::hackbench::{Hackbench, MARK_START, MARK_STOP};
+use crate::workload::hackbench::Hackbench;
 use crate::workload::spin::Spin;
+use crate::workload::{Record, Stop, Workload};
 use crate::Nanos;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -264,6 +265,12 @@ pub struct SimResult {
     pub balance: BalanceSummary,
     /// Per-CPU busy/idle.
     pub cpus: Vec<CpuTime>,
+    /// The lines the benchmark prints (not in JSON).
+    #[serde(skip)]
+    pub text: String,
+    /// The workload's own JSON fields.
+    #[serde(flatten)]
+    pub workload: serde_json::Map<String, serde_json::Value>,
 }
 
 fn make_policy(c: &PolicyChoice) -> Box<dyn Placement> {
@@ -301,10 +308,7 @@ pub fn simulate_hackbench(
             hb.tasks()
         )));
     }
-    simulate(topo, opt, "hackbench", |e, _| {
-        crate::workload::hackbench::build(hb, e);
-        (MARK_START, Some(MARK_STOP))
-    })
+    simulate(topo, hb, opt)
 }
 
 /// Simulate the compute-only workload on `topo`: Time runs from the first
@@ -316,10 +320,7 @@ pub fn simulate_spin(topo: &Topology, sp: &Spin, opt: &SimOptions) -> Result<Sim
             sp.tasks
         )));
     }
-    simulate(topo, opt, "spin", |e, first| {
-        crate::workload::spin::build(sp, first, e);
-        (crate::workload::spin::MARK_START, None)
-    })
+    simulate(topo, sp, opt)
 }
 
 /// The CPUs a run may use.
@@ -343,14 +344,13 @@ fn allowed_cpus(topo: &Topology, opt: &SimOptions) -> Result<CpuMask, SimError> 
     }
 }
 
-/// Build the machine, the policy and the balancer; let `build` declare the
-/// workload (given the first allowed CPU; it returns the start and stop
-/// mark slots, no stop mark meaning the end of the run); run; collect.
-fn simulate(
+/// Run any workload: build the machine, the policy and the balancer, let the
+/// workload declare its tasks, run until it says stop, and collect the
+/// common record plus the workload's report.
+pub fn simulate<W: Workload>(
     topo: &Topology,
+    w: &W,
     opt: &SimOptions,
-    benchmark: &str,
-    build: impl FnOnce(&mut Engine, usize) -> (u32, Option<u32>),
 ) -> Result<SimResult, SimError> {
     let allowed = allowed_cpus(topo, opt)?;
     let (domains, vcpu_check, sched_idle, slice) = match &opt.policy {
@@ -388,14 +388,16 @@ fn simulate(
     if let Some(b) = balancer {
         e.set_balancer(b);
     }
-    let (start_mark, stop_mark) = build(&mut e, first);
+    w.build(&mut e, first);
+    if let Stop::At(t) = w.stop() {
+        e.set_stop_at(t);
+    }
     e.run()?;
-    let start = e.mark(start_mark).unwrap_or(0);
-    let stop = stop_mark.and_then(|m| e.mark(m)).unwrap_or(e.now());
+    let report = w.report(&Record::of(&e));
     Ok(SimResult {
-        benchmark: benchmark.into(),
+        benchmark: w.name().into(),
         machine: topo.name().to_string(),
-        time_ns: stop - start,
+        time_ns: report.time_ns,
         sim_ns: e.now(),
         counters: e.counters.clone(),
         placement: PlacementSummary::of(name, &e.pstats),
@@ -417,5 +419,7 @@ fn simulate(
                 context_switches: sw,
             })
             .collect(),
+        text: report.text,
+        workload: report.json,
     })
 }

@@ -10,6 +10,19 @@ use crate::Nanos;
 pub type TaskId = u32;
 /// Channel identifier.
 pub type ChanId = u32;
+/// Futex word identifier.
+pub type FutexId = u32;
+/// Wait-list identifier (a lock-free list of waiting tasks).
+pub type ListId = u32;
+/// Identifier of a set of per-CPU locks.
+pub type LockSetId = u32;
+/// Index of a per-task time variable (see [`Op::Stamp`]).
+pub type VarId = u8;
+/// Index of a recorded metric (see [`Op::RecordSince`]).
+pub type MetricId = u8;
+
+/// Per-task time variables.
+pub const TASK_VARS: usize = 4;
 
 /// One operation of a task program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +65,63 @@ pub enum Op {
     },
     /// Record the current time in mark slot `id` (gettimeofday).
     Mark(u32),
+    /// gettimeofday into the task's time variable `var`.
+    Stamp(VarId),
+    /// gettimeofday, then record `now - var` as a sample of `metric`.
+    RecordSince {
+        /// Metric.
+        metric: MetricId,
+        /// The task's time variable.
+        var: VarId,
+    },
+    /// Record `value` as a sample of `metric` (a counter, e.g. bytes or
+    /// requests done), no syscall.
+    Note {
+        /// Metric.
+        metric: MetricId,
+        /// Value.
+        value: u32,
+    },
+    /// Store to a futex word (plain write of its cache line): `blocked`
+    /// sets FUTEX_BLOCKED, else FUTEX_RUNNING.
+    FutexSet {
+        /// The word.
+        futex: FutexId,
+        /// Value.
+        blocked: bool,
+    },
+    /// Post a futex word as schbench's fpost does: compare-and-swap
+    /// BLOCKED -> RUNNING and, if it was BLOCKED, FUTEX_WAKE_PRIVATE one
+    /// waiter.
+    FutexPost(FutexId),
+    /// Wait on a futex word as schbench's fwait does: compare-and-swap
+    /// RUNNING -> BLOCKED, else FUTEX_WAIT_PRIVATE until posted, and retry.
+    FutexWait(FutexId),
+    /// Push this task, with its futex word, onto a lock-free list
+    /// (compare-and-swap prepend).
+    ListPush {
+        /// The list.
+        list: ListId,
+        /// The futex word a taker posts to wake this task.
+        futex: FutexId,
+    },
+    /// Take the whole list (atomic exchange), read the time once, store it
+    /// into each listed task's variable `var`, and post each task's futex.
+    ListTakeStampPost {
+        /// The list.
+        list: ListId,
+        /// The variable of each listed task that receives the time.
+        var: VarId,
+    },
+    /// Take the lock of the CPU the task runs on from a set of per-CPU
+    /// pthread mutexes, by trylock and busy-spinning; if the task has moved
+    /// to another CPU meanwhile, it lets go and retries there.
+    LockCpu(LockSetId),
+    /// Release the per-CPU lock the task holds in the set.
+    UnlockCpu(LockSetId),
+    /// usleep: a timed sleep whose hrtimer fires at the end of its slack
+    /// (timer_slack_ns).
+    USleep(Nanos),
     /// Start of a loop body repeated `n` times.
     Loop(u32),
     /// End of the innermost loop body.

@@ -78,7 +78,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         cpu.seg.start = now;
         let from_debt = done.min(cpu.seg.debt);
         cpu.seg.debt -= from_debt;
-        if cpu.seg.user {
+        if cpu.seg.user && !cpu.seg.spin {
             self.counters.compute_work_ns += done - from_debt;
         }
         done - from_debt
@@ -121,6 +121,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         cpu.debt = 0;
         cpu.seg.speed = speed;
         cpu.seg.user = user;
+        cpu.seg.spin = false;
         cpu.seg.task = task;
         self.arm_segment(c);
     }

@@ -54,6 +54,7 @@ mod invariants;
 mod ops;
 mod pelt;
 mod schedule;
+mod sync;
 mod wakeup;
 
 /// Why a task is blocked.
@@ -65,6 +66,7 @@ enum Block {
     Sleep,
     Child,
     Join(TaskId),
+    Futex(crate::task::FutexId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +100,10 @@ struct Task {
     pelt: Pelt,
     /// The op being executed (resolved by `start_op`).
     op: Op,
+    /// Time variables (Op::Stamp).
+    vars: [Nanos; crate::task::TASK_VARS],
+    /// The per-CPU lock it holds: (set, CPU).
+    held_lock: Option<(crate::task::LockSetId, usize)>,
     /// Position in its run queue's cfs_tasks list: the list is kept in
     /// order of this stamp, raised when the task is enqueued or picked
     /// (the kernel moves it to the head then).
@@ -183,6 +189,8 @@ struct SegmentClock {
     debt: Nanos,
     /// The segment is user compute (preemptible at once).
     user: bool,
+    /// The segment is a spin for a lock (user mode, not program work).
+    spin: bool,
     /// The segment belongs to a task (false: kernel-only work).
     task: Option<TaskId>,
 }
@@ -305,6 +313,16 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     /// Request lists lent to the balancer.
     breq: crate::balance::Requests,
     iwww: IdleWaitClock,
+    futexes: Vec<sync::Futex>,
+    lists: Vec<sync::WaitList>,
+    locksets: Vec<sync::CpuLockSet>,
+    /// Recorded samples per metric: (time, value).
+    samples: Vec<Vec<(Nanos, Nanos)>>,
+    /// Extra delay before a wake-up's IPI leaves: the waker's work on the
+    /// earlier wakes of the same batch.
+    batch_lead: Nanos,
+    /// Stop the run at this time (None: when every task has exited).
+    stop_at: Option<Nanos>,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -338,6 +356,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     speed: 1024,
                     debt: 0,
                     user: false,
+                    spin: false,
                     task: None,
                 },
                 time: CpuTime {
@@ -406,6 +425,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 idle_cpus,
                 ..Default::default()
             },
+            futexes: Vec::new(),
+            lists: Vec::new(),
+            locksets: Vec::new(),
+            samples: Vec::new(),
+            batch_lead: 0,
+            stop_at: None,
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -459,9 +484,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             unreaped: 0,
             pelt: Pelt::new(0),
             op: Op::Exit,
+            vars: [0; crate::task::TASK_VARS],
+            held_lock: None,
             list_stamp: 0,
         });
         id
+    }
+
+    /// Every mark slot (`Op::Mark`).
+    pub fn marks(&self) -> &[Option<Nanos>] {
+        &self.marks
     }
 
     /// Time recorded by `Op::Mark(id)`.
@@ -472,6 +504,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Current simulated time.
     pub fn now(&self) -> Nanos {
         self.now
+    }
+
+    /// End the run at simulated time `t` even if tasks are still alive (a
+    /// benchmark that runs for a duration).
+    pub fn set_stop_at(&mut self, t: Nanos) {
+        self.stop_at = Some(t);
     }
 
     /// Per-CPU context switches to a task.
@@ -521,8 +559,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
         }
+        let mut stopped = false;
         while let Some((t, ev)) = self.events.pop() {
             if self.live_tasks == 0 {
+                break;
+            }
+            if self.stop_at.is_some_and(|s| t > s) {
+                // a timed run ends here, whatever is still running
+                self.now = self.stop_at.unwrap_or(t).max(self.now);
+                stopped = true;
                 break;
             }
             debug_assert!(t >= self.now, "time went backwards");
@@ -552,7 +597,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.check_invariants()?;
             }
         }
-        if self.live_tasks > 0 {
+        if self.live_tasks > 0 && !stopped {
             return Err(InvariantError {
                 time: self.now,
                 what: format!(
@@ -564,7 +609,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.finish_accounting();
         if self.cfg.check {
             self.check_invariants()?;
-            self.check_final()?;
+            self.check_final(stopped)?;
         }
         Ok(())
     }

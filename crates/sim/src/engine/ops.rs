@@ -8,6 +8,11 @@ use crate::event::Event;
 use crate::placement::wf;
 use crate::rq::RunQueue;
 use crate::task::{ChanId, Op, TaskId};
+use crate::Nanos;
+
+/// The default timer slack of a normal task (init_task's timer_slack_ns,
+/// 50 us): hrtimer sleeps such as usleep may be delayed by up to this much.
+pub const TIMER_SLACK_NS: Nanos = 50_000;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// Start the current op of `t` on `c`. Returns true when a segment was
@@ -42,13 +47,32 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let sys = match self.chans[chan as usize].kind {
                     ChanKind::Pipe => costs.pipe_syscall_ns,
                     ChanKind::UnixStream => costs.unix_syscall_ns,
+                    ChanKind::TcpStream => costs.tcp_syscall_ns,
                 };
                 let copy = costs.copy_ns(task.bytes_left as u64);
                 (if resumed { copy } else { sys + copy }, false)
             }
-            Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) => {
+            Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) | Op::USleep(_) => {
                 (if resumed { 0 } else { costs.syscall_ns }, false)
             }
+            Op::Stamp(_) | Op::RecordSince { .. } => (costs.gettimeofday_ns, false),
+            Op::Note { .. } => (0, false),
+            Op::FutexSet { .. }
+            | Op::FutexPost(_)
+            | Op::FutexWait(_)
+            | Op::ListPush { .. }
+            | Op::ListTakeStampPost { .. }
+            | Op::LockCpu(_)
+            | Op::UnlockCpu(_) => match self.sync_start(c, t, op) {
+                super::sync::SyncStart::Work(w) => (w, false),
+                super::sync::SyncStart::Spin => {
+                    // busy-spin (user mode) until the lock is released or
+                    // the slice ends; the op is retried afterwards
+                    self.start_segment(c, Some(t), super::sync::SPIN_WORK, true);
+                    self.cpus[c].seg.spin = true;
+                    return true;
+                }
+            },
             Op::Spawn { child } => {
                 let proc_ = self.tasks[child as usize].spec.mm != self.tasks[ti].spec.mm;
                 (
@@ -182,6 +206,36 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 } else {
                     self.events.push(self.now + d, Event::Timer { task: t });
                     self.block(c, t, Block::Sleep);
+                }
+            }
+            Op::USleep(d) => {
+                if task.resumed {
+                    task.resumed = false;
+                    task.pc.advance();
+                } else {
+                    // hrtimer_nanosleep with the task's timer slack: the
+                    // timer may fire anywhere up to the slack later and, on
+                    // an otherwise quiet CPU, fires at its end
+                    self.events
+                        .push(self.now + d + TIMER_SLACK_NS, Event::Timer { task: t });
+                    self.block(c, t, Block::Sleep);
+                }
+            }
+            Op::Stamp(_)
+            | Op::RecordSince { .. }
+            | Op::Note { .. }
+            | Op::FutexSet { .. }
+            | Op::FutexPost(_)
+            | Op::FutexWait(_)
+            | Op::ListPush { .. }
+            | Op::ListTakeStampPost { .. }
+            | Op::LockCpu(_)
+            | Op::UnlockCpu(_) => {
+                let op = task.op;
+                if self.sync_apply(c, t, op) {
+                    let task = &mut self.tasks[ti];
+                    task.resumed = false;
+                    task.pc.advance();
                 }
             }
             Op::Spawn { child } => {

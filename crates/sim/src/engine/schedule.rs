@@ -51,7 +51,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     pub(super) fn segment_done(&mut self, c: usize) {
-        if self.cpus[c].seg.user {
+        if self.cpus[c].seg.user && !self.cpus[c].seg.spin {
             self.counters.compute_work_ns += self.cpus[c].seg.work - self.cpus[c].seg.debt;
         }
         self.cpus[c].seg.work = 0;

@@ -198,6 +198,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         let initial = self.tasks[ti].pc.pc == 0 && self.tasks[ti].last_ran.is_none();
         let deadline_resched = self.activate_task(t, cpu, attach, initial);
+        // the waker's earlier wakes of a batch go out first
+        let lead = lead + self.batch_lead;
         // The waker writes the target run queue (remote enqueue).
         let line = self.cpu_state[cpu].line;
         let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);

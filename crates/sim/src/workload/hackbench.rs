@@ -131,3 +131,26 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
         }
     }
 }
+
+impl super::Workload for Hackbench {
+    fn name(&self) -> &'static str {
+        "hackbench"
+    }
+
+    fn build<R: RunQueue>(&self, e: &mut Engine<'_, R>, _first_cpu: usize) {
+        build(self, e);
+    }
+
+    /// rt-tests' two lines of parameters, then `Time:` (start mark to stop
+    /// mark, truncated to ms).
+    fn report(&self, rec: &super::Record) -> super::Report {
+        let start = rec.mark(MARK_START).unwrap_or(0);
+        let stop = rec.mark(MARK_STOP).unwrap_or(rec.end);
+        let time_ns = stop - start;
+        super::Report {
+            text: format!("{}{}\n", self.header(), Hackbench::time_line(time_ns)),
+            json: Default::default(),
+            time_ns,
+        }
+    }
+}

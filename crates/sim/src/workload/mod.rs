@@ -1,5 +1,80 @@
-//! Workload models: they declare tasks and channels and read back marks; they
-//! never reach into the scheduler.
+//! Workload models: they declare tasks and channels, say when the run stops,
+//! and turn what the run recorded (marks, samples) into their report; they
+//! never reach into the scheduler, and the engine never knows which
+//! benchmark runs. Adding a benchmark is one new file here implementing
+//! [`Workload`].
+
+use crate::engine::Engine;
+use crate::rq::RunQueue;
+use crate::Nanos;
+use serde_json::{Map, Value};
 
 pub mod hackbench;
 pub mod spin;
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// When every task has exited.
+    AllExited,
+    /// At this simulated time, whatever is still running.
+    At(Nanos),
+}
+
+/// What a run recorded, for a workload's report.
+pub struct Record<'a> {
+    marks: &'a [Option<Nanos>],
+    samples: &'a [Vec<(Nanos, Nanos)>],
+    /// When the run ended.
+    pub end: Nanos,
+}
+
+impl<'a> Record<'a> {
+    /// The record of a finished engine.
+    pub fn of<R: RunQueue>(e: &'a Engine<'_, R>) -> Record<'a> {
+        Record {
+            marks: e.marks(),
+            samples: e.all_samples(),
+            end: e.now(),
+        }
+    }
+
+    /// The time of mark `id`, if it was reached.
+    pub fn mark(&self, id: u32) -> Option<Nanos> {
+        self.marks.get(id as usize).copied().flatten()
+    }
+
+    /// The samples of `metric`: (time recorded, value).
+    pub fn samples(&self, metric: u8) -> &'a [(Nanos, Nanos)] {
+        self.samples
+            .get(metric as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
+}
+
+/// A workload's report: the lines the real tool prints, and its own JSON
+/// fields (merged into the run's record).
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Text, as the tool prints it.
+    pub text: String,
+    /// Fields added to `--json`.
+    pub json: Map<String, Value>,
+    /// The measured span, ns (hackbench's Time, the runtime of a timed run).
+    pub time_ns: Nanos,
+}
+
+/// A benchmark model.
+pub trait Workload {
+    /// The benchmark's name in reports.
+    fn name(&self) -> &'static str;
+    /// Declare tasks and channels; `first_cpu` is the first CPU the run
+    /// may use.
+    fn build<R: RunQueue>(&self, e: &mut Engine<'_, R>, first_cpu: usize);
+    /// When the run stops.
+    fn stop(&self) -> Stop {
+        Stop::AllExited
+    }
+    /// The report, from what the run recorded.
+    fn report(&self, rec: &Record) -> Report;
+}

@@ -1,0 +1,298 @@
+//! User-space synchronisation the benchmarks use, modelled on what each does
+//! in the kernel and on the cache lines it touches:
+//! - futex words used as schbench's binary semaphores (`fpost` / `fwait`:
+//!   a compare-and-swap on the word, then FUTEX_WAKE_PRIVATE or
+//!   FUTEX_WAIT_PRIVATE, kernel/futex/waitwake.c: the wake is a plain
+//!   try_to_wake_up, without WF_SYNC);
+//! - lock-free lists of waiting tasks (a compare-and-swap prepend, and an
+//!   atomic exchange that takes the whole list);
+//! - per-CPU pthread mutexes taken by trylock and busy-spinning (schbench's
+//!   per-CPU lock): a spinner burns its CPU until the holder lets go, or its
+//!   slice ends and the holder can run;
+//! - time stamps and latency samples (gettimeofday through the vDSO).
+
+use super::{Block, Engine, Mode};
+use crate::cacheline::LineId;
+use crate::event::Slot;
+use crate::rq::RunQueue;
+use crate::task::{FutexId, LockSetId, TaskId, VarId};
+use crate::Nanos;
+use std::collections::VecDeque;
+
+/// A futex word used as a binary semaphore.
+#[derive(Debug)]
+pub(super) struct Futex {
+    /// FUTEX_BLOCKED (true) or FUTEX_RUNNING.
+    blocked: bool,
+    /// Tasks asleep in FUTEX_WAIT.
+    waiters: VecDeque<TaskId>,
+    line: LineId,
+}
+
+/// A lock-free list of (task, its futex word).
+#[derive(Debug)]
+pub(super) struct WaitList {
+    entries: Vec<(TaskId, FutexId)>,
+    line: LineId,
+}
+
+/// One pthread mutex per CPU.
+#[derive(Debug)]
+pub(super) struct CpuLockSet {
+    owner: Vec<Option<TaskId>>,
+    /// Tasks that found the lock taken and spin (or were preempted while
+    /// spinning) for it.
+    spinners: Vec<Vec<TaskId>>,
+    lines: Vec<LineId>,
+}
+
+/// Work of a spin segment: open-ended, ended by the release of the lock or
+/// by preemption (far beyond any run).
+pub(super) const SPIN_WORK: Nanos = Nanos::MAX / 4;
+
+/// What a sync op does when it starts: its CPU work, and whether that work
+/// is user-mode spinning.
+pub(super) enum SyncStart {
+    /// Kernel/user work of this many ns, then apply.
+    Work(Nanos),
+    /// Spin for the lock (an open-ended user segment).
+    Spin,
+}
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// A futex word, initially FUTEX_RUNNING.
+    pub fn add_futex(&mut self) -> FutexId {
+        let line = self.lines.alloc();
+        self.futexes.push(Futex {
+            blocked: false,
+            waiters: VecDeque::new(),
+            line,
+        });
+        (self.futexes.len() - 1) as FutexId
+    }
+
+    /// An empty lock-free wait list.
+    pub fn add_wait_list(&mut self) -> u32 {
+        let line = self.lines.alloc();
+        self.lists.push(WaitList {
+            entries: Vec::new(),
+            line,
+        });
+        (self.lists.len() - 1) as u32
+    }
+
+    /// A set of per-CPU mutexes, all free.
+    pub fn add_cpu_locks(&mut self) -> LockSetId {
+        let n = self.cpus.len();
+        let lines = (0..n).map(|_| self.lines.alloc()).collect();
+        self.locksets.push(CpuLockSet {
+            owner: vec![None; n],
+            spinners: vec![Vec::new(); n],
+            lines,
+        });
+        (self.locksets.len() - 1) as LockSetId
+    }
+
+    /// Samples per metric: (time recorded, value), in recording order.
+    pub fn all_samples(&self) -> &[Vec<(Nanos, Nanos)>] {
+        &self.samples
+    }
+
+    pub(super) fn record_sample(&mut self, metric: u8, value: Nanos) {
+        let m = metric as usize;
+        if self.samples.len() <= m {
+            self.samples.resize_with(m + 1, Vec::new);
+        }
+        self.samples[m].push((self.now, value));
+    }
+
+    /// The work of a futex or lock op about to start on `c` for `t`.
+    pub(super) fn sync_start(&mut self, c: usize, t: TaskId, op: crate::task::Op) -> SyncStart {
+        use crate::task::Op;
+        let costs = &self.costs;
+        match op {
+            Op::FutexPost(f) => {
+                // the wake syscall only when the word was BLOCKED
+                let wake = self.futexes[f as usize].blocked;
+                SyncStart::Work(costs.atomic_ns + if wake { costs.futex_wake_ns } else { 0 })
+            }
+            Op::FutexWait(f) => {
+                let posted = !self.futexes[f as usize].blocked;
+                SyncStart::Work(costs.atomic_ns + if posted { 0 } else { costs.futex_wait_ns })
+            }
+            Op::LockCpu(set) => {
+                let owner = self.locksets[set as usize].owner[c];
+                if owner.is_none() || owner == Some(t) {
+                    SyncStart::Work(costs.atomic_ns)
+                } else {
+                    let sp = &mut self.locksets[set as usize].spinners[c];
+                    if !sp.contains(&t) {
+                        sp.push(t);
+                    }
+                    SyncStart::Spin
+                }
+            }
+            Op::UnlockCpu(_) | Op::ListPush { .. } | Op::FutexSet { .. } => {
+                SyncStart::Work(costs.atomic_ns)
+            }
+            Op::ListTakeStampPost { .. } => {
+                SyncStart::Work(costs.atomic_ns + costs.gettimeofday_ns)
+            }
+            _ => SyncStart::Work(0),
+        }
+    }
+
+    /// Charge `c` a write of `line`.
+    fn touch(&mut self, c: usize, line: LineId) {
+        self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+    }
+
+    /// fpost's effect: CAS BLOCKED -> RUNNING and wake one waiter if it was
+    /// BLOCKED (from `c`, after `lead` ns of the waker's work). Returns
+    /// whether a FUTEX_WAKE was done.
+    fn futex_post(&mut self, c: usize, waker: TaskId, f: FutexId, lead: Nanos) -> bool {
+        let line = self.futexes[f as usize].line;
+        self.touch(c, line);
+        let fx = &mut self.futexes[f as usize];
+        if !fx.blocked {
+            return false;
+        }
+        fx.blocked = false;
+        if let Some(w) = fx.waiters.pop_front() {
+            let before = self.batch_lead;
+            self.batch_lead = lead;
+            // FUTEX_WAKE -> wake_up_q: a plain wake-up, no WF_SYNC
+            self.try_to_wake_up(w, c, Some(waker), 0, false);
+            self.batch_lead = before;
+        }
+        true
+    }
+
+    /// Apply the effect of a sync or record op of `t` on `c`; true when the
+    /// op completed (the program moves on).
+    pub(super) fn sync_apply(&mut self, c: usize, t: TaskId, op: crate::task::Op) -> bool {
+        use crate::task::Op;
+        let ti = t as usize;
+        match op {
+            Op::Stamp(var) => {
+                self.tasks[ti].vars[var as usize] = self.now;
+                true
+            }
+            Op::RecordSince { metric, var } => {
+                let since = self.tasks[ti].vars[var as usize];
+                self.record_sample(metric, self.now.saturating_sub(since));
+                true
+            }
+            Op::Note { metric, value } => {
+                self.record_sample(metric, value as Nanos);
+                true
+            }
+            Op::FutexSet { futex, blocked } => {
+                let line = self.futexes[futex as usize].line;
+                self.touch(c, line);
+                self.futexes[futex as usize].blocked = blocked;
+                true
+            }
+            Op::FutexPost(f) => {
+                self.futex_post(c, t, f, 0);
+                true
+            }
+            Op::FutexWait(f) => {
+                let line = self.futexes[f as usize].line;
+                self.touch(c, line);
+                let fx = &mut self.futexes[f as usize];
+                if !fx.blocked {
+                    // CAS RUNNING -> BLOCKED: the post is consumed
+                    fx.blocked = true;
+                    true
+                } else {
+                    fx.waiters.push_back(t);
+                    self.block(c, t, Block::Futex(f));
+                    false
+                }
+            }
+            Op::ListPush { list, futex } => {
+                let line = self.lists[list as usize].line;
+                self.touch(c, line);
+                self.lists[list as usize].entries.push((t, futex));
+                true
+            }
+            Op::ListTakeStampPost { list, var } => self.list_take_stamp_post(c, t, list, var),
+            Op::LockCpu(set) => {
+                let s = &mut self.locksets[set as usize];
+                debug_assert!(s.owner[c].is_none() || s.owner[c] == Some(t));
+                s.owner[c] = Some(t);
+                s.spinners[c].retain(|&x| x != t);
+                self.tasks[ti].held_lock = Some((set, c));
+                let line = self.locksets[set as usize].lines[c];
+                self.touch(c, line);
+                true
+            }
+            Op::UnlockCpu(set) => {
+                if let Some((s, cpu)) = self.tasks[ti].held_lock.take() {
+                    debug_assert_eq!(s, set);
+                    self.locksets[s as usize].owner[cpu] = None;
+                    let line = self.locksets[s as usize].lines[cpu];
+                    self.touch(c, line);
+                    self.release_spinners(s, cpu);
+                }
+                true
+            }
+            _ => unreachable!("not a sync op: {op:?}"),
+        }
+    }
+
+    /// The message thread's batch: take the list, one time stamp for all,
+    /// each listed task's variable set, each one posted in list order (the
+    /// list is a LIFO stack; the kernel sees the wakes one after another,
+    /// so later ones leave after the earlier ones' syscall work).
+    fn list_take_stamp_post(&mut self, c: usize, t: TaskId, list: u32, var: VarId) -> bool {
+        let line = self.lists[list as usize].line;
+        self.touch(c, line);
+        let mut entries = std::mem::take(&mut self.lists[list as usize].entries);
+        let now = self.now;
+        for &(w, _) in entries.iter().rev() {
+            self.tasks[w as usize].vars[var as usize] = now;
+        }
+        let mut lead = 0;
+        for &(w, f) in entries.iter().rev() {
+            let _ = w;
+            let debt0 = self.cpus[c].debt;
+            if self.futex_post(c, t, f, lead) {
+                self.cpus[c].debt += self.costs.futex_wake_ns;
+            }
+            lead += self.cpus[c].debt - debt0;
+        }
+        entries.clear();
+        // keep the allocation
+        self.lists[list as usize].entries = entries;
+        true
+    }
+
+    /// The lock (set, cpu) was released: every spinner running its spin
+    /// segment stops spinning and retries now; a spinner that was preempted
+    /// retries (and registers again if need be) when it next runs.
+    fn release_spinners(&mut self, set: LockSetId, cpu: usize) {
+        let spinners = std::mem::take(&mut self.locksets[set as usize].spinners[cpu]);
+        for s in spinners {
+            let x = self.tasks[s as usize].cpu;
+            let spinning = self.cpus[x].mode == Mode::Busy
+                && self.cpus[x].seg.task == Some(s)
+                && self.cpus[x].seg.spin;
+            if !spinning {
+                continue;
+            }
+            // it sees the release once the line comes over
+            let line = self.locksets[set as usize].lines[cpu];
+            let cost = self.lines.read(line, x, self.topo, &self.costs);
+            self.cpus[x].debt += cost;
+            self.settle_segment(x);
+            self.cpus[x].gen = self.cpus[x].gen.wrapping_add(1);
+            self.events.clear_slot(x, Slot::Main);
+            self.cpus[x].seg.work = 0;
+            self.cpus[x].seg.debt = 0;
+            self.cpus[x].seg.spin = false;
+            self.continue_cpu(x);
+        }
+    }
+}
