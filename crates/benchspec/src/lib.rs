@@ -13,6 +13,8 @@
 #![warn(missing_docs)]
 
 pub mod hackbench;
+pub mod plat;
+pub mod schbench;
 
 /// A benchmark parameter the original tool would reject.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -324,25 +324,27 @@ fn run_schbench(
     common: &CommonArgs,
 ) -> Result<()> {
     let cfg = schbench::SchbenchConfig {
-        message_threads: a.message_threads,
-        worker_threads: a.threads,
-        runtime: a.runtime,
-        sleep_usec: a.sleep_usec,
-        footprint_kb: a.footprint_kb,
-        operations: a.operations,
-        warmup: a.warmup,
-        interval: a.interval,
-        zerotime: a.zerotime,
-        rps: a.rps,
-        no_locking: a.no_locking,
-        calibrate: a.calibrate,
+        bench: schbench::Schbench {
+            message_threads: a.message_threads,
+            worker_threads: a.threads,
+            runtime: a.runtime,
+            sleep_usec: a.sleep_usec,
+            footprint_kb: a.footprint_kb,
+            operations: a.operations,
+            warmup: a.warmup,
+            interval: a.interval,
+            zerotime: a.zerotime,
+            rps: a.rps,
+            no_locking: a.no_locking,
+            calibrate: a.calibrate,
+        },
         cpus,
         timeout,
     };
     cfg.validate()?;
     // schbench prints everything on stderr, whatever --json says.
-    if a.threads.is_none() {
-        to_stderr(&format!("setting worker threads to {}\n", cfg.workers()));
+    if let Some(line) = cfg.setting_workers_line() {
+        to_stderr(&line);
     }
     let report = schbench::run(&cfg, &mut |text| to_stderr(text))?;
     to_stderr(report.text());

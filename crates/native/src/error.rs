@@ -51,6 +51,14 @@ pub enum Error {
     },
 }
 
+/// A parameter the benchmark itself rejects (checked by `benchspec`, the
+/// same check the simulator makes).
+impl From<benchspec::SpecError> for Error {
+    fn from(e: benchspec::SpecError) -> Self {
+        Error::arg(e.flag, e.problem)
+    }
+}
+
 impl Error {
     pub(crate) fn arg(flag: &'static str, problem: impl Into<String>) -> Self {
         Error::InvalidArg {

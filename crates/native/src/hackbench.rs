@@ -65,9 +65,7 @@ impl HackbenchConfig {
     /// sizes, the CPU selection and the fd/process limits, naming the flag
     /// or limit at fault. [`run`] calls it too.
     pub fn validate(&self) -> Result<()> {
-        self.bench
-            .validate()
-            .map_err(|e| Error::arg(e.flag, e.problem))?;
+        self.bench.validate()?;
         if self.tasks() > 1 << 22 {
             return Err(Error::arg(
                 "-g/-f",

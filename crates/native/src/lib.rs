@@ -39,10 +39,11 @@ mod error;
 pub mod hackbench;
 mod limits;
 pub mod loadfile;
-pub mod plat;
 pub mod schbench;
 mod sys;
 pub mod tbench;
 
+/// schbench's histogram, defined in `benchspec` (shared with the simulator).
+pub use benchspec::plat;
 pub use cpus::CpuSelection;
 pub use error::{Error, Result};
