@@ -302,10 +302,12 @@ fn run_tbench(
     common: &CommonArgs,
 ) -> Result<()> {
     let cfg = tbench::TbenchConfig {
-        clients: a.clients,
-        time: a.time,
-        warmup: a.warmup,
-        loadfile: a.loadfile,
+        bench: tbench::Tbench {
+            clients: a.clients,
+            time: a.time,
+            warmup: a.warmup,
+            loadfile: a.loadfile,
+        },
         cpus,
         timeout,
     };

@@ -32,14 +32,10 @@ pub enum Error {
     /// A benchmark task failed (for example a child exited with an error).
     #[error("{0}")]
     Task(String),
-    /// A loadfile could not be read or parsed.
-    #[error("--loadfile {path}: {problem}")]
-    Loadfile {
-        /// The file.
-        path: String,
-        /// What is wrong, with the line number when there is one.
-        problem: String,
-    },
+    /// A loadfile could not be read or parsed; names the file, and the
+    /// line when the problem is in one.
+    #[error(transparent)]
+    Loadfile(#[from] benchspec::FileError),
     /// A system call failed.
     #[error("{what}: {source}")]
     Sys {

@@ -38,11 +38,13 @@ pub mod cpus;
 mod error;
 pub mod hackbench;
 mod limits;
-pub mod loadfile;
 pub mod schbench;
 mod sys;
 pub mod tbench;
 
+/// tbench's NBENCH loadfiles, defined in `benchspec` (shared with the
+/// simulator).
+pub use benchspec::loadfile;
 /// schbench's histogram, defined in `benchspec` (shared with the simulator).
 pub use benchspec::plat;
 pub use cpus::CpuSelection;
