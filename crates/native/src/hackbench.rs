@@ -1,4 +1,4 @@
-//! hackbench, following rt-tests `hackbench` (benchmarks.md §1.1).
+//! hackbench, following rt-tests `hackbench` (src/hackbench/hackbench.c).
 //!
 //! `G` groups of `F` senders and `F` receivers. Each receiver owns one
 //! channel (a unix stream socketpair, or a pipe with `-p`); every sender of
@@ -143,7 +143,7 @@ pub fn format_time_line(d: Duration) -> String {
 }
 
 /// Runs hackbench with `cfg`. Prints nothing; see
-/// [`HackbenchConfig::header`] and [`HackbenchReport::time_line`].
+/// [`Hackbench::header`] and [`HackbenchReport::time_line`].
 pub fn run(cfg: &HackbenchConfig) -> Result<HackbenchReport> {
     cfg.validate()?;
     let pinned = cpus::resolve(&cfg.cpus)?;
