@@ -1,4 +1,4 @@
-//! hackbench as rt-tests defines it (benchmarks.md §1.1): G groups of F
+//! hackbench as rt-tests defines it (src/hackbench/hackbench.c): G groups of F
 //! receivers and F senders; every sender writes `loops` rounds of one
 //! `datasize`-byte message to each receiver of its group.
 

@@ -21,9 +21,10 @@
 //! SIGINT/SIGTERM stop the run, reap every task and exit with status 130
 //! (no report is printed for an interrupted run).
 
+use crate::args::HackbenchArgs;
 use crate::output::write_atomic;
 use anyhow::{bail, Context, Result};
-use clap::{ArgAction, Args, Subcommand};
+use clap::{Args, Subcommand};
 use native::{hackbench, schbench, tbench, CpuSelection};
 use std::io::Write;
 use std::path::PathBuf;
@@ -63,7 +64,7 @@ pub struct CommonArgs {
 #[derive(Subcommand, Debug)]
 pub enum Bench {
     /// rt-tests hackbench: groups of senders and receivers over sockets or pipes.
-    #[command(disable_help_flag = false)]
+    #[command(disable_help_flag = false, mut_args(HackbenchArgs::for_bench))]
     Hackbench(HackbenchArgs),
     /// dbench's tbench: N clients replaying an NBENCH loadfile against
     /// a loopback TCP server (started by the run itself).
@@ -164,37 +165,6 @@ pub struct TbenchArgs {
     pub loadfile: Option<PathBuf>,
 }
 
-/// rt-tests `hackbench` flags (same letters, same defaults).
-#[derive(Args, Debug)]
-pub struct HackbenchArgs {
-    /// Use pipe() instead of socketpair().
-    #[arg(short = 'p', long = "pipe")]
-    pub pipe: bool,
-    /// Use threads instead of processes.
-    #[arg(short = 'T', long = "threads", action = ArgAction::SetTrue, overrides_with = "process")]
-    pub threads: bool,
-    /// Use processes (the default).
-    #[arg(short = 'P', long = "process", action = ArgAction::SetTrue, overrides_with = "threads")]
-    pub process: bool,
-    /// Number of groups.
-    #[arg(short = 'g', long = "groups", value_name = "N", default_value_t = 10)]
-    pub groups: u32,
-    /// Senders (and receivers) per group.
-    #[arg(short = 'f', long = "fds", value_name = "N", default_value_t = 20)]
-    pub fds: u32,
-    /// Messages each sender passes to each receiver.
-    #[arg(short = 'l', long = "loops", value_name = "N", default_value_t = 100)]
-    pub loops: u32,
-    /// Bytes per message.
-    #[arg(
-        short = 's',
-        long = "datasize",
-        value_name = "N",
-        default_value_t = 100
-    )]
-    pub datasize: u32,
-}
-
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let common = &args.common;
     let cpus = cpu_selection(common)?;
@@ -276,14 +246,7 @@ fn run_hackbench(
     common: &CommonArgs,
 ) -> Result<()> {
     let cfg = hackbench::HackbenchConfig {
-        bench: hackbench::Hackbench {
-            pipe: a.pipe,
-            threads: a.threads && !a.process,
-            groups: a.groups,
-            fds: a.fds,
-            loops: a.loops,
-            datasize: a.datasize,
-        },
+        bench: a.to_bench(),
         cpus,
         timeout,
     };
@@ -302,10 +265,12 @@ fn run_tbench(
     common: &CommonArgs,
 ) -> Result<()> {
     let cfg = tbench::TbenchConfig {
-        clients: a.clients,
-        time: a.time,
-        warmup: a.warmup,
-        loadfile: a.loadfile,
+        bench: tbench::Tbench {
+            clients: a.clients,
+            time: a.time,
+            warmup: a.warmup,
+            loadfile: a.loadfile,
+        },
         cpus,
         timeout,
     };
@@ -324,25 +289,27 @@ fn run_schbench(
     common: &CommonArgs,
 ) -> Result<()> {
     let cfg = schbench::SchbenchConfig {
-        message_threads: a.message_threads,
-        worker_threads: a.threads,
-        runtime: a.runtime,
-        sleep_usec: a.sleep_usec,
-        footprint_kb: a.footprint_kb,
-        operations: a.operations,
-        warmup: a.warmup,
-        interval: a.interval,
-        zerotime: a.zerotime,
-        rps: a.rps,
-        no_locking: a.no_locking,
-        calibrate: a.calibrate,
+        bench: schbench::Schbench {
+            message_threads: a.message_threads,
+            worker_threads: a.threads,
+            runtime: a.runtime,
+            sleep_usec: a.sleep_usec,
+            footprint_kb: a.footprint_kb,
+            operations: a.operations,
+            warmup: a.warmup,
+            interval: a.interval,
+            zerotime: a.zerotime,
+            rps: a.rps,
+            no_locking: a.no_locking,
+            calibrate: a.calibrate,
+        },
         cpus,
         timeout,
     };
     cfg.validate()?;
     // schbench prints everything on stderr, whatever --json says.
-    if a.threads.is_none() {
-        to_stderr(&format!("setting worker threads to {}\n", cfg.workers()));
+    if let Some(line) = cfg.setting_workers_line() {
+        to_stderr(&line);
     }
     let report = schbench::run(&cfg, &mut |text| to_stderr(text))?;
     to_stderr(report.text());

@@ -30,7 +30,7 @@ pub struct SimArgs {
 pub enum SimBench {
     /// hackbench (rt-tests flags): groups of senders and receivers exchanging messages.
     #[command(allow_negative_numbers = true)]
-    Hackbench(HackbenchArgs),
+    Hackbench(SimHackbenchArgs),
     /// Compute-only tasks, all started on the first allowed CPU without fork
     /// placement: only the load balancer spreads them.
     #[command(allow_negative_numbers = true)]
@@ -87,29 +87,13 @@ pub struct CommonSimArgs {
     pub kernel_config: Vec<String>,
 }
 
+/// hackbench's own flags (shared with `schedlab bench`), then the
+/// simulation's.
 #[derive(Args, Debug)]
-pub struct HackbenchArgs {
-    /// Use pipes instead of unix stream sockets.
-    #[arg(short = 'p', long = "pipe")]
-    pub pipe: bool,
-    /// Use threads instead of processes.
-    #[arg(short = 'T', long = "threads", conflicts_with = "process")]
-    pub threads: bool,
-    /// Use processes (the default).
-    #[arg(short = 'P', long = "process")]
-    pub process: bool,
-    /// Number of groups.
-    #[arg(short = 'g', long = "groups", default_value_t = 10)]
-    pub groups: i64,
-    /// Senders (and receivers) per group.
-    #[arg(short = 'f', long = "fds", default_value_t = 20)]
-    pub fds: i64,
-    /// Loops: messages each sender sends to each receiver.
-    #[arg(short = 'l', long = "loops", default_value_t = 100)]
-    pub loops: i64,
-    /// Bytes per message.
-    #[arg(short = 's', long = "datasize", default_value_t = 100)]
-    pub datasize: i64,
+#[command(mut_args(crate::args::HackbenchArgs::for_sim))]
+pub struct SimHackbenchArgs {
+    #[command(flatten)]
+    pub bench: crate::args::HackbenchArgs,
     #[command(flatten)]
     pub common: CommonSimArgs,
 }
@@ -200,14 +184,15 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     }
 }
 
-fn hackbench(a: HackbenchArgs) -> Result<ExitCode> {
+fn hackbench(a: SimHackbenchArgs) -> Result<ExitCode> {
+    let b = &a.bench;
     let hb = Hackbench {
-        groups: positive(a.groups, "-g/--groups")?,
-        fds: positive(a.fds, "-f/--fds")?,
-        loops: positive(a.loops, "-l/--loops")?,
-        datasize: positive(a.datasize, "-s/--datasize")?,
-        pipe: a.pipe,
-        threads: a.threads,
+        groups: positive(b.groups, "-g/--groups")?,
+        fds: positive(b.fds, "-f/--fds")?,
+        loops: positive(b.loops, "-l/--loops")?,
+        datasize: positive(b.datasize, "-s/--datasize")?,
+        pipe: b.pipe,
+        threads: b.threaded(),
     };
     let (topo, cpus) = machine(&a.common)?;
     let opts = options(&a.common, cpus)?;

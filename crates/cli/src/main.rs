@@ -6,6 +6,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod args;
 mod cmd_bench;
 mod cmd_sim;
 mod cmd_topology;

@@ -32,14 +32,10 @@ pub enum Error {
     /// A benchmark task failed (for example a child exited with an error).
     #[error("{0}")]
     Task(String),
-    /// A loadfile could not be read or parsed.
-    #[error("--loadfile {path}: {problem}")]
-    Loadfile {
-        /// The file.
-        path: String,
-        /// What is wrong, with the line number when there is one.
-        problem: String,
-    },
+    /// A loadfile could not be read or parsed; names the file, and the
+    /// line when the problem is in one.
+    #[error(transparent)]
+    Loadfile(#[from] benchspec::FileError),
     /// A system call failed.
     #[error("{what}: {source}")]
     Sys {
@@ -49,6 +45,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// A parameter the benchmark itself rejects (checked by `benchspec`, the
+/// same check the simulator makes).
+impl From<benchspec::SpecError> for Error {
+    fn from(e: benchspec::SpecError) -> Self {
+        Error::arg(e.flag, e.problem)
+    }
 }
 
 impl Error {

@@ -1,4 +1,4 @@
-//! hackbench, following rt-tests `hackbench` (benchmarks.md §1.1).
+//! hackbench, following rt-tests `hackbench` (src/hackbench/hackbench.c).
 //!
 //! `G` groups of `F` senders and `F` receivers. Each receiver owns one
 //! channel (a unix stream socketpair, or a pipe with `-p`); every sender of
@@ -65,9 +65,7 @@ impl HackbenchConfig {
     /// sizes, the CPU selection and the fd/process limits, naming the flag
     /// or limit at fault. [`run`] calls it too.
     pub fn validate(&self) -> Result<()> {
-        self.bench
-            .validate()
-            .map_err(|e| Error::arg(e.flag, e.problem))?;
+        self.bench.validate()?;
         if self.tasks() > 1 << 22 {
             return Err(Error::arg(
                 "-g/-f",
@@ -145,7 +143,7 @@ pub fn format_time_line(d: Duration) -> String {
 }
 
 /// Runs hackbench with `cfg`. Prints nothing; see
-/// [`HackbenchConfig::header`] and [`HackbenchReport::time_line`].
+/// [`Hackbench::header`] and [`HackbenchReport::time_line`].
 pub fn run(cfg: &HackbenchConfig) -> Result<HackbenchReport> {
     cfg.validate()?;
     let pinned = cpus::resolve(&cfg.cpus)?;

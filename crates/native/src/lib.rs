@@ -4,10 +4,12 @@
 //! simulator can be checked against the kernel on the machine in front of
 //! you: the same benchmark, the same flags and the same report.
 //!
-//! Each benchmark is a module with a `Config` (the benchmark's own flags,
-//! with the original's defaults), a `run` function and a `Report` that
-//! serialises to JSON with the field names the simulator uses, and that
-//! formats the original tool's text output.
+//! Each benchmark is a module with a `Config` (the benchmark's own
+//! parameters, with the original's defaults, plus how to run it on this
+//! host), a `run` function and a `Report` that serialises to JSON with the
+//! field names the simulator uses, and that formats the original tool's text
+//! output. The parameters, their validation and every line printed are
+//! `benchspec`'s, shared with the simulator, so the two cannot drift apart.
 //!
 //! Every run:
 //! - pins every task to [`CpuSelection`] (like `taskset -c` / `numactl -N`);
@@ -38,11 +40,14 @@ pub mod cpus;
 mod error;
 pub mod hackbench;
 mod limits;
-pub mod loadfile;
-pub mod plat;
 pub mod schbench;
 mod sys;
 pub mod tbench;
 
+/// tbench's NBENCH loadfiles, defined in `benchspec` (shared with the
+/// simulator).
+pub use benchspec::loadfile;
+/// schbench's histogram, defined in `benchspec` (shared with the simulator).
+pub use benchspec::plat;
 pub use cpus::CpuSelection;
 pub use error::{Error, Result};

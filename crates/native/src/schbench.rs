@@ -1,4 +1,6 @@
-//! schbench, following the 2023+ rework (benchmarks.md §2.1 and §2.3).
+//! schbench, following the 2023+ rework of schbench.c. Its parameters,
+//! histogram and report lines are [`benchspec::schbench`]'s, shared with the
+//! simulator.
 //!
 //! `M` message threads each serve `T` worker threads. In the default
 //! closed-loop mode a worker repeats one request: it queues itself on its
@@ -25,47 +27,23 @@
 use crate::cpus::{self, AffinityGuard, CpuSelection};
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::plat::Plat;
 use crate::sys::{self, SignalGuard};
+use benchspec::plat::Plat;
+pub use benchspec::schbench::{LatencySummary, RpsSummary, Schbench};
+use benchspec::schbench::{SchedDelay, Tables};
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Percentiles computed for every table.
-const PCTS: [f64; 5] = [20.0, 50.0, 90.0, 99.0, 99.9];
-const LAT_PCTS: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
-const RPS_PCTS: [f64; 3] = [20.0, 50.0, 90.0];
-
-/// A schbench run, with the new schbench's defaults.
+/// A schbench run: the benchmark's own parameters (shared with the
+/// simulator, the new schbench's defaults) plus how to run it on this host.
+/// Derefs to the parameters, so `cfg.runtime`, `cfg.warmup_secs()` read
+/// through.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchbenchConfig {
-    /// `-m`: message threads (1).
-    pub message_threads: u32,
-    /// `-t`: workers per message thread; `None` means `ceil(nprocs / M)`.
-    pub worker_threads: Option<u32>,
-    /// `-r`: seconds to run (30); 0 runs until interrupted.
-    pub runtime: u32,
-    /// `-s`: microseconds each request sleeps (100).
-    pub sleep_usec: u32,
-    /// `-F`: cache footprint of the matrices in KB (256).
-    pub footprint_kb: u32,
-    /// `-n`: matrix multiplications per request (5).
-    pub operations: u32,
-    /// `-w`: warm-up seconds after which the statistics are zeroed once
-    /// (0; forced to 0 when the runtime is under 30 s and in RPS mode).
-    pub warmup: u32,
-    /// `-i`: seconds between interval reports (10); 0 disables them.
-    pub interval: u32,
-    /// `-z`: zero the statistics every this many seconds (0: never).
-    pub zerotime: u32,
-    /// `-R`: requests per second over all message threads (0: closed loop).
-    pub rps: u32,
-    /// `-L`: no per-CPU lock around the math.
-    pub no_locking: bool,
-    /// `-C`: calibrate: implies `-L` and sleeps before the request clock
-    /// starts, so the request time is the math alone.
-    pub calibrate: bool,
+    /// `-m -t -r -s -F -n -w -i -z -R -L -C`.
+    pub bench: Schbench,
     /// `--cpus` / `--node`: affinity of every thread.
     pub cpus: CpuSelection,
     /// `--timeout`: give up (and join everything) after this long.
@@ -75,55 +53,37 @@ pub struct SchbenchConfig {
 impl Default for SchbenchConfig {
     fn default() -> Self {
         SchbenchConfig {
-            message_threads: 1,
-            worker_threads: None,
-            runtime: 30,
-            sleep_usec: 100,
-            footprint_kb: 256,
-            operations: 5,
-            warmup: 0,
-            interval: 10,
-            zerotime: 0,
-            rps: 0,
-            no_locking: false,
-            calibrate: false,
+            bench: Schbench::default(),
             cpus: CpuSelection::Inherit,
             timeout: None,
         }
     }
 }
 
+impl std::ops::Deref for SchbenchConfig {
+    type Target = Schbench;
+    fn deref(&self) -> &Schbench {
+        &self.bench
+    }
+}
+
 impl SchbenchConfig {
-    /// Workers per message thread actually used.
+    /// Workers per message thread actually used, with this host's CPU
+    /// count for the default.
     pub fn workers(&self) -> u32 {
-        self.worker_threads
-            .unwrap_or_else(|| (cpus::nprocs() as u32).div_ceil(self.message_threads.max(1)))
+        self.bench.workers(cpus::nprocs())
     }
 
-    /// Warm-up actually used (schbench's rules).
-    pub fn warmup_secs(&self) -> u32 {
-        if self.runtime < 30 || self.rps > 0 {
-            0
-        } else {
-            self.warmup
-        }
-    }
-
-    /// Side of the square matrices, `floor(sqrt(F * 1024 / 3 / 8))`.
-    pub fn matrix_size(&self) -> usize {
-        ((self.footprint_kb as f64 * 1024.0 / 3.0 / 8.0).sqrt()) as usize
+    /// The line schbench prints first when it picks the worker count
+    /// itself (no `-t`).
+    pub fn setting_workers_line(&self) -> Option<String> {
+        self.bench.setting_workers_line(cpus::nprocs())
     }
 
     /// Checks the values, the CPU selection and the thread limit.
     pub fn validate(&self) -> Result<()> {
-        if self.message_threads == 0 || self.message_threads > 10_000 {
-            return Err(Error::arg("-m", "must be between 1 and 10000"));
-        }
-        let t = self.workers();
-        if t == 0 {
-            return Err(Error::arg("-t", "must be an integer > 0"));
-        }
-        let threads = self.message_threads as u64 * (t as u64 + 1);
+        self.bench.validate()?;
+        let threads = self.bench.threads(cpus::nprocs());
         if threads > 100_000 {
             return Err(Error::arg(
                 "-m/-t",
@@ -141,42 +101,6 @@ impl SchbenchConfig {
         cpus::resolve(&self.cpus)?;
         limits::check_tasks(threads, "-m/-t")
     }
-}
-
-/// One latency table in JSON.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct LatencySummary {
-    /// 50th percentile, µs.
-    pub p50: u32,
-    /// 90th percentile, µs.
-    pub p90: u32,
-    /// 99th percentile, µs.
-    pub p99: u32,
-    /// 99.9th percentile, µs.
-    pub p99_9: u32,
-    /// Smallest sample, µs (0: none).
-    pub min: u32,
-    /// Largest sample, µs.
-    pub max: u32,
-    /// Number of samples.
-    pub samples: u64,
-}
-
-/// The RPS table in JSON.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct RpsSummary {
-    /// 20th percentile of the per-second request rate.
-    pub p20: u32,
-    /// Median.
-    pub p50: u32,
-    /// 90th percentile.
-    pub p90: u32,
-    /// Smallest one-second rate.
-    pub min: u32,
-    /// Largest one-second rate.
-    pub max: u32,
-    /// Number of one-second samples.
-    pub samples: u64,
 }
 
 /// What a schbench run measured. Field names match the simulator's JSON
@@ -555,19 +479,6 @@ fn sched_delay_us(tids: impl Iterator<Item = i32>) -> u64 {
     sum.checked_div(k).unwrap_or(0) / 1000
 }
 
-fn summarize(p: &Plat) -> LatencySummary {
-    let r = p.percentiles(&PCTS);
-    LatencySummary {
-        p50: r[1].value,
-        p90: r[2].value,
-        p99: r[3].value,
-        p99_9: r[4].value,
-        min: p.min,
-        max: p.max,
-        samples: p.samples,
-    }
-}
-
 /// Runs schbench. Interval reports are passed to `progress` as they
 /// happen (schbench prints them on stderr); the final report is
 /// [`SchbenchReport::text`].
@@ -711,33 +622,9 @@ pub fn run(cfg: &SchbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<Schbe
             }
             rps_hist.clear();
         };
-        let report_text = |stats_secs: u64, rps_hist: &Plat| {
-            let (wake, req) = collect();
-            let mut txt = wake.table(
-                "Wakeup Latencies percentiles (usec)",
-                stats_secs,
-                &LAT_PCTS,
-                99.0,
-            );
-            txt.push_str(&req.table(
-                "Request Latencies percentiles (usec)",
-                stats_secs,
-                &LAT_PCTS,
-                99.0,
-            ));
-            txt.push_str(&rps_hist.table(
-                "RPS percentiles (requests)",
-                stats_secs,
-                &RPS_PCTS,
-                50.0,
-            ));
-            (txt, wake, req)
-        };
-        let delays = || {
-            (
-                sched_delay_us(sh.msgs.iter().map(|x| x.tid.load(Ordering::SeqCst))),
-                sched_delay_us(sh.workers.iter().map(|w| w.tid.load(Ordering::SeqCst))),
-            )
+        let delays = || SchedDelay {
+            message_us: sched_delay_us(sh.msgs.iter().map(|x| x.tid.load(Ordering::SeqCst))),
+            worker_us: sched_delay_us(sh.workers.iter().map(|w| w.tid.load(Ordering::SeqCst))),
         };
 
         let start = Instant::now();
@@ -798,52 +685,50 @@ pub fn run(cfg: &SchbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<Schbe
             }
             if cfg.interval > 0 && (now - last_interval).as_secs() >= cfg.interval as u64 {
                 last_interval = now;
-                let (txt, _, _) = report_text((now - stats_start).as_secs(), &rps_hist);
-                let (dm, dw) = delays();
-                progress(&format!(
-                    "{txt}sched delay: message {dm} (usec) worker {dw} (usec)\ncurrent rps: {current_rps:.2}\n"
-                ));
+                let (wake, req) = collect();
+                let tables = Tables {
+                    wakeup: &wake,
+                    request: &req,
+                    rps: &rps_hist,
+                    runtime_s: (now - stats_start).as_secs(),
+                };
+                progress(&tables.interval_report(delays(), current_rps));
             }
         }
         // Read the schedstat delays while the threads still exist.
-        let (dm, dw) = delays();
+        let delay = delays();
         let end = Instant::now();
         stop_all(handles);
         let stats_secs = (end - stats_start).as_secs();
-        let (mut txt, wake, req) = report_text(stats_secs, &rps_hist);
+        let (wake, req) = collect();
         let run_secs = (end - start).as_secs_f64();
         let average_rps = if run_secs > 0.0 {
             total_loops() as f64 / run_secs
         } else {
             0.0
         };
-        txt.push_str(&format!("average rps: {average_rps:.2}\n"));
-        txt.push_str(&format!(
-            "sched delay: message {dm} (usec) worker {dw} (usec)\n"
-        ));
-        let r = rps_hist.percentiles(&RPS_PCTS);
+        let tables = Tables {
+            wakeup: &wake,
+            request: &req,
+            rps: &rps_hist,
+            runtime_s: stats_secs,
+        };
+        let text = tables.final_report(average_rps, delay);
         Ok(SchbenchReport {
             benchmark: "schbench",
             mode: "native",
             message_threads: cfg.message_threads,
             worker_threads: t as u32,
             runtime_s: stats_secs,
-            wakeup_latency_us: summarize(&wake),
-            request_latency_us: summarize(&req),
-            rps: RpsSummary {
-                p20: r[0].value,
-                p50: r[1].value,
-                p90: r[2].value,
-                min: rps_hist.min,
-                max: rps_hist.max,
-                samples: rps_hist.samples,
-            },
+            wakeup_latency_us: LatencySummary::of(&wake),
+            request_latency_us: LatencySummary::of(&req),
+            rps: RpsSummary::of(&rps_hist),
             average_rps,
-            sched_delay_message_us: dm,
-            sched_delay_worker_us: dw,
+            sched_delay_message_us: delay.message_us,
+            sched_delay_worker_us: delay.worker_us,
             wall_s: wall0.elapsed().as_secs_f64(),
             cpus: pinned.map(|c| cpus::format_cpu_list(&c)),
-            text: txt,
+            text,
         })
     })
 }
@@ -852,8 +737,8 @@ pub fn run(cfg: &SchbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<Schbe
 mod tests {
     use super::*;
 
-    fn quick() -> SchbenchConfig {
-        SchbenchConfig {
+    fn quick_bench() -> Schbench {
+        Schbench {
             message_threads: 1,
             worker_threads: Some(2),
             runtime: 1,
@@ -865,66 +750,53 @@ mod tests {
         }
     }
 
+    fn quick() -> SchbenchConfig {
+        SchbenchConfig {
+            bench: quick_bench(),
+            ..Default::default()
+        }
+    }
+
     #[test]
-    fn defaults_follow_the_new_schbench() {
+    fn default_workers_are_this_hosts_cpus() {
         let c = SchbenchConfig::default();
-        assert_eq!(c.matrix_size(), 104);
         assert_eq!(c.workers(), cpus::nprocs() as u32);
         assert_eq!(
-            SchbenchConfig {
-                runtime: 29,
-                warmup: 5,
-                ..c.clone()
-            }
-            .warmup_secs(),
-            0
+            c.setting_workers_line(),
+            Some(format!("setting worker threads to {}\n", cpus::nprocs()))
         );
-        assert_eq!(
-            SchbenchConfig {
-                runtime: 30,
-                warmup: 5,
-                ..c.clone()
-            }
-            .warmup_secs(),
-            5
-        );
-        assert_eq!(
-            SchbenchConfig {
-                runtime: 60,
-                warmup: 5,
-                rps: 10,
-                ..c
-            }
-            .warmup_secs(),
-            0
-        );
+        assert_eq!(quick().setting_workers_line(), None);
     }
 
     #[test]
     fn bad_values_name_the_flag() {
-        for (cfg, flag) in [
+        for (bench, flag) in [
             (
-                SchbenchConfig {
+                Schbench {
                     message_threads: 0,
-                    ..quick()
+                    ..quick_bench()
                 },
                 "-m: ",
             ),
             (
-                SchbenchConfig {
+                Schbench {
                     worker_threads: Some(0),
-                    ..quick()
+                    ..quick_bench()
                 },
                 "-t: ",
             ),
             (
-                SchbenchConfig {
+                Schbench {
                     footprint_kb: u32::MAX,
-                    ..quick()
+                    ..quick_bench()
                 },
                 "-F: ",
             ),
         ] {
+            let cfg = SchbenchConfig {
+                bench,
+                ..Default::default()
+            };
             let e = run(&cfg, &mut |_| {}).unwrap_err().to_string();
             assert!(e.starts_with(flag), "{e}");
         }
@@ -956,9 +828,12 @@ mod tests {
     fn rps_mode_serves_requests() {
         let r = run(
             &SchbenchConfig {
-                rps: 200,
-                no_locking: true,
-                ..quick()
+                bench: Schbench {
+                    rps: 200,
+                    no_locking: true,
+                    ..quick_bench()
+                },
+                ..Default::default()
             },
             &mut |_| {},
         )
@@ -973,9 +848,12 @@ mod tests {
     #[test]
     fn timeout_stops_a_forever_run() {
         let cfg = SchbenchConfig {
-            runtime: 0,
+            bench: Schbench {
+                runtime: 0,
+                ..quick_bench()
+            },
             timeout: Some(Duration::from_millis(200)),
-            ..quick()
+            ..Default::default()
         };
         assert!(matches!(
             run(&cfg, &mut |_| {}).unwrap_err(),

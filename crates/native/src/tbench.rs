@@ -1,5 +1,7 @@
-//! tbench, following dbench 4's `tbench` client and `tbench_srv` server
-//! (benchmarks.md §3).
+//! tbench, following dbench 4's `tbench` client (dbench.c, child.c,
+//! sockio.c) and `tbench_srv` server (tbench_srv.c). Its parameters,
+//! loadfiles and report lines are [`benchspec::tbench`]'s and
+//! [`benchspec::loadfile`]'s, shared with the simulator.
 //!
 //! One run forks `N` client processes and `N` server processes, connected
 //! pairwise over loopback TCP (`127.0.0.1`, a free port chosen by the
@@ -8,7 +10,7 @@
 //! server process per connection, exactly what `tbench_srv` does for each
 //! accepted client.
 //!
-//! Each client replays an NBENCH loadfile ([`crate::loadfile`]): one
+//! Each client replays an NBENCH loadfile ([`benchspec::loadfile`]): one
 //! synchronous request/response exchange per line, rewinding at the end,
 //! until the time limit. As in dbench's client, the request is one send,
 //! the reply header is read with `MSG_WAITALL`, the reply payload is
@@ -27,27 +29,23 @@
 use crate::cpus::{self, AffinityGuard, CpuSelection};
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::loadfile::{self, Op, OpKind, OP_KINDS};
 use crate::sys::{self, now_ns, Children, Event, Fd, SharedSlice, SignalGuard, ZeroShared};
+use benchspec::loadfile::{self, Op, OpKind, OP_KINDS};
+pub use benchspec::tbench::{format_g, OpStats, Tbench};
+use benchspec::tbench::{Phase, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::os::fd::{IntoRawFd, RawFd};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// A tbench run, with dbench's defaults.
+/// A tbench run: the benchmark's own parameters (shared with the
+/// simulator, dbench's defaults) plus how to run it on this host. Derefs
+/// to the parameters, so `cfg.clients`, `cfg.header()` read through.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TbenchConfig {
-    /// `NPROCS`: client processes (one client each).
-    pub clients: u32,
-    /// `-t/--timelimit`: seconds of execute phase (dbench: 600).
-    pub time: u32,
-    /// `--warmup`: seconds of warm-up before the execute phase; `None`
-    /// means dbench's default, `time / 5`.
-    pub warmup: Option<u32>,
-    /// `-c/--loadfile`: the NBENCH loadfile; `None` for the built-in mix.
-    pub loadfile: Option<PathBuf>,
+    /// `NCLIENTS -t --warmup -c`.
+    pub bench: Tbench,
     /// `--cpus` / `--node`: affinity of every client and server process.
     pub cpus: CpuSelection,
     /// `--timeout`: give up (and reap everything) after this long.
@@ -57,39 +55,24 @@ pub struct TbenchConfig {
 impl Default for TbenchConfig {
     fn default() -> Self {
         TbenchConfig {
-            clients: 1,
-            time: 600,
-            warmup: None,
-            loadfile: None,
+            bench: Tbench::default(),
             cpus: CpuSelection::Inherit,
             timeout: None,
         }
     }
 }
 
-impl TbenchConfig {
-    /// The warm-up actually used.
-    pub fn warmup_secs(&self) -> u32 {
-        self.warmup.unwrap_or(self.time / 5)
+impl std::ops::Deref for TbenchConfig {
+    type Target = Tbench;
+    fn deref(&self) -> &Tbench {
+        &self.bench
     }
+}
 
+impl TbenchConfig {
     /// Checks the values, the CPU selection and the fd/process limits.
     pub fn validate(&self) -> Result<()> {
-        if self.clients == 0 {
-            return Err(Error::arg("NCLIENTS", "must be an integer > 0"));
-        }
-        if self.clients > 100_000 {
-            return Err(Error::arg(
-                "NCLIENTS",
-                "more than 100000 clients is not supported",
-            ));
-        }
-        if self.time == 0 {
-            return Err(Error::arg("--time", "must be an integer > 0"));
-        }
-        if self.time > 86_400 * 365 || self.warmup_secs() > 86_400 * 365 {
-            return Err(Error::arg("--time/--warmup", "more than a year"));
-        }
+        self.bench.validate()?;
         cpus::resolve(&self.cpus)?;
         // The parent holds both ends of every connection while forking.
         limits::check_fds(8 + 3 * self.clients as u64, "NCLIENTS")?;
@@ -99,35 +82,6 @@ impl TbenchConfig {
             "NCLIENTS",
         )
     }
-
-    /// The loadfile's name as reported.
-    pub fn loadfile_name(&self) -> String {
-        match &self.loadfile {
-            Some(p) => p.display().to_string(),
-            None => "builtin".into(),
-        }
-    }
-
-    /// The line dbench prints first.
-    pub fn header(&self) -> String {
-        format!(
-            "Running for {} seconds with load '{}' and minimum warmup {} secs\n",
-            self.time,
-            self.loadfile_name(),
-            self.warmup_secs()
-        )
-    }
-}
-
-/// Count, average and maximum latency of one operation kind.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct OpStats {
-    /// Operations completed during the execute phase.
-    pub count: u64,
-    /// Average latency, ms.
-    pub avg_ms: f64,
-    /// Maximum latency, ms.
-    pub max_ms: f64,
 }
 
 /// What a tbench run measured. Field names match the simulator's JSON
@@ -172,66 +126,21 @@ pub struct TbenchReport {
 impl TbenchReport {
     /// dbench's final operation table and throughput line.
     pub fn summary(&self) -> String {
-        let mut s = String::new();
-        s.push_str("\n Operation      Count    AvgLat    MaxLat\n");
-        s.push_str(" ----------------------------------------\n");
-        for (name, st) in &self.table_order {
-            s.push_str(&format!(
-                " {:<10} {:>9} {:>9.3} {:>9.3}\n",
-                name, st.count, st.avg_ms, st.max_ms
-            ));
-        }
-        s.push('\n');
-        s.push_str(&self.throughput_line());
-        s.push('\n');
-        s
+        benchspec::tbench::final_report(&self.table_order, &self.throughput())
     }
 
     /// `Throughput X MB/sec  N clients  N procs  max_latency=Y ms`.
     pub fn throughput_line(&self) -> String {
-        format!(
-            "Throughput {} MB/sec  {} clients  {} procs  max_latency={:.3} ms",
-            format_g(self.throughput_mb_s),
-            self.clients,
-            self.procs,
-            self.max_latency_ms
-        )
+        self.throughput().line()
     }
-}
 
-/// C's `%g`: six significant digits, trailing zeros removed, exponent form
-/// below 1e-4 or from 1e6.
-pub fn format_g(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return if x.is_nan() {
-            "nan".into()
-        } else if x == 0.0 {
-            "0".into()
-        } else {
-            format!("{x}")
-        };
-    }
-    let exp = x.abs().log10().floor() as i32;
-    // Rounding to 6 digits can carry into the next power of ten.
-    let rounded = format!("{:.5e}", x);
-    let exp = rounded
-        .split_once('e')
-        .and_then(|(_, e)| e.parse::<i32>().ok())
-        .unwrap_or(exp);
-    let trim = |s: String| -> String {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s
+    fn throughput(&self) -> Throughput {
+        Throughput {
+            mb_s: self.throughput_mb_s,
+            clients: self.clients,
+            procs: self.procs,
+            max_latency_ms: self.max_latency_ms,
         }
-    };
-    if !(-4..6).contains(&exp) {
-        let (m, _) = rounded.split_once('e').unwrap_or((&rounded, "0"));
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trim(m.to_string()), exp.abs())
-    } else {
-        let decimals = (5 - exp).max(0) as usize;
-        trim(format!("{x:.decimals$}"))
     }
 }
 
@@ -261,10 +170,7 @@ const CTL_EPOCH: usize = 1;
 /// [`TbenchReport::summary`].
 pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchReport> {
     cfg.validate()?;
-    let ops = match &cfg.loadfile {
-        Some(p) => loadfile::load(p)?,
-        None => loadfile::builtin(),
-    };
+    let ops = cfg.ops()?;
     let pinned = cpus::resolve(&cfg.cpus)?;
     let flag = if matches!(cfg.cpus, CpuSelection::Node(_)) {
         "--node"
@@ -383,9 +289,7 @@ fn run_with(
             Event::Deadline => return Err(timeout_err()),
         }
     }
-    progress(&format!(
-        "{n} of {n} processes prepared for launch   0 sec\nreleasing clients\n"
-    ));
+    progress(&benchspec::tbench::launch_lines(cfg.clients));
     let start = Instant::now();
     if !sys::write_full(wake_w, b"G", None) {
         return Err(Error::io(
@@ -444,9 +348,13 @@ fn run_with(
         if in_warmup {
             let t = (now - start).as_secs_f64();
             let mbs = 1e-6 * sum_bytes(&vec![0; n]) as f64 / t;
-            progress(&format!(
-                "{n:4}  {lines:8}  {mbs:7.2} MB/sec  warmup {t:3.0} sec  latency {:.03} ms\n",
-                lat as f64 / 1e6
+            progress(&benchspec::tbench::progress_line(
+                cfg.clients,
+                lines,
+                mbs,
+                Phase::Warmup,
+                t,
+                lat as f64 / 1e6,
             ));
             if tick >= warmup {
                 // End of warm-up: restart the clock and the statistics.
@@ -471,14 +379,18 @@ fn run_with(
                 max_latency_ns = max_latency_ns.max(lat);
             }
             ctl[CTL_DONE].store(1, Ordering::SeqCst);
-            progress(&format!("{n:4}  cleanup {t:3.0} sec\n"));
+            progress(&benchspec::tbench::cleanup_line(cfg.clients, t));
             break;
         }
         max_latency_ns = max_latency_ns.max(lat);
         throughput = Some((mbs, t, bytes));
-        progress(&format!(
-            "{n:4}  {lines:8}  {mbs:7.2} MB/sec  execute {t:3.0} sec  latency {:.03} ms\n",
-            lat as f64 / 1e6
+        progress(&benchspec::tbench::progress_line(
+            cfg.clients,
+            lines,
+            mbs,
+            Phase::Execute,
+            t,
+            lat as f64 / 1e6,
         ));
     }
 
@@ -501,7 +413,7 @@ fn run_with(
         Event::Deadline => return Err(timeout_err()),
     }
     let t_end = (Instant::now() - exec_start).as_secs_f64();
-    progress(&format!("{:4}  cleanup {t_end:3.0} sec\n", 0));
+    progress(&benchspec::tbench::cleanup_line(0, t_end));
 
     let mut table_order = Vec::new();
     for kind in OpKind::ALL {
@@ -699,53 +611,29 @@ fn client(
 mod tests {
     use super::*;
 
-    #[test]
-    fn percent_g_matches_c() {
-        for (x, want) in [
-            (317.519_123, "317.519"),
-            (0.0, "0"),
-            (1234.5, "1234.5"),
-            (999_999.7, "1e+06"),
-            (1_234_567.0, "1.23457e+06"),
-            (0.000_123_456, "0.000123456"),
-            (0.000_012_345_6, "1.23456e-05"),
-            (42.0, "42"),
-            (2.5, "2.5"),
-        ] {
-            assert_eq!(format_g(x), want, "{x}");
-        }
-    }
-
-    #[test]
-    fn header_and_defaults_follow_dbench() {
-        let cfg = TbenchConfig {
-            time: 3,
+    fn config(bench: Tbench) -> TbenchConfig {
+        TbenchConfig {
+            bench,
             ..Default::default()
-        };
-        assert_eq!(cfg.warmup_secs(), 0);
-        assert_eq!(
-            cfg.header(),
-            "Running for 3 seconds with load 'builtin' and minimum warmup 0 secs\n"
-        );
-        assert_eq!(TbenchConfig::default().warmup_secs(), 120);
+        }
     }
 
     #[test]
     fn bad_values_name_the_flag() {
         let e = run(
-            &TbenchConfig {
+            &config(Tbench {
                 clients: 0,
                 ..Default::default()
-            },
+            }),
             &mut |_| {},
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("NCLIENTS: "), "{e}");
         let e = run(
-            &TbenchConfig {
+            &config(Tbench {
                 time: 0,
                 ..Default::default()
-            },
+            }),
             &mut |_| {},
         )
         .unwrap_err();
@@ -753,13 +641,37 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_loadfile_is_named_with_its_line() {
+        let path = std::env::temp_dir().join(format!("native-lf-{}.txt", std::process::id()));
+        std::fs::write(&path, "Close 1 NT_STATUS_OK\nFrobnicate 2\n").unwrap();
+        let e = run(
+            &config(Tbench {
+                time: 1,
+                loadfile: Some(path.clone()),
+                ..Default::default()
+            }),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(e, Error::Loadfile(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "--loadfile {}: line 2: unknown operation \"Frobnicate\"",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
     fn two_clients_one_second() {
-        let cfg = TbenchConfig {
+        let cfg = config(Tbench {
             clients: 2,
             time: 1,
             warmup: Some(0),
             ..Default::default()
-        };
+        });
         let mut lines = String::new();
         let r = run(&cfg, &mut |s| lines.push_str(s)).unwrap();
         assert!(
@@ -782,8 +694,11 @@ mod tests {
     #[test]
     fn timeout_stops_a_long_run() {
         let cfg = TbenchConfig {
-            clients: 1,
-            time: 600,
+            bench: Tbench {
+                clients: 1,
+                time: 600,
+                ..Default::default()
+            },
             timeout: Some(Duration::from_millis(300)),
             ..Default::default()
         };

@@ -1,5 +1,6 @@
-//! schbench's latency histogram: fio's log-linear "plat" histogram
-//! (benchmarks.md §2.1), and schbench's percentile tables.
+//! schbench's latency histogram: fio's log-linear "plat" histogram, which
+//! schbench.c carries (`plat_val_to_idx`, `plat_idx_to_val`,
+//! `calc_percentiles`), and schbench's percentile tables.
 //!
 //! Values are microseconds held as `u32`. Below 512 every value has its own
 //! bucket; above, each power of two is split into 256 buckets, so a

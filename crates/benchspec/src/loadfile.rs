@@ -1,6 +1,7 @@
 //! NBENCH loadfiles for tbench: the parser for dbench's `client.txt`
-//! format, the wire sizes of each operation (benchmarks.md §3), and the
-//! small built-in operation mix used when no `--loadfile` is given.
+//! format, the wire sizes of each operation (what dbench's sockio.c sends
+//! and expects back for it), and the small built-in operation mix used when
+//! no `--loadfile` is given.
 //!
 //! # The built-in mix
 //! dbench's `client.txt` (a trace of a real netbench client, 458,344 lines
@@ -22,7 +23,7 @@
 //! with like: pass `--loadfile /usr/share/dbench/client.txt` to match the C
 //! tbench.
 
-use crate::error::{Error, Result};
+use crate::FileError;
 
 /// The kinds of operation tbench replays, in the order dbench prints its
 /// table.
@@ -115,7 +116,8 @@ pub struct Op {
     pub grow_per_digit: u32,
 }
 
-/// The largest request or reply the server accepts (tbench_srv's buffer).
+/// The largest request or reply the server accepts (tbench_srv.c's
+/// buffer).
 pub const MAX_PACKET: u32 = 70_000;
 
 /// Splits a loadfile line into tokens; double-quoted tokens may hold
@@ -166,7 +168,7 @@ fn fixed(kind: OpKind, send: u32, recv: u32) -> Op {
 /// Parses one loadfile line (`None` for blank and comment lines). The
 /// line may start with a numeric timestamp, which is ignored: clients run
 /// closed-loop, as the stock loadfile (which has none) makes them.
-pub fn parse_line(line: &str) -> std::result::Result<Option<Op>, String> {
+pub fn parse_line(line: &str) -> Result<Option<Op>, String> {
     let mut t = tokens(line);
     if t.is_empty() || t[0].starts_with('#') {
         return Ok(None);
@@ -178,12 +180,12 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Op>, String> {
         }
     }
     let (name, args) = (t[0], &t[1..]);
-    let arg = |i: usize| -> std::result::Result<&str, String> {
+    let arg = |i: usize| -> Result<&str, String> {
         args.get(i)
             .copied()
             .ok_or_else(|| format!("{name} needs at least {} arguments", i + 1))
     };
-    let num = |i: usize| -> std::result::Result<u32, String> {
+    let num = |i: usize| -> Result<u32, String> {
         let s = arg(i)?;
         s.parse::<u32>()
             .map_err(|_| format!("{name}: argument {} ({s:?}) is not a size", i + 1))
@@ -252,42 +254,43 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Op>, String> {
     Ok(Some(op))
 }
 
-/// Parses a whole loadfile.
-pub fn parse(text: &str, path: &str) -> Result<Vec<Op>> {
+/// The error for loadfile `path`, at `line` when the problem is in one.
+fn error(path: &str, line: Option<usize>, problem: impl Into<String>) -> FileError {
+    FileError {
+        flag: "--loadfile",
+        path: path.to_string(),
+        line,
+        problem: problem.into(),
+    }
+}
+
+/// Parses a whole loadfile; `path` names it in errors.
+pub fn parse(text: &str, path: &str) -> Result<Vec<Op>, FileError> {
     let mut ops = Vec::new();
     for (i, line) in text.lines().enumerate() {
         match parse_line(line) {
             Ok(Some(op)) => ops.push(op),
             Ok(None) => {}
-            Err(problem) => {
-                return Err(Error::Loadfile {
-                    path: path.to_string(),
-                    problem: format!("line {}: {problem}", i + 1),
-                })
-            }
+            Err(problem) => return Err(error(path, Some(i + 1), problem)),
         }
     }
     if ops.is_empty() {
-        return Err(Error::Loadfile {
-            path: path.to_string(),
-            problem: "no operations in the file".into(),
-        });
+        return Err(error(path, None, "no operations in the file"));
     }
     Ok(ops)
 }
 
 /// Reads and parses a loadfile from disk.
-pub fn load(path: &std::path::Path) -> Result<Vec<Op>> {
+pub fn load(path: &std::path::Path) -> Result<Vec<Op>, FileError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| Error::Loadfile {
-        path: shown.clone(),
-        problem: e.to_string(),
-    })?;
+    let bytes = std::fs::read(path).map_err(|e| error(&shown, None, e.to_string()))?;
+    // dbench reads a gzip'd loadfile through zlib; this parser does not.
     if bytes.starts_with(&[0x1f, 0x8b]) {
-        return Err(Error::Loadfile {
-            path: shown,
-            problem: "gzip-compressed loadfiles are not supported; gunzip it first".into(),
-        });
+        return Err(error(
+            &shown,
+            None,
+            "gzip-compressed loadfiles are not supported; gunzip it first",
+        ));
     }
     parse(&String::from_utf8_lossy(&bytes), &shown)
 }
@@ -425,6 +428,11 @@ mod tests {
             e,
             "--loadfile f.txt: line 2: unknown operation \"Frobnicate\""
         );
+        let e = parse("Close 1 NT_STATUS_OK\nFrobnicate 3\n", "f.txt").unwrap_err();
+        assert_eq!(
+            (e.flag, e.path.as_str(), e.line),
+            ("--loadfile", "f.txt", Some(2))
+        );
         let e = parse("WriteX 1 0 999999 999999 NT_STATUS_OK", "f.txt")
             .unwrap_err()
             .to_string();
@@ -435,6 +443,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no operations"));
+    }
+
+    #[test]
+    fn unreadable_and_gzipped_files_are_named() {
+        let e = load(std::path::Path::new("/nonexistent/client.txt")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--loadfile /nonexistent/client.txt: "),
+            "{e}"
+        );
+        assert_eq!(e.line, None);
+        let gz = std::env::temp_dir().join(format!("benchspec-gz-{}.txt", std::process::id()));
+        std::fs::write(&gz, [0x1f, 0x8b, 8, 0]).unwrap();
+        let e = load(&gz).unwrap_err();
+        std::fs::remove_file(&gz).unwrap();
+        assert!(e.problem.contains("gunzip it first"), "{e}");
     }
 
     #[test]
