@@ -66,6 +66,9 @@ pub struct MachineCosts {
     pub futex_wait_ns: Nanos,
     /// An uncontended atomic compare-and-swap on an owned line, ns.
     pub atomic_ns: Nanos,
+    /// One multiply-add of schbench's naive matrix multiply (unsigned long,
+    /// i-j-k loops), in 1/1000 ns, with the matrices in cache.
+    pub matmul_madd_ps: u64,
     /// Copy cost per byte between user and kernel, in 1/1000 ns.
     pub copy_ps_per_byte: u64,
     /// Voluntary context switch between threads of one process, ns.
@@ -140,6 +143,7 @@ impl MachineCosts {
             futex_wake_ns: 0,
             futex_wait_ns: 0,
             atomic_ns: 0,
+            matmul_madd_ps: 0,
             copy_ps_per_byte: 0,
             ctx_switch_ns: 0,
             mm_switch_extra_ns: 0,
@@ -179,6 +183,7 @@ impl MachineCosts {
             m.futex_wake_ns = 0;
             m.futex_wait_ns = 0;
             m.atomic_ns = 0;
+            m.matmul_madd_ps = 0;
             m.syscall_ns = 169;
             m.copy_ps_per_byte = 12;
             m.ctx_switch_ns = 1875;
