@@ -54,7 +54,8 @@ static void *echo(void *a) { char c; pin0(); for (long i = 0; i < iters; i++) { 
 /* ---- helpers for the figures appended below ---- */
 static int pin_cpu(int cpu) { cpu_set_t s; CPU_ZERO(&s); CPU_SET(cpu, &s); return sched_setaffinity(0, sizeof s, &s); }
 
-/* schbench's futex words: a binary semaphore, BLOCKED = no post pending, RUNNING = posted. */
+/* schbench's futex words: a binary semaphore, BLOCKED = no post pending, RUNNING = posted.
+ * fpost and fwait below behave as schbench's functions of the same names. */
 #define FUTEX_BLOCKED 0
 #define FUTEX_RUNNING 1
 static long futex(int *w, int op, int val) { return syscall(SYS_futex, w, op, val, NULL, NULL, 0); }
@@ -103,23 +104,19 @@ static int readn(int fd, char *b, long len) {
 }
 static char big[65536];
 
-/* schbench's do_some_math (upstream schbench.c, current version), copied loop for loop.
- * gcc 12 -O2 turns it into the same inner loop as schbench.c built by its own Makefile: a
- * load, an imul with a memory operand, an add into a register, a store to m3 on every k.
- * noinline so that back-to-back calls stay separate multiplications. */
-static __attribute__((noinline)) void do_some_math(unsigned long *data, unsigned long msize) {
-    unsigned long i, j, k;
-    unsigned long *m1, *m2, *m3;
-    m1 = &data[0];
-    m2 = &data[msize * msize];
-    m3 = &data[2 * msize * msize];
-    for (i = 0; i < msize; i++) {
-        for (j = 0; j < msize; j++) {
-            m3[i * msize + j] = 0;
-            for (k = 0; k < msize; k++)
-                m3[i * msize + j] += m1[i * msize + k] * m2[k * msize + j];
+/* The multiplication schbench's workers do (its do_some_math): A, B, C are n x n unsigned
+ * longs laid out one after another in one block; i-j-k loops, C[i][j] cleared, then
+ * C[i][j] += A[i][k] * B[k][j] for every k, written to memory each time. gcc 12 -O2 makes the
+ * same inner loop of this as of schbench.c built by schbench's Makefile (a load, an imul with
+ * a memory operand, an add into a register and a store to C per k). noinline so that
+ * back-to-back calls stay separate multiplications. */
+static __attribute__((noinline)) void matmul(unsigned long *mem, unsigned long n) {
+    unsigned long *a = mem, *b = mem + n * n, *c = mem + 2 * n * n;
+    for (unsigned long i = 0; i < n; i++)
+        for (unsigned long j = 0; j < n; j++) {
+            c[i * n + j] = 0;
+            for (unsigned long k = 0; k < n; k++) c[i * n + j] += a[i * n + k] * b[k * n + j];
         }
-    }
 }
 static unsigned long cas_word __attribute__((aligned(64)));
 
@@ -232,7 +229,7 @@ int main(void) {
         printf("futex_wait_eagain_ns %.1f\n", med(r, B));
     }
 
-    /* Futex ping-pong with schbench's fpost/fwait (copied above): two threads of this process,
+    /* Futex ping-pong with schbench's fpost/fwait (as above): two threads of this process,
      * each with its own word (BLOCKED at the start) in its own cache line. The main thread posts
      * the partner's word and waits on its own; the partner waits on its own and posts back. A
      * round trip is two fposts (CAS BLOCKED->RUNNING, then FUTEX_WAKE_PRIVATE) and two fwaits,
@@ -240,16 +237,16 @@ int main(void) {
      * CPU 0; partner on CPU 0 (same_cpu: every wake-up is followed by a switch to the woken
      * thread) or on CPU 1 (two_cpu: the woken thread's CPU has gone idle, so the wake-up needs
      * an IPI, and in a VM the halted vCPU must be resumed). A fresh partner per batch; one
-     * untimed round (partner start-up), then `it` timed rounds: futex_rtt = time / it. The
-     * per-wake cost futex_wakeup = rtt / 2: from one side's fpost until the other side is back
-     * from fwait and has posted in turn. futex_sleeps_per_rtt = FUTEX_WAITs that slept and were
+     * untimed round (partner start-up), then `it` timed rounds (50000 on one CPU, 10000 on
+     * two): futex_rtt = time / it. The per-wake cost futex_wakeup = rtt / 2: from one side's
+     * fpost until the other side is back from fwait and has posted in turn. futex_sleeps_per_rtt = FUTEX_WAITs that slept and were
      * woken, per round trip, both threads (2.00 when every wait slept; less when a post landed
      * before the waiter was asleep, so that wait returned at once). */
     {
-        const char *names[2] = {"same_cpu", "two_cpu"}; long it = 50000;
+        const char *names[2] = {"same_cpu", "two_cpu"};
         for (int c = 0; c < 2; c++) {
             if (c == 1 && !cpu1) { printf("futex_rtt_two_cpu_ns nan\nfutex_wakeup_two_cpu_ns nan\nfutex_sleeps_per_rtt_two_cpu nan\n"); continue; }
-            double sl[B];
+            double sl[B]; long it = c ? 10000 : 50000; /* fewer across CPUs: each round there takes far longer */
             for (int b = 0; b < B; b++) {
                 fword[0].w = fword[1].w = FUTEX_BLOCKED;
                 struct futex_side me = {&fword[0].w, &fword[1].w, 0, 1, it + 1, 0};
@@ -315,15 +312,16 @@ int main(void) {
 
     /* Loopback TCP ping-pong between two processes, 100 B messages: per batch a fresh pair, a
      * forked child keeps one end and echoes (readn 100 B, write it back), the parent writes
-     * 100 B and readn()s the echo; one untimed round, then `it` timed rounds, ns per round
-     * trip. Parent on CPU 0; child on CPU 0 (same_cpu: each message hands the CPU to the other
-     * process, two switches with an address-space change per round trip, as in
+     * 100 B and readn()s the echo; one untimed round, then `it` timed rounds (20000 on one
+     * CPU, 10000 on two), ns per round trip. Parent on CPU 0; child on CPU 0 (same_cpu: each
+     * message hands the CPU to the other process, an address-space change included, as in
      * rtt_process_same_cpu_ns but with TCP calls) or on CPU 1 (two_cpu: each message wakes a
      * CPU that went idle). */
     {
-        const char *names[2] = {"same_cpu", "two_cpu"}; long it = 20000;
+        const char *names[2] = {"same_cpu", "two_cpu"};
         for (int c = 0; c < 2; c++) {
             if (c == 1 && !cpu1) { printf("tcp_rtt_process_two_cpu_ns nan\n"); continue; }
+            long it = c ? 10000 : 20000;
             for (int b = 0; b < B; b++) {
                 int s2[2]; char m[100]; memset(m, 'm', sizeof m);
                 if (tcp_pair(s2)) { perror("tcp_pair"); return 1; }
@@ -361,7 +359,7 @@ int main(void) {
         printf("cas_ns %.2f\n", med(r, B));
     }
 
-    /* schbench's matrix multiply (do_some_math above, i-j-k loops over unsigned long) for
+    /* schbench's matrix multiply (matmul above, i-j-k loops over unsigned long) for
      * n = 104, its default footprint -F 256 (n = sqrt(256 * 1024 / 3 / 8) in schbench's
      * integer arithmetic), and n = 52 (-F 64). Memory as schbench has it: its 3 n^2 words are
      * a malloc() block the process never touched (a fresh mmap at 256 KB, fresh heap at 64 KB),
@@ -383,8 +381,8 @@ int main(void) {
                 unsigned long *data = mmap(0, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
                 if (data == MAP_FAILED) return 1;
                 if (filled) for (unsigned long i = 0; i < 2 * ms * ms; i++) data[i] = i + 1;
-                do_some_math(data, ms);
-                for (int b = 0; b < B; b++) { double t = now(); for (long i = 0; i < reps; i++) do_some_math(data, ms); r[b] = (now() - t) / reps; }
+                matmul(data, ms);
+                for (int b = 0; b < B; b++) { double t = now(); for (long i = 0; i < reps; i++) matmul(data, ms); r[b] = (now() - t) / reps; }
                 double m = med(r, B); const char *tag = filled ? "_filled" : "";
                 printf("matmul%lu%s_ns %.0f\nmatmul%lu%s_per_madd_ns %.3f\n", ms, tag, m, ms, tag, m / n3);
                 munmap(data, bytes);
