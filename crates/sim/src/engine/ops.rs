@@ -44,12 +44,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 if task.bytes_left == 0 {
                     task.bytes_left = bytes;
                 }
-                let sys = match self.chans[chan as usize].kind {
-                    ChanKind::Pipe => costs.pipe_syscall_ns,
-                    ChanKind::UnixStream => costs.unix_syscall_ns,
-                    ChanKind::TcpStream => costs.tcp_syscall_ns,
+                let write = matches!(op, Op::Write { .. });
+                let n = task.bytes_left as u64;
+                let (sys, copy) = match self.chans[chan as usize].kind {
+                    ChanKind::Pipe => (costs.pipe_syscall_ns, costs.copy_ns(n)),
+                    ChanKind::UnixStream => (costs.unix_syscall_ns, costs.copy_ns(n)),
+                    // a loopback send runs the receive path too
+                    ChanKind::TcpStream => (
+                        if write {
+                            costs.tcp_send_ns
+                        } else {
+                            costs.tcp_recv_ns
+                        },
+                        n * costs.tcp_ps_per_byte / 1000,
+                    ),
                 };
-                let copy = costs.copy_ns(task.bytes_left as u64);
                 (if resumed { copy } else { sys + copy }, false)
             }
             Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) | Op::USleep(_) => {
