@@ -6,7 +6,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use sim::placement::linux::Features;
-use sim::run::{simulate_hackbench, simulate_spin, PolicyChoice, SimOptions, SimResult};
+use sim::run::{
+    simulate_hackbench, simulate_spin, simulate_tbench, PolicyChoice, SimOptions, SimResult,
+};
 use sim::workload::hackbench::Hackbench;
 use sim::workload::spin::Spin;
 use std::process::ExitCode;
@@ -35,6 +37,9 @@ pub enum SimBench {
     /// placement: only the load balancer spreads them.
     #[command(allow_negative_numbers = true)]
     Spin(SpinArgs),
+    /// dbench's tbench: N clients replaying an NBENCH loadfile, each against
+    /// its own tbench_srv process over loopback TCP (times are simulated).
+    Tbench(SimTbenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -180,6 +185,7 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     match args.bench {
         Some(SimBench::Hackbench(a)) => hackbench(a),
         Some(SimBench::Spin(a)) => spin(a),
+        Some(SimBench::Tbench(a)) => tbench(a),
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }
@@ -228,6 +234,39 @@ fn spin(a: SpinArgs) -> Result<ExitCode> {
     if a.common.json {
         let mut v = result_json(&r, wall);
         v["params"] = serde_json::to_value(&sp)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", r.text);
+        print!("{}", placement_text(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// tbench's own flags (the same as `schedlab bench tbench`'s), then the
+/// simulation's.
+#[derive(Args, Debug)]
+pub struct SimTbenchArgs {
+    #[command(flatten)]
+    pub bench: crate::cmd_bench::TbenchArgs,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
+}
+
+fn tbench(a: SimTbenchArgs) -> Result<ExitCode> {
+    let tb = sim::workload::tbench::Tbench {
+        clients: a.bench.clients,
+        time: a.bench.time,
+        warmup: a.bench.warmup,
+        loadfile: a.bench.loadfile,
+    };
+    let (topo, cpus) = machine(&a.common)?;
+    let opts = options(&a.common, cpus)?;
+    let t0 = Instant::now();
+    let r = simulate_tbench(&topo, &tb, &opts)?;
+    let wall = t0.elapsed().as_secs_f64();
+    if a.common.json {
+        let mut v = result_json(&r, wall);
+        v["params"] = serde_json::to_value(&tb)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", r.text);

@@ -10,6 +10,7 @@ use crate::placement::linux::{Features, LinuxPlacement};
 use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
 use crate::workload::hackbench::Hackbench;
 use crate::workload::spin::Spin;
+use crate::workload::tbench::{Tbench, TbenchError, TbenchModel};
 use crate::workload::{Record, Stop, Workload};
 use crate::Nanos;
 use serde::Serialize;
@@ -77,9 +78,15 @@ pub enum SimError {
     /// Bad workload parameters.
     #[error(transparent)]
     Spec(#[from] benchspec::SpecError),
+    /// A workload input file (tbench's loadfile) that cannot be used.
+    #[error(transparent)]
+    File(#[from] benchspec::FileError),
     /// The run is larger than the simulator supports.
     #[error("{0}")]
     TooLarge(String),
+    /// The workload cannot run with these options.
+    #[error("{0}")]
+    Unsupported(String),
     /// The CPU restriction is unusable.
     #[error("--cpus: {0}")]
     Cpus(String),
@@ -321,6 +328,36 @@ pub fn simulate_spin(topo: &Topology, sp: &Spin, opt: &SimOptions) -> Result<Sim
         )));
     }
     simulate(topo, sp, opt)
+}
+
+/// Simulate tbench on `tb`'s parameters: reads the loadfile, then runs
+/// for the warm-up and `time` seconds (simulated).
+pub fn simulate_tbench(
+    topo: &Topology,
+    tb: &Tbench,
+    opt: &SimOptions,
+) -> Result<SimResult, SimError> {
+    let m = TbenchModel::new(tb.clone()).map_err(|e| match e {
+        TbenchError::Spec(e) => SimError::Spec(e),
+        TbenchError::File(e) => SimError::File(e),
+    })?;
+    if !opt.costs {
+        // with every cost zero a closed loop of exchanges takes no time,
+        // so the timed run would never reach its end
+        return Err(SimError::Unsupported(
+            "--costs off: tbench runs for a time, and with every cost zero no simulated time passes".into(),
+        ));
+    }
+    // every process holds its own copy of the replayed program
+    let ops = 2 * tb.clients as u64 * m.ops().len() as u64;
+    if ops > 100_000_000 {
+        return Err(SimError::TooLarge(format!(
+            "NCLIENTS: {} clients replaying {} lines is more than the simulator supports (2 x clients x lines <= 100000000)",
+            tb.clients,
+            m.ops().len()
+        )));
+    }
+    simulate(topo, &m, opt)
 }
 
 /// The CPUs a run may use.

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 pub mod hackbench;
 pub mod spin;
+pub mod tbench;
 
 /// When a run ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
