@@ -55,6 +55,7 @@ mod ops;
 mod pelt;
 mod schedule;
 mod sync;
+pub use sync::Bin;
 mod wakeup;
 
 /// Why a task is blocked.
@@ -318,6 +319,10 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     locksets: Vec<sync::CpuLockSet>,
     /// Recorded samples per metric: (time, value).
     samples: Vec<Vec<(Nanos, Nanos)>>,
+    /// Summarised metrics: (bin width, origin mark).
+    binned: Vec<Option<(Nanos, u32)>>,
+    /// Their bins.
+    bins: Vec<Vec<sync::Bin>>,
     /// Extra delay before a wake-up's IPI leaves: the waker's work on the
     /// earlier wakes of the same batch.
     batch_lead: Nanos,
@@ -429,6 +434,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             lists: Vec::new(),
             locksets: Vec::new(),
             samples: Vec::new(),
+            binned: Vec::new(),
+            bins: Vec::new(),
             batch_lead: 0,
             stop_at: None,
         };

@@ -19,6 +19,17 @@ use crate::task::{FutexId, LockSetId, TaskId, VarId};
 use crate::Nanos;
 use std::collections::VecDeque;
 
+/// One interval of a summarised metric (see `Engine::summarise_metric`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bin {
+    /// Samples recorded.
+    pub count: u64,
+    /// Their sum.
+    pub sum: u64,
+    /// The largest.
+    pub max: u64,
+}
+
 /// A futex word used as a binary semaphore.
 #[derive(Debug)]
 pub(super) struct Futex {
@@ -98,8 +109,50 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         &self.samples
     }
 
+    /// Keep `metric` as per-interval summaries instead of samples: bin `j`
+    /// (j >= 1) holds what was recorded in (origin + (j-1)·width,
+    /// origin + j·width], bin 0 what came at or before the origin, where the
+    /// origin is the time of mark `origin_mark` (0 until it is reached).
+    /// Memory then grows with run length / width, not with the samples.
+    pub fn summarise_metric(&mut self, metric: u8, width: Nanos, origin_mark: u32) {
+        let m = metric as usize;
+        if self.binned.len() <= m {
+            self.binned.resize(m + 1, None);
+            self.bins.resize_with(m + 1, Vec::new);
+        }
+        self.binned[m] = Some((width.max(1), origin_mark));
+    }
+
+    /// The summaries of a summarised metric.
+    pub fn all_bins(&self) -> &[Vec<Bin>] {
+        &self.bins
+    }
+
     pub(super) fn record_sample(&mut self, metric: u8, value: Nanos) {
         let m = metric as usize;
+        if let Some(&Some((width, mark))) = self.binned.get(m) {
+            let origin = self
+                .marks
+                .get(mark as usize)
+                .copied()
+                .flatten()
+                .unwrap_or(0);
+            let t = self.now.saturating_sub(origin);
+            let j = if t == 0 {
+                0
+            } else {
+                ((t - 1) / width + 1) as usize
+            };
+            let bins = &mut self.bins[m];
+            if bins.len() <= j {
+                bins.resize(j + 1, Bin::default());
+            }
+            let b = &mut bins[j];
+            b.count += 1;
+            b.sum += value;
+            b.max = b.max.max(value);
+            return;
+        }
         if self.samples.len() <= m {
             self.samples.resize_with(m + 1, Vec::new);
         }

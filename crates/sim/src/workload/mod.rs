@@ -26,6 +26,7 @@ pub enum Stop {
 pub struct Record<'a> {
     marks: &'a [Option<Nanos>],
     samples: &'a [Vec<(Nanos, Nanos)>],
+    bins: &'a [Vec<crate::engine::Bin>],
     /// When the run ended.
     pub end: Nanos,
 }
@@ -36,6 +37,7 @@ impl<'a> Record<'a> {
         Record {
             marks: e.marks(),
             samples: e.all_samples(),
+            bins: e.all_bins(),
             end: e.now(),
         }
     }
@@ -50,6 +52,12 @@ impl<'a> Record<'a> {
         self.samples
             .get(metric as usize)
             .map_or(&[], |v| v.as_slice())
+    }
+
+    /// The interval summaries of a summarised `metric` (see
+    /// `Engine::summarise_metric`).
+    pub fn bins(&self, metric: u8) -> &'a [crate::engine::Bin] {
+        self.bins.get(metric as usize).map_or(&[], |v| v.as_slice())
     }
 }
 
