@@ -7,7 +7,8 @@ use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use sim::placement::linux::Features;
 use sim::run::{
-    simulate_hackbench, simulate_spin, simulate_tbench, PolicyChoice, SimOptions, SimResult,
+    simulate_hackbench, simulate_schbench, simulate_spin, simulate_tbench, PolicyChoice,
+    SimOptions, SimResult,
 };
 use sim::workload::hackbench::Hackbench;
 use sim::workload::spin::Spin;
@@ -37,6 +38,10 @@ pub enum SimBench {
     /// placement: only the load balancer spreads them.
     #[command(allow_negative_numbers = true)]
     Spin(SpinArgs),
+    /// schbench (new 2023+ or old 2016-2019, --version): message and worker
+    /// threads; wakeup, request and RPS percentiles as schbench prints them.
+    #[command(allow_negative_numbers = true)]
+    Schbench(SimSchbenchArgs),
     /// dbench's tbench: N clients replaying an NBENCH loadfile, each against
     /// its own tbench_srv process over loopback TCP (times are simulated).
     Tbench(SimTbenchArgs),
@@ -185,6 +190,7 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     match args.bench {
         Some(SimBench::Hackbench(a)) => hackbench(a),
         Some(SimBench::Spin(a)) => spin(a),
+        Some(SimBench::Schbench(a)) => schbench(a),
         Some(SimBench::Tbench(a)) => tbench(a),
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
@@ -267,6 +273,130 @@ fn tbench(a: SimTbenchArgs) -> Result<ExitCode> {
     if a.common.json {
         let mut v = result_json(&r, wall);
         v["params"] = serde_json::to_value(&tb)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", r.text);
+        print!("{}", placement_text(&r));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------
+// schbench
+
+/// schbench's own flags, both versions (letters and long names of
+/// schbench.c; defaults depend on --version), then the simulation's.
+#[derive(Args, Debug)]
+pub struct SimSchbenchArgs {
+    /// Which schbench: the 2023+ rework (new) or the spinning 2016-2019 one (old).
+    #[arg(long = "version", value_name = "old|new", default_value = "new", value_parser = ["old", "new"])]
+    pub version: String,
+    /// Message threads [default: new 1, old 2].
+    #[arg(short = 'm', long = "message-threads", value_name = "N")]
+    pub message_threads: Option<u32>,
+    /// Workers per message thread [default: new ceil(machine CPUs / M), old 16].
+    #[arg(short = 't', long = "threads", value_name = "N")]
+    pub threads: Option<u32>,
+    /// Seconds to run (simulated).
+    #[arg(short = 'r', long = "runtime", value_name = "S", default_value_t = 30)]
+    pub runtime: u32,
+    /// new: microseconds each request sleeps [100]; old: the message thread's delay [30000].
+    #[arg(
+        short = 's',
+        long = "sleep_usec",
+        visible_alias = "sleeptime",
+        value_name = "USEC"
+    )]
+    pub sleep: Option<u32>,
+    /// old only: microseconds each worker spins [30000].
+    #[arg(short = 'c', long = "cputime", value_name = "USEC")]
+    pub cputime: Option<u32>,
+    /// new only: warm-up seconds after which the statistics are zeroed [0] (ignored under a 30 s runtime, as schbench does).
+    #[arg(short = 'w', long = "warmuptime", value_name = "S")]
+    pub warmup: Option<u32>,
+    /// new only: cache footprint of each worker's matrices, KB [256].
+    #[arg(short = 'F', value_name = "KB")]
+    pub footprint_kb: Option<u32>,
+    /// new only: matrix multiplications per request [5].
+    #[arg(short = 'n', long = "operations", value_name = "N")]
+    pub operations: Option<u32>,
+    /// new only: seconds between interval reports [10] (0: every second).
+    #[arg(short = 'i', long = "intervaltime", value_name = "S")]
+    pub interval: Option<u32>,
+    /// new only: zero the statistics every S seconds [0: never].
+    #[arg(short = 'z', long = "zerotime", value_name = "S")]
+    pub zerotime: Option<u32>,
+    /// Requests per second (RPS mode): not modelled, only 0 is accepted.
+    #[arg(short = 'R', long = "rps", value_name = "N")]
+    pub rps: Option<u32>,
+    /// new only: no per-CPU lock around the matrix work.
+    #[arg(short = 'L', long = "no-locking")]
+    pub no_locking: bool,
+    /// new only: calibrate (no lock; the sleep is not part of the request time).
+    #[arg(short = 'C', long = "calibrate")]
+    pub calibrate: bool,
+    /// new only: percent of the footprint private to each worker (0-100); the rest is one matrix set shared by all.
+    #[arg(long = "split", value_name = "PCT")]
+    pub split: Option<u32>,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
+}
+
+impl SimSchbenchArgs {
+    /// The model, with each version's defaults; a flag of the other
+    /// version is an error naming it.
+    fn model(&self) -> Result<sim::workload::schbench::SchbenchSim> {
+        use sim::workload::schbench::SchbenchSim;
+        let mut s = if self.version == "old" {
+            let new_only = [
+                ("-w/--warmuptime", self.warmup.is_some()),
+                ("-F", self.footprint_kb.is_some()),
+                ("-n/--operations", self.operations.is_some()),
+                ("-i/--intervaltime", self.interval.is_some()),
+                ("-z/--zerotime", self.zerotime.is_some()),
+                ("-L/--no-locking", self.no_locking),
+                ("-C/--calibrate", self.calibrate),
+                ("--split", self.split.is_some()),
+            ];
+            if let Some((flag, _)) = new_only.iter().find(|(_, given)| *given) {
+                bail!("{flag} is not an option of the old schbench (use --version new)");
+            }
+            SchbenchSim::old_version()
+        } else {
+            if self.cputime.is_some() {
+                bail!("-c/--cputime is an option of the old schbench only (use --version old)");
+            }
+            SchbenchSim::new_version()
+        };
+        let b = &mut s.bench;
+        b.message_threads = self.message_threads.unwrap_or(b.message_threads);
+        b.worker_threads = self.threads.or(b.worker_threads);
+        b.runtime = self.runtime;
+        b.sleep_usec = self.sleep.unwrap_or(b.sleep_usec);
+        b.warmup = self.warmup.unwrap_or(b.warmup);
+        b.footprint_kb = self.footprint_kb.unwrap_or(b.footprint_kb);
+        b.operations = self.operations.unwrap_or(b.operations);
+        b.interval = self.interval.unwrap_or(b.interval);
+        b.zerotime = self.zerotime.unwrap_or(b.zerotime);
+        b.rps = self.rps.unwrap_or(0);
+        b.no_locking = self.no_locking;
+        b.calibrate = self.calibrate;
+        s.cputime_usec = self.cputime.unwrap_or(s.cputime_usec);
+        s.split_percent = self.split;
+        Ok(s)
+    }
+}
+
+fn schbench(a: SimSchbenchArgs) -> Result<ExitCode> {
+    let sb = a.model()?;
+    let (topo, cpus) = machine(&a.common)?;
+    let opts = options(&a.common, cpus)?;
+    let t0 = Instant::now();
+    let r = simulate_schbench(&topo, &sb, &opts)?;
+    let wall = t0.elapsed().as_secs_f64();
+    if a.common.json {
+        let mut v = result_json(&r, wall);
+        v["params"] = serde_json::to_value(&sb)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", r.text);

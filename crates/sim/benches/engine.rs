@@ -1,10 +1,12 @@
-//! Hot-path benchmark: `hackbench -p -T -g 10 -l 2000` on kunpeng920-node
-//! (issue 3). Reports time per run; events/s is printed by `schedlab sim
-//! --json` (`events_per_s`).
+//! Hot-path benchmarks on kunpeng920-node: `hackbench -p -T -g 10 -l 2000`
+//! (issue 3) and one simulated second of `schbench -m 2 -t 16`. Reports
+//! time per run; events/s is printed by `schedlab sim --json`
+//! (`events_per_s`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use sim::run::{simulate_hackbench, SimOptions};
+use sim::run::{simulate_hackbench, simulate_schbench, SimOptions};
 use sim::workload::hackbench::Hackbench;
+use sim::workload::schbench::SchbenchSim;
 
 fn hackbench_pipe_threads(c: &mut Criterion) {
     let topo = topology::preset("kunpeng920-node").unwrap();
@@ -28,5 +30,24 @@ fn hackbench_pipe_threads(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hackbench_pipe_threads);
+fn schbench_one_second(c: &mut Criterion) {
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    let mut sb = SchbenchSim::new_version();
+    sb.bench.message_threads = 2;
+    sb.bench.worker_threads = Some(16);
+    sb.bench.runtime = 1;
+    let mut g = c.benchmark_group("engine");
+    g.sample_size(10);
+    g.bench_function("schbench -m 2 -t 16 -r 1 kunpeng920-node", |b| {
+        b.iter(|| {
+            simulate_schbench(&topo, &sb, &SimOptions::default())
+                .unwrap()
+                .counters
+                .events
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, hackbench_pipe_threads, schbench_one_second);
 criterion_main!(benches);

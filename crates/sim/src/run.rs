@@ -9,6 +9,7 @@ use crate::engine::{Engine, EngineConfig, InvariantError, RunCounters};
 use crate::placement::linux::{Features, LinuxPlacement};
 use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
 use crate::workload::hackbench::Hackbench;
+use crate::workload::schbench::SchbenchSim;
 use crate::workload::spin::Spin;
 use crate::workload::tbench::{Tbench, TbenchError, TbenchModel};
 use crate::workload::{Record, Stop, Workload};
@@ -358,6 +359,25 @@ pub fn simulate_tbench(
         )));
     }
     simulate(topo, &m, opt)
+}
+
+/// Simulate schbench on `topo` for its runtime. The model takes the
+/// machine's CPU count (schbench's `get_nprocs`), the seed and the
+/// multiply-add cost of the costs the run uses.
+pub fn simulate_schbench(
+    topo: &Topology,
+    sb: &SchbenchSim,
+    opt: &SimOptions,
+) -> Result<SimResult, SimError> {
+    let mut sb = sb.clone();
+    sb.nprocs = topo.nr_cpus();
+    sb.seed = opt.seed;
+    sb.madd_ps = match opt.costs {
+        true => MachineCosts::for_machine(topo.name()).matmul_madd_ps,
+        false => 0,
+    };
+    sb.validate()?;
+    simulate(topo, &sb, opt)
 }
 
 /// The CPUs a run may use.

@@ -10,6 +10,7 @@ use crate::Nanos;
 use serde_json::{Map, Value};
 
 pub mod hackbench;
+pub mod schbench;
 pub mod spin;
 pub mod tbench;
 

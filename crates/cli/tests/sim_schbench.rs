@@ -1,0 +1,180 @@
+//! `schedlab sim schbench` from the outside.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn schedlab() -> Command {
+    Command::cargo_bin("schedlab").unwrap()
+}
+
+fn run(args: &[&str]) -> String {
+    let out = schedlab().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const BASE: &[&str] = &[
+    "sim",
+    "schbench",
+    "-m",
+    "2",
+    "-t",
+    "8",
+    "-r",
+    "2",
+    "-w",
+    "1",
+    "--machine",
+    "kunpeng920-node",
+];
+
+fn with(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut a = BASE.to_vec();
+    a.extend_from_slice(extra);
+    a
+}
+
+#[test]
+fn prints_schbench_tables_and_is_deterministic() {
+    let a = run(BASE);
+    let lines: Vec<&str> = a.lines().collect();
+    // -w is ignored under a 30 s runtime (schbench does so): no warm-up
+    // line, and the tables cover the whole run
+    assert!(
+        lines[0].starts_with("Wakeup Latencies percentiles (usec) runtime 2 (s) ("),
+        "{a}"
+    );
+    for (i, row) in [
+        (1, "\t  50.0th: "),
+        (2, "\t  90.0th: "),
+        (3, "\t* 99.0th: "),
+        (4, "\t  99.9th: "),
+    ] {
+        assert!(lines[i].starts_with(row), "{a}");
+        assert!(lines[i].ends_with(" samples)"), "{a}");
+    }
+    assert!(lines[5].starts_with("\t  min="), "{a}");
+    assert!(lines[6].starts_with("Request Latencies percentiles (usec) runtime 2 (s) ("));
+    assert_eq!(
+        lines[12],
+        "RPS percentiles (requests) runtime 2 (s) (2 total samples)"
+    );
+    assert!(lines[14].starts_with("\t* 50.0th: "), "{a}");
+    assert!(lines[17].starts_with("average rps: "), "{a}");
+    assert!(lines[18].starts_with("Machine (kunpeng920-node): CPUs "));
+    assert!(lines[19].starts_with("Placement ("));
+    assert_eq!(a, run(BASE), "same command twice must print the same bytes");
+}
+
+#[test]
+fn json_has_the_common_fields_and_the_tables() {
+    let args = with(&["--json"]);
+    let text = run(&args);
+    let v: Value = serde_json::from_str(&text).unwrap();
+    for f in [
+        "benchmark",
+        "machine",
+        "mode",
+        "time_s",
+        "sim_ns",
+        "events",
+        "wall_s",
+        "events_per_s",
+        "wakeups",
+        "migrations",
+        "context_switches",
+        "placement",
+        "balance",
+        "cpus",
+        "params",
+        "version",
+        "message_threads",
+        "worker_threads",
+        "runtime_s",
+        "average_rps",
+    ] {
+        assert!(v.get(f).is_some(), "missing {f}");
+    }
+    assert_eq!(v["benchmark"], "schbench");
+    assert_eq!(v["version"], "new");
+    assert_eq!(v["time_s"], 2.0);
+    // the same names as `schedlab bench schbench --json`
+    for table in ["wakeup_latency_us", "request_latency_us"] {
+        for k in ["p50", "p90", "p99", "p99_9", "min", "max", "samples"] {
+            assert!(v[table][k].is_u64(), "{table}.{k}: {}", v[table]);
+        }
+        let p = |k: &str| v[table][k].as_u64().unwrap();
+        assert!(p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p99_9"));
+        assert!(p("samples") > 0);
+    }
+    for k in ["p20", "p50", "p90", "min", "max", "samples"] {
+        assert!(v["rps"][k].is_u64(), "rps.{k}");
+    }
+    assert_eq!(v["rps"]["samples"], 2);
+    // deterministic but for the two host measurements
+    let mut w: Value = serde_json::from_str(&run(&args)).unwrap();
+    let mut v = v;
+    for x in [&mut v, &mut w] {
+        x.as_object_mut().unwrap().remove("wall_s");
+        x.as_object_mut().unwrap().remove("events_per_s");
+    }
+    assert_eq!(v, w);
+}
+
+#[test]
+fn old_version_and_default_workers() {
+    let a = run(&[
+        "sim",
+        "schbench",
+        "--version",
+        "old",
+        "-t",
+        "4",
+        "-r",
+        "1",
+        "-s",
+        "2000",
+        "-c",
+        "2000",
+    ]);
+    let lines: Vec<&str> = a.lines().collect();
+    assert_eq!(lines[0], "Latency percentiles (usec)");
+    assert!(lines[5].starts_with("\t*99.0th: "), "{a}");
+    assert!(lines[8].starts_with("\tmin="), "{a}");
+    assert!(lines[9].starts_with("Machine ("), "{a}");
+    // the new schbench picks one worker per CPU of the machine and says so
+    let a = run(&["sim", "schbench", "-r", "1", "--machine", "kvm-8vcpu"]);
+    assert!(a.starts_with("setting worker threads to 8\n"), "{a}");
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_flag_and_exit_2() {
+    for (args, flag) in [
+        (&["--version", "older"][..], "--version"),
+        (&["-m", "0"], "-m"),
+        (&["-m", "-1"], "-m"),
+        (&["-t", "0"], "-t"),
+        (&["-r", "0"], "-r/--runtime"),
+        (&["-R", "100"], "-R/--rps"),
+        (&["--split", "101"], "--split"),
+        (&["-c", "100"], "-c/--cputime"),
+        (&["--version", "old", "-w", "5"], "-w/--warmuptime"),
+        (&["--version", "old", "-F", "64"], "-F"),
+        (&["--version", "old", "-s", "3"], "-s/--sleeptime"),
+        (&["-p", "10"], "-p"),
+    ] {
+        let mut a = vec!["sim", "schbench"];
+        a.extend_from_slice(args);
+        let out = schedlab().args(&a).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{a:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
+        assert!(err.starts_with("schedlab: error: "), "{err}");
+        assert!(err.contains(flag), "{a:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
