@@ -240,6 +240,7 @@ pub struct LatencySummary {
     /// 99th percentile, µs.
     pub p99: u32,
     /// 99.9th percentile, µs.
+    #[serde(rename = "p99.9")]
     pub p99_9: u32,
     /// Smallest sample, µs (0: none).
     pub min: u32,

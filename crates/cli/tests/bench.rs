@@ -308,7 +308,7 @@ fn tbench_json_and_custom_loadfile() {
     assert_eq!(v["loadfile_ops"], 4);
     assert!(v["throughput_mb_s"].as_f64().unwrap() > 0.0, "{v}");
     assert!(v["max_latency_ms"].as_f64().unwrap() >= 0.0, "{v}");
-    let ops = v["operations"].as_object().unwrap();
+    let ops = v["ops"].as_object().unwrap();
     let names: Vec<&str> = ops.keys().map(|k| k.as_str()).collect();
     assert_eq!(names, ["Close", "NTCreateX", "ReadX", "WriteX"], "{v}");
     // Every pass does one of each, so the counts differ by at most one.
@@ -436,7 +436,7 @@ fn schbench_json_uses_the_shared_field_names() {
     assert_eq!(v["mode"], "native");
     assert_eq!(v["worker_threads"], 2);
     for table in ["wakeup_latency_us", "request_latency_us"] {
-        for k in ["p50", "p90", "p99", "p99_9", "min", "max", "samples"] {
+        for k in ["p50", "p90", "p99", "p99.9", "min", "max", "samples"] {
             assert!(v[table][k].is_u64(), "{table}.{k} in {v}");
         }
     }
@@ -448,7 +448,7 @@ fn schbench_json_uses_the_shared_field_names() {
     );
     let p = |k: &str| req[k].as_u64().unwrap();
     assert!(
-        p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p99_9"),
+        p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p99.9"),
         "{v}"
     );
     for k in ["p20", "p50", "p90", "min", "max", "samples"] {

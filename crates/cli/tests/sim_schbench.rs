@@ -104,11 +104,11 @@ fn json_has_the_common_fields_and_the_tables() {
     assert_eq!(v["time_s"], 2.0);
     // the same names as `schedlab bench schbench --json`
     for table in ["wakeup_latency_us", "request_latency_us"] {
-        for k in ["p50", "p90", "p99", "p99_9", "min", "max", "samples"] {
+        for k in ["p50", "p90", "p99", "p99.9", "min", "max", "samples"] {
             assert!(v[table][k].is_u64(), "{table}.{k}: {}", v[table]);
         }
         let p = |k: &str| v[table][k].as_u64().unwrap();
-        assert!(p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p99_9"));
+        assert!(p("p50") <= p("p90") && p("p90") <= p("p99") && p("p99") <= p("p99.9"));
         assert!(p("samples") > 0);
     }
     for k in ["p20", "p50", "p90", "min", "max", "samples"] {

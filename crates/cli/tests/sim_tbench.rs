@@ -90,7 +90,7 @@ fn json_is_valid_and_matches_the_text() {
     for f in [
         "throughput_mb_s",
         "max_latency_ms",
-        "operations",
+        "ops",
         "clients",
         "procs",
         "execute_s",
@@ -117,7 +117,7 @@ fn json_is_valid_and_matches_the_text() {
         v["max_latency_ms"].as_f64().unwrap()
     );
     assert!(line.ends_with(&lat), "{line} vs {lat}");
-    let reads = &v["operations"]["ReadX"];
+    let reads = &v["ops"]["ReadX"];
     assert!(text.contains(&format!(
         "\n ReadX      {:>9} ",
         reads["count"].as_u64().unwrap()

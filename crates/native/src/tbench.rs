@@ -116,6 +116,7 @@ pub struct TbenchReport {
     /// Operations in one pass of the loadfile.
     pub loadfile_ops: usize,
     /// Per-operation statistics of the execute phase, by dbench name.
+    #[serde(rename = "ops")]
     pub operations: BTreeMap<&'static str, OpStats>,
     /// The CPU list the tasks were pinned to, if any.
     pub cpus: Option<String>,

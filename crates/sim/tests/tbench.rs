@@ -110,12 +110,12 @@ fn json_fields_agree_with_the_table() {
         "bytes",
         "loadfile",
         "loadfile_ops",
-        "operations",
+        "ops",
     ] {
         assert!(w.get(f).is_some(), "missing {f}");
     }
     assert_eq!(w["warmup_s"], 0, "dbench's default warm-up: time / 5");
-    let ops = w["operations"].as_object().unwrap();
+    let ops = w["ops"].as_object().unwrap();
     assert!(ops.contains_key("ReadX") && ops.contains_key("WriteX"));
     for (name, s) in ops {
         let (avg, max) = (s["avg_ms"].as_f64().unwrap(), s["max_ms"].as_f64().unwrap());
@@ -238,7 +238,7 @@ fn a_loadfile_is_replayed_and_counted() {
         "Running for 1 seconds with load '{}' and minimum warmup 0 secs\n",
         f.0.display()
     )));
-    let ops = r.workload["operations"].as_object().unwrap();
+    let ops = r.workload["ops"].as_object().unwrap();
     let names: Vec<&str> = ops.keys().map(|k| k.as_str()).collect();
     assert_eq!(names, ["Close", "NTCreateX", "ReadX", "WriteX"]);
     let n = |k: &str| ops[k]["count"].as_u64().unwrap();

@@ -507,7 +507,7 @@ impl Workload for TbenchModel {
         json.insert("loadfile_ops".into(), json!(self.ops.len()));
         let ops: BTreeMap<&str, &OpStats> = rows.iter().map(|(k, s)| (*k, s)).collect();
         json.insert(
-            "operations".into(),
+            "ops".into(),
             serde_json::to_value(ops).unwrap_or(Value::Null),
         );
         Report {
