@@ -1,10 +1,11 @@
 //! Hot-path benchmarks on kunpeng920-node: `hackbench -p -T -g 10 -l 2000`
-//! (issue 3) and one simulated second of `schbench -m 2 -t 16`. Reports
+//! (issue 3), one simulated second of `schbench -m 2 -t 16` and of
+//! `tbench 16` (no warm-up). Reports
 //! time per run; events/s is printed by `schedlab sim --json`
 //! (`events_per_s`).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use sim::run::{simulate_hackbench, simulate_schbench, SimOptions};
+use sim::run::{simulate_hackbench, simulate_schbench, simulate_tbench, SimOptions};
 use sim::workload::hackbench::Hackbench;
 use sim::workload::schbench::SchbenchSim;
 
@@ -49,5 +50,31 @@ fn schbench_one_second(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hackbench_pipe_threads, schbench_one_second);
+fn tbench_one_second(c: &mut Criterion) {
+    let topo = topology::preset("kunpeng920-node").unwrap();
+    let tb = benchspec::tbench::Tbench {
+        clients: 16,
+        time: 1,
+        warmup: Some(0),
+        loadfile: None,
+    };
+    let mut g = c.benchmark_group("engine");
+    g.sample_size(10);
+    g.bench_function("tbench 16 -t 1 --warmup 0 kunpeng920-node", |b| {
+        b.iter(|| {
+            simulate_tbench(&topo, &tb, &SimOptions::default())
+                .unwrap()
+                .counters
+                .events
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    hackbench_pipe_threads,
+    schbench_one_second,
+    tbench_one_second
+);
 criterion_main!(benches);
