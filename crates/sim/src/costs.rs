@@ -1,14 +1,20 @@
 //! Machine cost profiles: every hardware or OS cost the simulator charges, with
 //! its source.
 //!
-//! Sources are `../shared/reference/calibration.md` (cited by section) and
-//! `scripts/measure-os-costs.c` run on the development machine (an AMD EPYC
-//! Firecracker/KVM guest, Linux 6.18; "local" below). Rules followed:
+//! Sources are the public measurements, kernel tables and vendor figures
+//! named at each profile below (c2c: the per-pair CSVs of
+//! github.com/nviennot/core-to-core-latency and
+//! github.com/KCORES/core-to-core-latency-plus, one-way = CAS round trip / 2,
+//! median over the core pairs of each distance class; idle states:
+//! drivers/idle/intel_idle.c) and `scripts/measure-os-costs.c` run on the
+//! development machine (an AMD EPYC Firecracker/KVM guest, Linux 6.18;
+//! "local" below). Rules followed:
 //! - a figure from a measurement table is used as printed (the median);
 //! - where the source only gives a range, its midpoint is used;
 //! - OS costs (syscalls, copies, context switches, fork) come from the local
-//!   measurement for every profile: no public per-machine figures exist
-//!   (calibration.md §3.1), so OS costs do not vary across presets.
+//!   measurement for every profile: no public per-machine figures exist (no
+//!   lmbench lat_ctx/lat_pipe table for a current server CPU with identified
+//!   hardware was found), so OS costs do not vary across presets.
 //!
 //! No figure here is chosen to make any benchmark come out a certain way.
 
@@ -219,7 +225,8 @@ impl MachineCosts {
             m.fork_ns = us(94);
             m.thread_exit_ns = us(12);
             m.process_exit_ns = us(65);
-            // HZ=250, the common distribution default (calibration §3.4).
+            // HZ=250, the common distribution default (kernel/Kconfig.hz:
+            // `default HZ_250` among 100/250/300/1000).
             m.hz = 250;
             m
         };
@@ -227,7 +234,8 @@ impl MachineCosts {
             |machine: &str, c2c: [Nanos; 6], ipi: Nanos, idle: Vec<IdleState>, smt: Vec<u32>| {
                 os(MachineCosts {
                     c2c_ns: c2c,
-                    // calibration §3.3: "~10-20 ns when lines are shared-clean" -> 15.
+                    // A probe of a shared-clean line, ~10-20 ns -> 15 (source:
+                    // the project's calibration notes; original not recorded).
                     clean_read_ns: 15,
                     ipi_ns: ipi,
                     idle_states: idle,
@@ -240,21 +248,30 @@ impl MachineCosts {
             exit_latency_ns: us(exit_us),
             target_residency_ns: us(res_us),
         };
-        // calibration §3.2: "IPI delivery (~1 us)".
+        // IPI delivery ~1 us (source: the project's calibration notes;
+        // original not recorded; it sits below the 1.2 us minimum IPI wake of
+        // an MWAIT-idle AMD Zen 3 CPU in Lewis Caroll / Wyes Karny's LKML
+        // patch of 2022-04-05, which includes the C1 exit).
         let ipi = us(1);
-        // calibration §3.2: Kunpeng and Altra expose only WFI, "~us", no public
-        // measurement: 1 us exit latency, entered whenever idle.
+        // Kunpeng and Altra idle in WFI (arm64 `cpu_do_idle()`), exit on the
+        // order of 1 us; no public measurement (source: the project's
+        // calibration notes; original not recorded): 1 us exit latency,
+        // entered whenever idle.
         let wfi = vec![st("WFI", 1, 1)];
         match machine {
-            // c2c: calibration §2, Kunpeng 920-6426 (nviennot): cluster 34.5,
+            // c2c: Kunpeng 920-6426, 1 socket (nviennot): cluster 34.5,
             // same die other cluster 35.7, other die 80.5; cross socket not
-            // measured: midpoint of the suggested 110-140 (§0) = 125.
+            // measured: midpoint of the project's suggested 110-140, the
+            // spread of nviennot's dual-socket Xeon medians from Sandy Bridge
+            // on (108-141), = 125.
             "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => {
                 base(machine, [0, 8, 35, 36, 81, 125], ipi, wfi, vec![])
             }
-            // POWER9 (KCORES, §2): within the core pair <= 17, other core 483,
-            // cross socket 717. CEDE wake: measured median 5.7 us (§3.2).
-            // SMT: IBM POWER8 claim SMT2 = 1.6x, SMT8 ~ 2x ST (§4, weak); for
+            // POWER9 (KCORES, 2x POWER9 SMT4 16c file): within the core pair
+            // <= 17, other core 483, cross socket 717. CEDE wake: measured
+            // median 5.7 us (github.com/linuxppc/issues/issues/370).
+            // SMT: IBM's POWER8 claim SMT2 = 1.6x (AnandTech POWER8 review),
+            // SMT8 ~ 2x ST (AnandTech show/9567 p.9, 7-zip; weak); for
             // the 4-thread small core take 1.0, 1.6, 1.8 (interpolated), 2.0.
             "power9-smt8" => base(
                 machine,
@@ -270,9 +287,11 @@ impl MachineCosts {
                 ],
                 vec![1000, 1600, 1800, 2000],
             ),
-            // Dual X5650 Westmere (nviennot, §2): SMT 7.1, LLC 37.2, cross
-            // socket 73.7. intel_idle nehalem table (§3.2). SMT: Intel 0.65
-            // per thread (§4).
+            // Dual X5650 Westmere (nviennot): SMT 7.1, LLC 37.2, cross
+            // socket 73.7. intel_idle `nehalem_cstates`. SMT: Intel 0.65 per
+            // thread (plantegg's sysbench point-select on a Xeon 8269CY,
+            // 28208 -> 36754 QPS, plantegg/plantegg.github.io; Intel's "How
+            // to Determine the Effectiveness of HT": up to 1.30x).
             "xeon-12c24t" => base(
                 machine,
                 [0, 7, 37, 37, 74, 74],
@@ -285,8 +304,10 @@ impl MachineCosts {
                 ],
                 vec![1000, 1300],
             ),
-            // Jacobsville: no c2c data; §0 suggested cluster 35 and Intel
-            // monolithic LLC 45-55 -> 50. intel_idle snr table (§3.2).
+            // Jacobsville: no c2c data; the project's suggested defaults:
+            // cluster 35 (Kunpeng's 4-core cluster, nviennot 34.5) and Intel
+            // monolithic LLC 45-55 (nviennot/KCORES Xeon medians, Cascade
+            // Lake 46.6 to SPR 55.3) -> 50. intel_idle `snr_cstates`.
             "jacobsville" => base(
                 machine,
                 [0, 8, 35, 50, 50, 125],
@@ -294,9 +315,11 @@ impl MachineCosts {
                 vec![st("C1", 2, 2), st("C1E", 15, 25), st("C6", 130, 500)],
                 vec![],
             ),
-            // EPYC 7R13 Milan (nviennot, §2): SMT 9.8, CCX 22.7, cross CCX
-            // 108, cross socket 197. Idle: MWAIT C1, IPI wake median 1.5 us in
-            // total (§3.2). SMT: AMD 0.70-0.75 per thread -> 0.725 (§4).
+            // EPYC 7R13 Milan (nviennot, 2x 7R13, socket 0): SMT 9.8, CCX
+            // 22.7, cross CCX 108, cross socket 197. Idle: MWAIT C1, IPI wake
+            // median 1.5 us in total (AMD Zen 3, 10k pinned samples; Lewis
+            // Caroll / Wyes Karny, LKML 2022-04-05). SMT: AMD 0.70-0.75 per
+            // thread (plantegg's sysbench on an EPYC 7H12: 0.73) -> 0.725.
             "epyc-zen3" => base(
                 machine,
                 [0, 10, 23, 23, 108, 197],
@@ -308,9 +331,10 @@ impl MachineCosts {
                 }],
                 vec![1000, 1450],
             ),
-            // SPR: w9-3475X mesh 55.3 (KCORES, §2); SMT: suggested 8; cross
-            // socket not measured for SPR: nearest generation, 2x 8375C Ice
-            // Lake, 108. intel_idle spr table (§3.2). SMT 0.65 (§4).
+            // SPR: w9-3475X mesh 55.3 (KCORES); SMT: suggested 8 (nviennot's
+            // Xeon SMT medians, 7.1-8.9); cross socket not measured for SPR:
+            // nearest generation, 2x 8375C Ice Lake (nviennot), 108. intel_idle
+            // `spr_cstates`. SMT 0.65 (as for the X5650 above).
             "sapphire-rapids" => base(
                 machine,
                 [0, 8, 55, 55, 55, 108],
@@ -318,11 +342,13 @@ impl MachineCosts {
                 vec![st("C1", 1, 1), st("C1E", 2, 4), st("C6", 290, 800)],
                 vec![1000, 1300],
             ),
-            // Altra Q80-30 (KCORES, §2): 2-core cluster 83, other 158.
+            // Altra Q80-30 (KCORES): 2-core cluster 83, other 158.
             "altra" => base(machine, [0, 8, 83, 83, 158, 158], ipi, wfi, vec![]),
             // KVM guest, 8 vCPUs: host c2c unknown, vCPUs float over an EPYC
-            // host -> cross-CCX 108 (§2). Wake of a halted vCPU ~20 us one way
-            // [local] (§3.2): IPI 1 us + 19 us HLT exit.
+            // host -> cross-CCX 108 (nviennot, 2x 7R13). Wake of a halted vCPU
+            // ~20 us one way [local: pinned pipe ping-pong on the 2-vCPU
+            // guest, 46-54 us round trip across vCPUs vs 7-8 us on one]: IPI
+            // 1 us + 19 us HLT exit.
             "kvm-8vcpu" => base(
                 machine,
                 [0, 108, 108, 108, 108, 197],
@@ -330,8 +356,9 @@ impl MachineCosts {
                 vec![st("HLT", 19, 10)],
                 vec![],
             ),
-            // Generic (imported machines): the §0 suggested defaults (midpoints),
-            // C1 2 us.
+            // Generic (imported machines): the project's suggested defaults
+            // (midpoints of the ranges the sources above give; source: the
+            // project's calibration notes), C1 2 us.
             _ => base(
                 machine,
                 [0, 8, 35, 50, 110, 125],

@@ -1,7 +1,7 @@
-//! Built-in machines. Every number comes from
-//! `shared/reference/calibration.md` §1 (cited by its heading) unless the
-//! comment says otherwise. CPU numbering follows Linux: SMT siblings are
-//! `cpu` and `cpu + nr_cores` on x86, consecutive on arm64 and POWER.
+//! Built-in machines. Every number comes from the public source named in the
+//! machine's comment (vendor specifications, kernel commits, LKML reports,
+//! published lscpu/numactl dumps). CPU numbering follows Linux: SMT siblings
+//! are `cpu` and `cpu + nr_cores` on x86, consecutive on arm64 and POWER.
 
 use crate::builder::{CacheScope, SmtNumbering, TopologyBuilder};
 use crate::error::TopologyError;
@@ -13,23 +13,23 @@ const MIB: u64 = 1024;
 static PRESETS: &[(&str, &str)] = &[
     (
         "kunpeng920",
-        "HiSilicon Kunpeng 920-4826, 2 sockets x 2 dies x 6 clusters x 4 cores, 96 CPUs, 4 nodes (calibration.md §1)",
+        "HiSilicon Kunpeng 920-4826, 2 sockets x 2 dies x 6 clusters x 4 cores, 96 CPUs, 4 nodes (sources: topology/src/presets.rs)",
     ),
-    ("kunpeng920-1s", "one socket of kunpeng920: 2 dies/nodes, 48 CPUs (calibration.md §1)"),
-    ("kunpeng920-node", "one die/node of kunpeng920: 6 clusters x 4 cores, 24 CPUs (calibration.md §1)"),
+    ("kunpeng920-1s", "one socket of kunpeng920: 2 dies/nodes, 48 CPUs (sources: topology/src/presets.rs)"),
+    ("kunpeng920-node", "one die/node of kunpeng920: 6 clusters x 4 cores, 24 CPUs (sources: topology/src/presets.rs)"),
     (
         "power9-smt8",
-        "IBM POWER9 scale-up chip, 12 SMT8 big cores = 24 SMT4 small cores, 96 CPUs (calibration.md §1)",
+        "IBM POWER9 scale-up chip, 12 SMT8 big cores = 24 SMT4 small cores, 96 CPUs (sources: topology/src/presets.rs)",
     ),
-    ("xeon-12c24t", "dual Xeon X5650 (Westmere-EP), 2 x 6 cores x SMT2, 24 CPUs, 2 nodes (calibration.md §1)"),
-    ("jacobsville", "Intel Atom P5900 (Tremont), 24 cores in 6 L2 clusters of 4, no SMT (calibration.md §1)"),
-    ("epyc-zen3", "AMD EPYC 7763, 1 socket, 8 CCX x 8 cores x SMT2, 128 CPUs, NPS1 (calibration.md §1)"),
+    ("xeon-12c24t", "dual Xeon X5650 (Westmere-EP), 2 x 6 cores x SMT2, 24 CPUs, 2 nodes (sources: topology/src/presets.rs)"),
+    ("jacobsville", "Intel Atom P5900 (Tremont), 24 cores in 6 L2 clusters of 4, no SMT (sources: topology/src/presets.rs)"),
+    ("epyc-zen3", "AMD EPYC 7763, 1 socket, 8 CCX x 8 cores x SMT2, 128 CPUs, NPS1 (sources: topology/src/presets.rs)"),
     (
         "sapphire-rapids",
-        "Intel Xeon 8480+, 2 sockets x 56 cores x SMT2, 224 CPUs, one LLC per socket (calibration.md §1)",
+        "Intel Xeon 8480+, 2 sockets x 56 cores x SMT2, 224 CPUs, one LLC per socket (sources: topology/src/presets.rs)",
     ),
-    ("altra", "Ampere Altra Q80-30, 80 Neoverse-N1 cores, 2-core clusters, no shared cache (calibration.md §1)"),
-    ("kvm-8vcpu", "QEMU/KVM guest, -smp 8: 1 socket x 8 cores, socket-wide L3 (calibration.md §1)"),
+    ("altra", "Ampere Altra Q80-30, 80 Neoverse-N1 cores, 2-core clusters, no shared cache (sources: topology/src/presets.rs)"),
+    ("kvm-8vcpu", "QEMU/KVM guest, -smp 8: 1 socket x 8 cores, socket-wide L3 (sources: topology/src/presets.rs)"),
     ("host", "this machine, read from /sys"),
 ];
 
@@ -60,7 +60,11 @@ pub fn preset(name: &str) -> Result<Topology, TopologyError> {
     }
 }
 
-/// Kunpeng 920-4826 ("HiSilicon Kunpeng 920 (TaiShan v110, no SMT)"):
+/// Kunpeng 920-4826 (the lscpu/numactl dump in plantegg/plantegg.github.io
+/// `source/_posts/Intel AMD 鲲鹏 海光 飞腾性能PK.md`; the same SLIT is in
+/// Valentin Schneider's D06 report, LKML 2020-03-24; clusters: Barry Song,
+/// RFC v3 0/2, 2021-01-06,
+/// lists.infradead.org/pipermail/linux-arm-kernel/2021-January/628940.html):
 /// a socket is 2 compute dies of 24 cores; a die is 6 clusters of 4 cores
 /// (cluster = 4 cores sharing an L3 tag partition), one NUMA node and one
 /// LLC (24 MB L3, 1 MB/core, shared by the die). L1 64 KB I + 64 KB D,
@@ -94,8 +98,10 @@ fn kunpeng920(
         .build()
 }
 
-/// POWER9 scale-up ("IBM POWER9"): 12 SMT8 cores, each a fused pair of
-/// SMT4 cores. Linux (PowerVM big-core, `ibm,thread-groups`) puts the
+/// POWER9 scale-up (IBM "POWER9 SMT Deep Dive", Thompto 2018; the kernel
+/// commits "powerpc/smp: Add Power9 scheduler topology" and "powerpc: Use
+/// cpu_smallcore_sibling_mask at SMT level on bigcores"): 12 SMT8 cores,
+/// each a fused pair of SMT4 cores. Linux (PowerVM big-core, `ibm,thread-groups`) puts the
 /// 4-thread small core at the SMT level and the 8-thread big core, whose
 /// two halves share a 512 KB L2 and a 10 MB L3 region, above it as the
 /// cache-sharing level, so here core = small core and LLC = big core. No
@@ -110,9 +116,10 @@ fn power9_smt8() -> Result<Topology, TopologyError> {
         .build()
 }
 
-/// Dual X5650 ("Intel Xeon, older 2-socket"): 2 x 6 cores x 2 threads,
-/// siblings cpu and cpu+12, 12 MB L3 per socket, one node per socket.
-/// calibration.md gives no SLIT for this box; 20 is the kernel's
+/// Dual X5650 (Intel's X5650 specification; sibling numbering from the
+/// per-pair minima of the nviennot/core-to-core-latency X5650 CSV): 2 x 6
+/// cores x 2 threads, siblings cpu and cpu+12, 12 MB L3 per socket, one node
+/// per socket. No published SLIT for this box was found; 20 is the kernel's
 /// `REMOTE_DISTANCE`, what 2-socket BIOSes typically report.
 fn xeon_12c24t() -> Result<Topology, TopologyError> {
     TopologyBuilder::new("xeon-12c24t")
@@ -124,11 +131,11 @@ fn xeon_12c24t() -> Result<Topology, TopologyError> {
         .build()
 }
 
-/// Jacobsville / Snow Ridge ("Intel Jacobsville / Snow Ridge"): 24 Atom
-/// cores, 6 clusters of 4 sharing an L2 (4.5 MB, Intel spec, not
-/// re-verified), no SMT. calibration.md found no source for a cross-module
-/// LLC and calls its span uncertain; we model one LLC over all 24 cores,
-/// which is what the cluster commit's observation (load clumping inside
+/// Jacobsville / Snow Ridge (Tim Chen, commit 66558b730f25 "sched: Add
+/// cluster scheduler level for x86"): 24 Atom cores, 6 clusters of 4
+/// sharing an L2 (4.5 MB, Intel spec, not re-verified), no SMT. No source
+/// was found for a cross-module LLC, so its span is uncertain; we model one
+/// LLC over all 24 cores, which is what the cluster commit's observation (load clumping inside
 /// MC) implies.
 fn jacobsville() -> Result<Topology, TopologyError> {
     TopologyBuilder::new("jacobsville")
@@ -138,8 +145,9 @@ fn jacobsville() -> Result<Topology, TopologyError> {
         .build()
 }
 
-/// EPYC 7763 ("AMD EPYC", Zen 3 Milan): 8 CCDs of one 8-core CCX, SMT2,
-/// 128 threads, 32 MB L3 per CCX = the LLC. AMD leaves l2c_id unset, so
+/// EPYC 7763 (Zen 3 Milan; AMD's specification, and the 8-CPU blocks of the
+/// 7R13 results in nviennot/core-to-core-latency): 8 CCDs of one 8-core CCX,
+/// SMT2, 128 threads, 32 MB L3 per CCX = the LLC. AMD leaves l2c_id unset, so
 /// the cluster falls back to the SMT core (commit 55409ac5c371). NPS1: one
 /// node.
 fn epyc_zen3() -> Result<Topology, TopologyError> {
@@ -151,10 +159,11 @@ fn epyc_zen3() -> Result<Topology, TopologyError> {
         .build()
 }
 
-/// Xeon 8480+ ("Intel Xeon Sapphire Rapids"): 56 cores x 2 threads per
-/// socket, 2 MB L2 per core, 105 MB L3 per socket; by default (no SNC) the
-/// socket is one LLC of 112 CPUs and one node. calibration.md gives no
-/// SLIT; 20 is the kernel's `REMOTE_DISTANCE` default.
+/// Xeon 8480+ (Intel's Sapphire Rapids specification; "112 CPUs per LLC
+/// domain" from Chen Yu's SIS_UTIL series, commit 70fb5ccf2ebb): 56 cores x
+/// 2 threads per socket, 2 MB L2 per core, 105 MB L3 per socket; by default
+/// (no SNC) the socket is one LLC of 112 CPUs and one node. No published
+/// SLIT was found; 20 is the kernel's `REMOTE_DISTANCE` default.
 fn sapphire_rapids() -> Result<Topology, TopologyError> {
     TopologyBuilder::new("sapphire-rapids")
         .packages(2)
@@ -166,7 +175,7 @@ fn sapphire_rapids() -> Result<Topology, TopologyError> {
         .build()
 }
 
-/// Altra Q80-30 ("Ampere Altra"): 80 Neoverse-N1 cores, no SMT, 64 KB
+/// Altra Q80-30 (Ampere's specification): 80 Neoverse-N1 cores, no SMT, 64 KB
 /// L1I/D and 1 MB L2 per core. PPTT declares 2-core clusters, but no
 /// processor-side cache is shared, so every `cpu_coregroup_mask` has weight
 /// 1: we model LLC = one CPU inside a 2-core cluster. With the cluster level
@@ -185,10 +194,11 @@ fn altra() -> Result<Topology, TopologyError> {
         .build()
 }
 
-/// QEMU `-smp 8` on machine types >= 6.2 ("KVM guest with 8 vCPUs"):
-/// 1 socket x 8 cores x 1 thread; x86 CPU models expose a socket-wide L3
-/// (size not given by calibration.md), so the LLC covers all 8 vCPUs; no
-/// NUMA.
+/// QEMU `-smp 8` on machine types >= 6.2 (QEMU hw/core/machine-smp.c,
+/// "prefer cores over sockets since 6.2"): 1 socket x 8 cores x 1 thread;
+/// x86 CPU models expose a socket-wide L3 (the `l3-cache` property defaults
+/// to true in target/i386/cpu.c; size left unset here), so the LLC covers
+/// all 8 vCPUs; no NUMA.
 fn kvm_8vcpu() -> Result<Topology, TopologyError> {
     TopologyBuilder::new("kvm-8vcpu")
         .cores_per_package(8)

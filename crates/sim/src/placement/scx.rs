@@ -1,6 +1,7 @@
-//! The sched_ext built-in idle pick (`scx_select_cpu_dfl`,
-//! kernel/sched/ext_idle.c, as summarised in prior-art.md §2a): a simple,
-//! documented comparator for the Linux path. No has_idle_cores hint: the
+//! The sched_ext built-in idle pick (`scx_select_cpu_dfl()`,
+//! kernel/sched/ext_idle.c, mainline as of 2026, which includes 2197cecdb02c
+//! "sched_ext: idle: Prioritize idle SMT sibling" for the prev-sibling step):
+//! a simple, documented comparator for the Linux path. No has_idle_cores hint: the
 //! cascade probes CPUs directly (the kernel keeps idle cpumasks; each probe
 //! here stands for a read of that mask's state for the CPU).
 

@@ -1,5 +1,7 @@
-//! hackbench with rt-tests semantics (benchmarks.md §1.1): G groups of F
-//! receivers and F senders; each receiver owns one channel (unix stream
+//! hackbench with rt-tests semantics (rt-tests `src/hackbench/hackbench.c`,
+//! git.kernel.org/pub/scm/utils/rt-tests/rt-tests.git, read at the
+//! woodsts/rt-tests mirror and jlelli/rt-tests @857cdd5, v0.84): G groups of
+//! F receivers and F senders; each receiver owns one channel (unix stream
 //! socket, or pipe with `-p`) that all F senders of its group write to; every
 //! sender writes `loops` rounds of one message to each receiver; a receiver
 //! reads F*loops messages. Start protocol: each task writes one byte to the

@@ -1,5 +1,7 @@
 //! Kernel profiles and feature toggles of the Linux wake-up path
-//! (linux-wakeup-path.md §11 version matrix, §12 toggles).
+//! (kernel/sched/fair.c and kernel/sched/features.h, v4.16 to the v7.0-dev
+//! tree named in the `placement::linux` module doc; each toggle below names
+//! the commit, and the release, whose behaviour it selects).
 //!
 //! A profile (`linux-5.12`, `latest`, ...) is a named set of toggles derived
 //! from the kernel version; every toggle can then be overridden by name with
@@ -313,8 +315,8 @@ impl Features {
         }
     }
 
-    /// Derive every toggle from the version (§11 and §4.1; `(7, 0)` is
-    /// `latest`).
+    /// Derive every toggle from the version (the release that merged the
+    /// commit named on each field; `(7, 0)` is `latest`).
     fn for_version(name: &str, v: (u32, u32)) -> Features {
         let ge = |a: u32, b: u32| v >= (a, b);
         Features {

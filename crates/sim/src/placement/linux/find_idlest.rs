@@ -1,5 +1,5 @@
 //! The fork/exec slow path: `find_idlest_cpu()`, `find_idlest_group()`,
-//! `find_idlest_group_cpu()` (linux-wakeup-path.md §7; called
+//! `find_idlest_group_cpu()` (kernel/sched/fair.c, the latest tree; called
 //! sched_balance_find_dst_* since ~6.10). The group logic follows the 5.5
 //! rework (57abff067a08) as in the latest tree; kernels before 5.5 compared
 //! runnable/avg load with a different rule, which is not modelled.

@@ -1,7 +1,10 @@
 //! Idle-core search and the LLC-shared hints: `select_idle_core()` (both
 //! forms), `test_idle_cores()`, `set_idle_cores()`, `__update_idle_core()`
 //! and the SIS_UTIL producer `update_idle_cpu_scan()`
-//! (linux-wakeup-path.md §2, §5.2, §5.3, §5.5).
+//! (kernel/sched/fair.c; `__update_idle_core()` runs from
+//! `set_next_task_idle()` in kernel/sched/idle.c; `update_idle_cpu_scan()`
+//! is 70fb5ccf2ebb, Chen Yu, v6.0; the SMT gate of `test_idle_cores()` is
+//! c8987ae5af79, v5.13).
 
 use super::LinuxPlacement;
 use crate::placement::{Stage, WakeEnv};
@@ -65,8 +68,9 @@ impl LinuxPlacement {
     }
 
     /// `select_idle_core(p, core, cpus, &idle_cpu)`, >= 5.12 per-core form
-    /// (§5.2), called from select_idle_cpu in idle-core mode. Returns `core`
-    /// when all its SMT siblings are available-idle; otherwise removes the
+    /// (kernel/sched/fair.c, read at v6.1 and in the latest tree), called
+    /// from select_idle_cpu in idle-core mode. Returns `core` when all its
+    /// SMT siblings are available-idle; otherwise removes the
     /// whole core from `cpus` and, while no fallback is known, remembers the
     /// first allowed idle (or sched-idle) sibling in `idle_cpu` (tagged
     /// `stage`). With `select_idle_core_early_break` the sibling walk stops
@@ -137,8 +141,9 @@ impl LinuxPlacement {
         None
     }
 
-    /// `select_idle_core(p, sd, target)`, 4.9-5.11 whole-LLC form (§5.2):
-    /// only with SMT and the has_idle_cores hint (`hint` when the caller
+    /// `select_idle_core(p, sd, target)`, 4.9-5.11 whole-LLC form
+    /// (kernel/sched/fair.c, read at v5.8): only with SMT and the
+    /// has_idle_cores hint (`hint` when the caller
     /// already read it); walks the cores of `sd_llc & p->cpus_ptr` from the
     /// scan start, returning the first whose siblings are all
     /// available-idle; clears the hint when none is. Before bec2860a2bd6

@@ -1,11 +1,16 @@
 //! The Linux CFS/EEVDF wake-up placement path, version by version
-//! (linux-wakeup-path.md §2-§7, kernel/sched/fair.c).
+//! (kernel/sched/fair.c, with the helpers of kernel/sched/core.c,
+//! topology.c and idle.c). Trees read: "latest" is a v7.0-dev mainline tree
+//! (the Puqns67/linux fork @b7a23feb); v6.1 (raspberrypi/linux); v5.8
+//! (torvalds/linux @000619680c37); the commits named at each function or
+//! toggle for the releases in between.
 //!
 //! Entry: [`LinuxPlacement::select_task_rq_fair`] (record_wakee, wake_wide,
 //! the domain walk, wake_affine, then the fast path select_idle_sibling or
 //! the fork slow path find_idlest_cpu). The pieces live where a reader of
 //! fair.c expects them:
-//! - [`features`]: kernel profiles and toggles (§11, §12);
+//! - [`features`]: kernel profiles and toggles (one per behaviour change,
+//!   each naming its commit);
 //! - `wake_affine.rs`: wake_affine, wake_affine_idle, wake_affine_weight;
 //! - `select_idle.rs`: select_idle_sibling, select_idle_cpu (all forms),
 //!   select_idle_smt, the cluster scans;
@@ -82,8 +87,8 @@ impl LinuxPlacement {
             && !(self.f.choose_idle_cpu && env.tasks[p as usize].idle_policy)
     }
 
-    /// `select_task_rq_fair()` (§3). Follows the latest tree; differences
-    /// of older kernels (SD_LOAD_BALANCE, explicit sd_flag, EAS) do not
+    /// `select_task_rq_fair()` (kernel/sched/fair.c). Follows the latest
+    /// tree; differences of older kernels (SD_LOAD_BALANCE, explicit sd_flag, EAS) do not
     /// change placement on symmetric machines. In 4.16-5.15
     /// (`recent_used_cpu_update = swap`) an affine waker records its CPU in
     /// its own `recent_used_cpu` after the fast path.
@@ -164,8 +169,8 @@ impl LinuxPlacement {
         }
     }
 
-    /// `record_wakee()` (§3.1), in the waker's context: halve the waker's
-    /// flips once per second, count a flip when the wakee changes. Wakeups
+    /// `record_wakee()` (kernel/sched/fair.c), in the waker's context: halve
+    /// the waker's flips once per second, count a flip when the wakee changes. Wakeups
     /// from no task context (timers) record nothing.
     pub fn record_wakee(&self, env: &mut WakeEnv, req: WakeRequest) {
         let Some(w) = req.waker else { return };
@@ -181,8 +186,8 @@ impl LinuxPlacement {
         }
     }
 
-    /// `wake_wide()` (§3.1): both partners flip at least `sd_llc_size`
-    /// times and one `sd_llc_size` times more than the other.
+    /// `wake_wide()` (kernel/sched/fair.c): both partners flip at least
+    /// `sd_llc_size` times and one `sd_llc_size` times more than the other.
     pub fn wake_wide(&self, env: &mut WakeEnv, req: WakeRequest) -> bool {
         let master = req.waker.map_or(0, |w| env.tasks[w as usize].wakee_flips);
         let slave = env.tasks[req.task as usize].wakee_flips;

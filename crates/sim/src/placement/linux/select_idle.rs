@@ -1,5 +1,8 @@
 //! `select_idle_sibling()`, `select_idle_cpu()` in its two shapes,
-//! `select_idle_smt()` and the cluster scans (linux-wakeup-path.md §4-§6).
+//! `select_idle_smt()` and the cluster scans (kernel/sched/fair.c; the
+//! merged cluster scan is 8881e1639f1f and 22165f61d0c4, v6.7; the patch-era
+//! variant is Barry Song / Yicong Yang's v2 series of 2022-01, based on
+//! v5.17-rc1).
 
 use super::features::{IdleCoreScanStyle, RecentUpdate, ScanStart, SisPropAvg, SmtMode};
 use super::LinuxPlacement;
@@ -38,7 +41,8 @@ impl LinuxPlacement {
         }
     }
 
-    /// `select_idle_sibling(p, prev, target)` (§4). One function for every
+    /// `select_idle_sibling(p, prev, target)` (kernel/sched/fair.c, the
+    /// latest tree; older shapes by version below). One function for every
     /// version; the feature set picks the shape:
     /// - target, prev, per-CPU-kthread stacking (`kthread_stack`, ~5.11),
     ///   recent_used_cpu (4.16; swap until 5.15, prev-always from 5.16);
@@ -208,8 +212,9 @@ impl LinuxPlacement {
         None
     }
 
-    /// `select_idle_cpu()`, >= 5.12 form (§5.1): one wrapped pass over
-    /// `sd_llc(target) & p->cpus_ptr` that looks for a whole idle core in
+    /// `select_idle_cpu()`, >= 5.12 form (kernel/sched/fair.c, read at v6.1
+    /// and in the latest tree; the merged shape is 9fe1f127b913, v5.12): one
+    /// wrapped pass over `sd_llc(target) & p->cpus_ptr` that looks for a whole idle core in
     /// idle-core mode (remembering the first idle CPU seen) or for an idle
     /// CPU otherwise, bounded by SIS_PROP (5.12-6.6; not in idle-core mode)
     /// and/or SIS_UTIL (>= 6.0; a zero budget means no scan at all). With
@@ -379,7 +384,8 @@ impl LinuxPlacement {
         env.llc[l].avg_scan_cost = v;
     }
 
-    /// `select_idle_cpu()`, 4.13-5.11 form (§5.1): a plain idle-CPU scan of
+    /// `select_idle_cpu()`, 4.13-5.11 form (kernel/sched/fair.c, read at
+    /// v5.8, torvalds/linux @000619680c37): a plain idle-CPU scan of
     /// the LLC from `target`, bounded by SIS_PROP (avg_idle/512 of the
     /// waker's rq over the waker's avg_scan_cost, min 4; `!--nr` so at most
     /// nr-1 probes), optionally skipped by SIS_AVG_CPU. In <= 5.2

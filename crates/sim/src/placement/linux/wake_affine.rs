@@ -1,4 +1,5 @@
-//! `wake_affine()` and its two tests (linux-wakeup-path.md §3.2).
+//! `wake_affine()` and its two tests (kernel/sched/fair.c, the latest tree;
+//! the WA_IDLE, WA_WEIGHT and WA_BIAS toggles are kernel/sched/features.h).
 
 use super::LinuxPlacement;
 use crate::placement::WakeEnv;
