@@ -149,7 +149,8 @@ pub enum Op {
     /// (the lock-free list CAS and the pending-count increment), read the
     /// time once into the worker's variable `var` (its wake time) and
     /// post the worker's futex word as fpost does (FUTEX_WAKE_PRIVATE when
-    /// it was BLOCKED: a plain wake-up, no WF_SYNC).
+    /// it was BLOCKED: a plain wake-up, no WF_SYNC). Each push is counted
+    /// as a sample of 1 of `metric` (no cost: bookkeeping of the model).
     ReqPush {
         /// The worker's request queue.
         queue: ListId,
@@ -159,6 +160,8 @@ pub enum Op {
         futex: FutexId,
         /// The worker's variable receiving the wake time.
         var: VarId,
+        /// Metric counting the pushes.
+        metric: MetricId,
     },
     /// schbench's RPS worker taking its next request: if its queue holds
     /// one, take it (atomic decrement) and go on, recording nothing;

@@ -317,10 +317,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 worker,
                 futex,
                 var,
+                metric,
             } => {
                 let line = self.lists[queue as usize].line;
                 self.touch(c, line);
                 self.lists[queue as usize].entries.push((worker, futex));
+                self.record_sample(metric, 1);
                 self.tasks[worker as usize].vars[var as usize] = self.now;
                 self.futex_post(c, t, futex, 0);
                 true

@@ -401,10 +401,7 @@ impl SchbenchSim {
                     worker,
                     futex,
                     var: VAR_WAKE,
-                },
-                Op::Note {
                     metric: METRIC_PUSHED,
-                    value: 1,
                 },
             ]);
         };
