@@ -137,6 +137,7 @@ pub enum Op {
     /// a queue, see [`Op::ReqPush`]) holds more than `limit` requests,
     /// usleep `sleep_ns` and skip the next op (the push); else go on to
     /// the next op. Reading the count transfers the queue's cache line.
+    /// The op after it must be a plain op (not `Loop`/`EndLoop`).
     ReqBackoff {
         /// The worker's request queue.
         queue: ListId,

@@ -35,8 +35,19 @@
 //! schbench; a seeded [`crate::rng`] stream here), then wakes everyone
 //! queued. One "Latency percentiles" table.
 //!
-//! Not modelled: RPS mode (`-R`: per-worker request queues with a pending
-//! count, which the futex ops cannot express), pipe mode (`-p`), auto-RPS
+//! RPS mode (new version, `-R N`): each message thread hands out `N / M`
+//! requests a second. A cycle stamps its start, gives one request at a
+//! time to its workers round-robin (`cur++ % T`, the position kept across
+//! cycles), skipping, after a 100 us usleep, a worker with more than 128
+//! pending ([`Op::ReqBackoff`]); a request goes onto the worker's queue
+//! with the wake time and a post of its futex ([`Op::ReqPush`]). Then it
+//! sleeps out the rest of the second ([`Op::USleepRest`]). A worker takes
+//! its queued requests without waiting and records a wakeup latency only
+//! for one it slept for ([`Op::ReqTakeOrWait`]); the request itself, and
+//! its latency from `work_start` (queueing left out), are the closed
+//! loop's. The reports are the closed loop's.
+//!
+//! Not modelled: pipe mode (`-p`), auto-RPS
 //! (`-A`), autobench (`-a`), pinning (`-M`/`-W`; use `--cpus`) and the
 //! `sched delay` line (the engine keeps no per-task schedstat run delay),
 //! which is therefore left out of the reports. The old version's spin is
@@ -767,7 +778,7 @@ mod tests {
         let new = SchbenchSim::new_version;
         for (mut s, flag) in [
             (new(), "-r/--runtime"),
-            (new(), "-R/--rps"),
+            (SchbenchSim::old_version(), "-R/--rps"),
             (new(), "--split"),
             (SchbenchSim::old_version(), "-s/--sleeptime"),
             (new(), "-m/-t"),
@@ -782,6 +793,9 @@ mod tests {
             assert_eq!(s.validate().unwrap_err().flag, flag);
         }
         assert!(new().validate().is_ok());
+        let mut rps = new();
+        rps.bench.rps = 10;
+        assert!(rps.validate().is_ok());
         assert!(SchbenchSim::old_version().validate().is_ok());
     }
 }
