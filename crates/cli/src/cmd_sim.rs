@@ -326,9 +326,12 @@ pub struct SimSchbenchArgs {
     /// new only: zero the statistics every S seconds [0: never].
     #[arg(short = 'z', long = "zerotime", value_name = "S")]
     pub zerotime: Option<u32>,
-    /// Requests per second (RPS mode): not modelled, only 0 is accepted.
+    /// new only: requests per second (RPS mode), divided across the message threads [0: closed loop].
     #[arg(short = 'R', long = "rps", value_name = "N")]
     pub rps: Option<u32>,
+    /// Auto-RPS (target CPU busy percent): not modelled, refused.
+    #[arg(short = 'A', long = "auto-rps", value_name = "PCT")]
+    pub auto_rps: Option<u32>,
     /// new only: no per-CPU lock around the matrix work.
     #[arg(short = 'L', long = "no-locking")]
     pub no_locking: bool,
@@ -347,6 +350,10 @@ impl SimSchbenchArgs {
     /// version is an error naming it.
     fn model(&self) -> Result<sim::workload::schbench::SchbenchSim> {
         use sim::workload::schbench::SchbenchSim;
+        if self.auto_rps.is_some() {
+            // it scales -R from the host's /proc/stat busy time each second
+            bail!("-A/--auto-rps is not modelled (auto-RPS steers by the host's CPU usage); give -R N");
+        }
         let mut s = if self.version == "old" {
             let new_only = [
                 ("-w/--warmuptime", self.warmup.is_some()),
@@ -357,6 +364,7 @@ impl SimSchbenchArgs {
                 ("-L/--no-locking", self.no_locking),
                 ("-C/--calibrate", self.calibrate),
                 ("--split", self.split.is_some()),
+                ("-R/--rps", self.rps.is_some_and(|r| r > 0)),
             ];
             if let Some((flag, _)) = new_only.iter().find(|(_, given)| *given) {
                 bail!("{flag} is not an option of the old schbench (use --version new)");

@@ -159,7 +159,8 @@ fn bad_input_is_one_line_naming_the_flag_and_exit_2() {
         (&["-m", "-1"], "-m"),
         (&["-t", "0"], "-t"),
         (&["-r", "0"], "-r/--runtime"),
-        (&["-R", "100"], "-R/--rps"),
+        (&["-A", "50"], "-A/--auto-rps"),
+        (&["--version", "old", "-R", "100"], "-R/--rps"),
         (&["--split", "101"], "--split"),
         (&["-c", "100"], "-c/--cputime"),
         (&["--version", "old", "-w", "5"], "-w/--warmuptime"),
@@ -177,4 +178,51 @@ fn bad_input_is_one_line_naming_the_flag_and_exit_2() {
         assert!(err.contains(flag), "{a:?}: {err}");
         assert!(out.stdout.is_empty());
     }
+}
+
+/// RPS mode prints the closed loop's tables; on an uncontended machine the
+/// RPS table sits at the requested rate; reruns are identical.
+#[test]
+fn rps_mode_prints_the_tables_at_the_requested_rate() {
+    let args = [
+        "sim",
+        "schbench",
+        "-R",
+        "2000",
+        "-m",
+        "1",
+        "-t",
+        "8",
+        "-r",
+        "3",
+        "--machine",
+        "kunpeng920-node",
+    ];
+    let a = run(&args);
+    assert_eq!(a, run(&args), "not deterministic");
+    let lines: Vec<&str> = a.lines().collect();
+    assert!(
+        lines[0].starts_with("Wakeup Latencies percentiles (usec) runtime 3 (s) ("),
+        "{a}"
+    );
+    assert!(
+        lines[6].starts_with("Request Latencies percentiles (usec) runtime 3 (s) ("),
+        "{a}"
+    );
+    assert!(
+        lines[12].starts_with("RPS percentiles (requests) runtime 3 (s) ("),
+        "{a}"
+    );
+    assert!(lines[17].starts_with("average rps: "), "{a}");
+    // -t 24: each worker gets 84 requests a cycle, below the 128 limit
+    let mut args = args.to_vec();
+    args[7] = "24";
+    let a = run(&args);
+    let median: f64 = a.lines().nth(14).unwrap()["\t* 50.0th: ".len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((median - 2000.0).abs() <= 200.0, "{a}");
 }

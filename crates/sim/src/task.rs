@@ -122,6 +122,63 @@ pub enum Op {
     /// usleep: a timed sleep whose hrtimer fires at the end of its slack
     /// (timer_slack_ns).
     USleep(Nanos),
+    /// usleep the rest of a period that started at the time in the task's
+    /// variable `var`: schbench's RPS message thread sleeps out what is
+    /// left of its one-second cycle (`usleep(1s - elapsed)`, an hrtimer
+    /// sleep with the timer slack). No sleep, and no syscall, when the
+    /// period is already over.
+    USleepRest {
+        /// The period (ns).
+        period: Nanos,
+        /// The task's variable holding the period's start.
+        var: VarId,
+    },
+    /// schbench's RPS back-off: if the request queue (a wait list used as
+    /// a queue, see [`Op::ReqPush`]) holds more than `limit` requests,
+    /// usleep `sleep_ns` and skip the next op (the push); else go on to
+    /// the next op. Reading the count transfers the queue's cache line.
+    /// The op after it must be a plain op (not `Loop`/`EndLoop`).
+    ReqBackoff {
+        /// The worker's request queue.
+        queue: ListId,
+        /// Pending requests allowed before backing off.
+        limit: u32,
+        /// The back-off sleep (ns, a usleep with the timer slack).
+        sleep_ns: u32,
+    },
+    /// schbench's RPS hand-out: push one request onto a worker's queue
+    /// (the lock-free list CAS and the pending-count increment), read the
+    /// time once into the worker's variable `var` (its wake time) and
+    /// post the worker's futex word as fpost does (FUTEX_WAKE_PRIVATE when
+    /// it was BLOCKED: a plain wake-up, no WF_SYNC). Each push is counted
+    /// as a sample of 1 of `metric` (no cost: bookkeeping of the model).
+    ReqPush {
+        /// The worker's request queue.
+        queue: ListId,
+        /// The worker.
+        worker: TaskId,
+        /// The worker's futex word.
+        futex: FutexId,
+        /// The worker's variable receiving the wake time.
+        var: VarId,
+        /// Metric counting the pushes.
+        metric: MetricId,
+    },
+    /// schbench's RPS worker taking its next request: if its queue holds
+    /// one, take it (atomic decrement) and go on, recording nothing;
+    /// otherwise mark its futex word BLOCKED and FUTEX_WAIT_PRIVATE until
+    /// a push posts it, then take the request and record `now - var` (the
+    /// wake time the pusher wrote) as a sample of `metric`.
+    ReqTakeOrWait {
+        /// The task's own request queue.
+        queue: ListId,
+        /// The task's futex word.
+        futex: FutexId,
+        /// Metric of the wakeup latency.
+        metric: MetricId,
+        /// The task's variable holding the wake time.
+        var: VarId,
+    },
     /// Start of a loop body repeated `n` times.
     Loop(u32),
     /// End of the innermost loop body.

@@ -197,3 +197,119 @@ fn usleep_has_slack_and_timed_runs_stop() {
     assert_eq!(e.now(), 5 * MS);
     assert_eq!(e.live_tasks(), 1);
 }
+
+/// USleepRest sleeps out what is left of the period since the stamp (with
+/// usleep's timer slack), and not at all once the period is over.
+#[test]
+fn usleep_rest_sleeps_out_the_period() {
+    let (topo, sd) = machine();
+    let mut e = engine(&topo, &sd, false);
+    let rest = |work, mark| {
+        vec![
+            Op::Stamp(2),
+            Op::Compute(work),
+            Op::USleepRest { period: MS, var: 2 },
+            Op::Mark(mark),
+            Op::Exit,
+        ]
+    };
+    e.add_task(task(rest(300 * US, 0), 1));
+    e.add_task(task(rest(2 * MS, 1), 2));
+    e.run().unwrap();
+    assert_eq!(e.mark(0), Some(MS + 50 * US));
+    assert_eq!(e.mark(1), Some(2 * MS), "slept past an overrun period");
+}
+
+/// A request queue: requests pushed while the worker is busy are taken
+/// without waiting and without a wakeup sample; on an empty queue the
+/// worker sleeps on its futex until the next push, then takes that request
+/// and records `now - wake time` (the push's time stamp). Nothing is lost.
+#[test]
+fn request_queue_drains_then_waits_and_samples_only_the_wait() {
+    let (topo, sd) = machine();
+    let mut e = engine(&topo, &sd, true);
+    let q = e.add_req_queue();
+    let f = e.add_futex();
+    let take = Op::ReqTakeOrWait {
+        queue: q,
+        futex: f,
+        metric: 0,
+        var: 0,
+    };
+    let taken = Op::Note {
+        metric: 1,
+        value: 1,
+    };
+    // task 0: the worker; busy while the first three requests arrive
+    let worker = vec![
+        Op::Compute(2 * MS),
+        Op::Loop(4),
+        take,
+        taken,
+        Op::EndLoop,
+        Op::Mark(0),
+        Op::Exit,
+    ];
+    let push = Op::ReqPush {
+        queue: q,
+        worker: 0,
+        futex: f,
+        var: 0,
+        metric: 2,
+    };
+    let pusher = vec![
+        Op::Compute(MS),
+        push,
+        push,
+        push,
+        Op::Compute(4 * MS),
+        push,
+        Op::Exit,
+    ];
+    e.add_task(task(worker, 1));
+    e.add_task(task(pusher, 2));
+    e.run().unwrap();
+    assert_eq!(e.all_samples()[2].len(), 4, "pushes counted");
+    assert_eq!(e.all_samples()[1].len(), 4, "a request was lost");
+    assert_eq!(e.req_pending(q), 0);
+    let wake = &e.all_samples()[0];
+    assert_eq!(wake.len(), 1, "drained requests were sampled: {wake:?}");
+    // the wait ended after the last push (at ~5 ms), and covers a wake-up
+    let ipi = MachineCosts::for_machine("kvm-8vcpu").ipi_ns;
+    let (at, lat) = wake[0];
+    assert!(at - lat >= 5 * MS && lat >= ipi, "{wake:?}");
+    assert!(e.mark(0).unwrap() >= at);
+}
+
+/// ReqBackoff: a queue holding more than `limit` requests costs the pusher
+/// a usleep of `sleep_ns` (plus slack) and the push after it is skipped;
+/// below the limit the push goes ahead.
+#[test]
+fn req_backoff_skips_the_push_to_a_full_queue() {
+    let (topo, sd) = machine();
+    let mut e = engine(&topo, &sd, false);
+    let q = e.add_req_queue();
+    let f = e.add_futex();
+    let mut p = vec![Op::Loop(5)];
+    p.extend([
+        Op::ReqBackoff {
+            queue: q,
+            limit: 2,
+            sleep_ns: 100_000,
+        },
+        Op::ReqPush {
+            queue: q,
+            worker: 0,
+            futex: f,
+            var: 0,
+            metric: 0,
+        },
+    ]);
+    p.extend([Op::EndLoop, Op::Mark(0), Op::Exit]);
+    // nobody takes: pushes at 0, 1 and 2 pending go in, then two back-offs
+    e.add_task(task(p, 1));
+    e.run().unwrap();
+    assert_eq!(e.req_pending(q), 3);
+    assert_eq!(e.all_samples()[0].len(), 3);
+    assert_eq!(e.mark(0), Some(2 * (100 * US + 50 * US)));
+}

@@ -64,6 +64,30 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) | Op::USleep(_) => {
                 (if resumed { 0 } else { costs.syscall_ns }, false)
             }
+            Op::USleepRest { period, var } => {
+                // schbench reads the clock, then usleeps only if the cycle
+                // has time left
+                let end = task.vars[var as usize].saturating_add(period);
+                (
+                    if resumed || self.now >= end {
+                        0
+                    } else {
+                        costs.syscall_ns
+                    },
+                    false,
+                )
+            }
+            Op::ReqBackoff { queue, limit, .. } => {
+                let full = self.queue_len(queue) > limit as usize;
+                (
+                    if resumed || !full {
+                        0
+                    } else {
+                        costs.syscall_ns
+                    },
+                    false,
+                )
+            }
             Op::Stamp(_) | Op::RecordSince { .. } => (costs.gettimeofday_ns, false),
             Op::Note { .. } => (0, false),
             Op::FutexSet { .. }
@@ -72,7 +96,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Op::ListPush { .. }
             | Op::ListTakeStampPost { .. }
             | Op::LockCpu(_)
-            | Op::UnlockCpu(_) => match self.sync_start(c, t, op) {
+            | Op::UnlockCpu(_)
+            | Op::ReqPush { .. }
+            | Op::ReqTakeOrWait { .. } => match self.sync_start(c, t, op) {
                 super::sync::SyncStart::Work(w) => (w, false),
                 super::sync::SyncStart::Spin => {
                     // busy-spin (user mode) until the lock is released or
@@ -230,6 +256,44 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.block(c, t, Block::Sleep);
                 }
             }
+            Op::USleepRest { period, var } => {
+                let end = task.vars[var as usize].saturating_add(period);
+                if task.resumed || self.now >= end {
+                    task.resumed = false;
+                    task.pc.advance();
+                } else {
+                    // usleep(rest): an hrtimer sleep with the timer slack,
+                    // as Op::USleep
+                    self.events
+                        .push(end + TIMER_SLACK_NS, Event::Timer { task: t });
+                    self.block(c, t, Block::Sleep);
+                }
+            }
+            Op::ReqBackoff {
+                queue,
+                limit,
+                sleep_ns,
+            } => {
+                if task.resumed {
+                    // slept: skip the push
+                    task.resumed = false;
+                    task.pc.advance();
+                    task.pc.advance();
+                    return;
+                }
+                // the pending count is read from the queue's line
+                let line = self.queue_line(queue);
+                self.cpus[c].debt += self.lines.read(line, c, self.topo, &self.costs);
+                if self.queue_len(queue) > limit as usize {
+                    self.events.push(
+                        self.now + sleep_ns as Nanos + TIMER_SLACK_NS,
+                        Event::Timer { task: t },
+                    );
+                    self.block(c, t, Block::Sleep);
+                } else {
+                    self.tasks[ti].pc.advance();
+                }
+            }
             Op::Stamp(_)
             | Op::RecordSince { .. }
             | Op::Note { .. }
@@ -239,7 +303,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Op::ListPush { .. }
             | Op::ListTakeStampPost { .. }
             | Op::LockCpu(_)
-            | Op::UnlockCpu(_) => {
+            | Op::UnlockCpu(_)
+            | Op::ReqPush { .. }
+            | Op::ReqTakeOrWait { .. } => {
                 let op = task.op;
                 if self.sync_apply(c, t, op) {
                     let task = &mut self.tasks[ti];

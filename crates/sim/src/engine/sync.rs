@@ -92,6 +92,26 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         (self.lists.len() - 1) as u32
     }
 
+    /// An empty request queue (schbench's RPS mode): a wait list whose
+    /// entries are the pending requests, each naming the worker and its
+    /// futex word, so its length is schbench's pending count.
+    pub fn add_req_queue(&mut self) -> crate::task::ListId {
+        self.add_wait_list()
+    }
+
+    /// Requests waiting in a request queue.
+    pub fn req_pending(&self, queue: crate::task::ListId) -> usize {
+        self.queue_len(queue)
+    }
+
+    pub(super) fn queue_len(&self, queue: crate::task::ListId) -> usize {
+        self.lists[queue as usize].entries.len()
+    }
+
+    pub(super) fn queue_line(&self, queue: crate::task::ListId) -> LineId {
+        self.lists[queue as usize].line
+    }
+
     /// A set of per-CPU mutexes, all free.
     pub fn add_cpu_locks(&mut self) -> LockSetId {
         let n = self.cpus.len();
@@ -191,6 +211,27 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::ListTakeStampPost { .. } => {
                 SyncStart::Work(costs.atomic_ns + costs.gettimeofday_ns)
             }
+            Op::ReqPush { futex, .. } => {
+                // the list CAS and the pending increment, one clock
+                // reading, then fpost (the wake syscall only when BLOCKED)
+                let wake = self.futexes[futex as usize].blocked;
+                SyncStart::Work(
+                    3 * costs.atomic_ns
+                        + costs.gettimeofday_ns
+                        + if wake { costs.futex_wake_ns } else { 0 },
+                )
+            }
+            Op::ReqTakeOrWait { queue, .. } => {
+                if self.queue_len(queue) > 0 {
+                    // the decrement, and after a wait the clock reading of
+                    // the wakeup sample
+                    let woke = self.tasks[t as usize].resumed;
+                    SyncStart::Work(costs.atomic_ns + if woke { costs.gettimeofday_ns } else { 0 })
+                } else {
+                    // store BLOCKED, then FUTEX_WAIT_PRIVATE
+                    SyncStart::Work(costs.atomic_ns + costs.futex_wait_ns)
+                }
+            }
             _ => SyncStart::Work(0),
         }
     }
@@ -271,6 +312,50 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 true
             }
             Op::ListTakeStampPost { list, var } => self.list_take_stamp_post(c, t, list, var),
+            Op::ReqPush {
+                queue,
+                worker,
+                futex,
+                var,
+                metric,
+            } => {
+                let line = self.lists[queue as usize].line;
+                self.touch(c, line);
+                self.lists[queue as usize].entries.push((worker, futex));
+                self.record_sample(metric, 1);
+                self.tasks[worker as usize].vars[var as usize] = self.now;
+                self.futex_post(c, t, futex, 0);
+                true
+            }
+            Op::ReqTakeOrWait {
+                queue,
+                futex,
+                metric,
+                var,
+            } => {
+                let line = self.lists[queue as usize].line;
+                self.touch(c, line);
+                if self.lists[queue as usize].entries.pop().is_some() {
+                    // only a request the task slept for has a wakeup
+                    // latency: one it found queued was not waited on
+                    if self.tasks[ti].resumed {
+                        let since = self.tasks[ti].vars[var as usize];
+                        self.record_sample(metric, self.now.saturating_sub(since));
+                    }
+                    true
+                } else {
+                    // nothing queued (a push cannot slip in between: the
+                    // store of BLOCKED and the wait are one step here, as
+                    // the futex syscall rechecks the word)
+                    let fline = self.futexes[futex as usize].line;
+                    self.touch(c, fline);
+                    let fx = &mut self.futexes[futex as usize];
+                    fx.blocked = true;
+                    fx.waiters.push_back(t);
+                    self.block(c, t, Block::Futex(futex));
+                    false
+                }
+            }
             Op::LockCpu(set) => {
                 let s = &mut self.locksets[set as usize];
                 debug_assert!(s.owner[c].is_none() || s.owner[c] == Some(t));

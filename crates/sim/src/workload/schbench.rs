@@ -35,8 +35,19 @@
 //! schbench; a seeded [`crate::rng`] stream here), then wakes everyone
 //! queued. One "Latency percentiles" table.
 //!
-//! Not modelled: RPS mode (`-R`: per-worker request queues with a pending
-//! count, which the futex ops cannot express), pipe mode (`-p`), auto-RPS
+//! RPS mode (new version, `-R N`): each message thread hands out `N / M`
+//! requests a second. A cycle stamps its start, gives one request at a
+//! time to its workers round-robin (`cur++ % T`, the position kept across
+//! cycles), skipping, after a 100 us usleep, a worker with more than 128
+//! pending ([`Op::ReqBackoff`]); a request goes onto the worker's queue
+//! with the wake time and a post of its futex ([`Op::ReqPush`]). Then it
+//! sleeps out the rest of the second ([`Op::USleepRest`]). A worker takes
+//! its queued requests without waiting and records a wakeup latency only
+//! for one it slept for ([`Op::ReqTakeOrWait`]); the request itself, and
+//! its latency from `work_start` (queueing left out), are the closed
+//! loop's. The reports are the closed loop's.
+//!
+//! Not modelled: pipe mode (`-p`), auto-RPS
 //! (`-A`), autobench (`-a`), pinning (`-M`/`-W`; use `--cpus`) and the
 //! `sched delay` line (the engine keeps no per-task schedstat run delay),
 //! which is therefore left out of the reports. The old version's spin is
@@ -69,6 +80,17 @@ pub const METRIC_LOOPS: u8 = 2;
 pub const VAR_WAKE: u8 = 0;
 /// Task variable holding the request start.
 pub const VAR_START: u8 = 1;
+/// RPS mode: message-thread variable holding the start of its cycle.
+pub const VAR_CYCLE: u8 = 2;
+/// RPS mode: metric counting the requests handed out, kept as one-second
+/// summaries (see `Engine::summarise_metric`), not as samples.
+pub const METRIC_PUSHED: u8 = 3;
+/// RPS mode: a worker with more pending requests than this is skipped
+/// (schbench's limit).
+pub const RPS_PENDING_LIMIT: u32 = 128;
+/// RPS mode: the message thread's usleep when it skips a worker (100 us in
+/// schbench).
+const RPS_BACKOFF_NS: Nanos = 100 * US;
 
 const SEC: Nanos = 1_000_000_000;
 const US: Nanos = 1_000;
@@ -176,10 +198,10 @@ impl SchbenchSim {
                 "0 (run until interrupted) cannot be simulated: give seconds > 0",
             );
         }
-        if self.bench.rps > 0 {
+        if self.bench.rps > 0 && self.version == Version::Old {
             return err(
                 "-R/--rps",
-                "> 0 (RPS mode) is not modelled: simulated workers have no request queues; use the closed loop",
+                "RPS mode of the old schbench is not modelled (use --version new)",
             );
         }
         if matches!(self.split_percent, Some(p) if p > 100) {
@@ -277,7 +299,6 @@ impl SchbenchSim {
     }
 
     fn worker_program(&self, list: u32, own: u32, msg: u32, locks: u32) -> Vec<Op> {
-        let b = &self.bench;
         // msg_and_wait: mark ourselves blocked, read the clock into the
         // wake time (the message thread overwrites it), queue, post the
         // message thread, wait unless it already woke us, then record
@@ -306,37 +327,121 @@ impl SchbenchSim {
             }
             Version::New => {
                 p.extend(ask);
-                let sleep = b.sleep_usec as Nanos * US;
-                // calibration leaves the sleep out of the request time
-                if b.calibrate && sleep > 0 {
-                    p.push(Op::USleep(sleep));
-                }
-                p.push(Op::Stamp(VAR_START));
-                if !b.calibrate && sleep > 0 {
-                    p.push(Op::USleep(sleep));
-                }
-                let lock = !b.no_locking && !b.calibrate;
-                if lock {
-                    p.push(Op::LockCpu(locks));
-                }
-                let math = self.math_ns();
-                if math > 0 {
-                    p.push(Op::Compute(math));
-                }
-                if lock {
-                    p.push(Op::UnlockCpu(locks));
-                }
-                p.extend([
-                    Op::RecordSince {
-                        metric: METRIC_REQUEST,
-                        var: VAR_START,
-                    },
-                    Op::Note {
-                        metric: METRIC_LOOPS,
-                        value: 1,
-                    },
-                ]);
+                p.extend(self.request(locks));
             }
+        }
+        p.push(Op::EndLoop);
+        p
+    }
+
+    /// RPS mode worker: take the next request from its own queue, or wait
+    /// for one (recording the wakeup latency only then), and serve it.
+    fn rps_worker_program(&self, queue: u32, own: u32, locks: u32) -> Vec<Op> {
+        let mut p = vec![
+            Op::Loop(u32::MAX),
+            Op::ReqTakeOrWait {
+                queue,
+                futex: own,
+                metric: METRIC_WAKEUP,
+                var: VAR_WAKE,
+            },
+        ];
+        p.extend(self.request(locks));
+        p.push(Op::EndLoop);
+        p
+    }
+
+    /// The new version's request, once the worker has one: the request
+    /// clock starts after the wake-up (queueing is not part of it).
+    fn request(&self, locks: u32) -> Vec<Op> {
+        let b = &self.bench;
+        let mut p = Vec::new();
+        let sleep = b.sleep_usec as Nanos * US;
+        // calibration leaves the sleep out of the request time
+        if b.calibrate && sleep > 0 {
+            p.push(Op::USleep(sleep));
+        }
+        p.push(Op::Stamp(VAR_START));
+        if !b.calibrate && sleep > 0 {
+            p.push(Op::USleep(sleep));
+        }
+        let lock = !b.no_locking && !b.calibrate;
+        if lock {
+            p.push(Op::LockCpu(locks));
+        }
+        let math = self.math_ns();
+        if math > 0 {
+            p.push(Op::Compute(math));
+        }
+        if lock {
+            p.push(Op::UnlockCpu(locks));
+        }
+        p.extend([
+            Op::RecordSince {
+                metric: METRIC_REQUEST,
+                var: VAR_START,
+            },
+            Op::Note {
+                metric: METRIC_LOOPS,
+                value: 1,
+            },
+        ]);
+        p
+    }
+
+    /// RPS mode message thread, after it created its workers: each cycle
+    /// stamps its start, hands `rps / M` requests round-robin to its
+    /// workers (`cur++ % T`, continued across cycles; a worker with more
+    /// than 128 pending is skipped after a 100 us usleep) and sleeps out
+    /// the rest of the second. The cycles are written out until the
+    /// round-robin start repeats (or the run ends), then repeated.
+    fn rps_message_loop(&self, workers: &[(u32, u32, u32)]) -> Vec<Op> {
+        let t = workers.len() as u64;
+        let per = (self.bench.rps / self.bench.message_threads).max(1) as u64;
+        let cycles = (t / gcd(per, t)).min(self.bench.runtime as u64 + 1);
+        let push = |p: &mut Vec<Op>, k: u64| {
+            let (queue, worker, futex) = workers[k as usize];
+            p.extend([
+                Op::ReqBackoff {
+                    queue,
+                    limit: RPS_PENDING_LIMIT,
+                    sleep_ns: RPS_BACKOFF_NS as u32,
+                },
+                Op::ReqPush {
+                    queue,
+                    worker,
+                    futex,
+                    var: VAR_WAKE,
+                    metric: METRIC_PUSHED,
+                },
+            ]);
+        };
+        let mut p = vec![Op::Loop(u32::MAX)];
+        let mut cur = 0u64;
+        for _ in 0..cycles {
+            p.push(Op::Stamp(VAR_CYCLE));
+            // from worker `cur` to the end of the ring, whole rounds, then
+            // the rest
+            let head = per.min(t - cur);
+            for k in cur..cur + head {
+                push(&mut p, k);
+            }
+            let left = per - head;
+            if left / t > 0 {
+                p.push(Op::Loop((left / t).min(u32::MAX as u64) as u32));
+                for k in 0..t {
+                    push(&mut p, k);
+                }
+                p.push(Op::EndLoop);
+            }
+            for k in 0..left % t {
+                push(&mut p, k);
+            }
+            cur = (cur + per) % t;
+            p.push(Op::USleepRest {
+                period: SEC,
+                var: VAR_CYCLE,
+            });
         }
         p.push(Op::EndLoop);
         p
@@ -491,6 +596,14 @@ fn to_value<T: Serialize>(v: T) -> Value {
     serde_json::to_value(v).expect("serialisable")
 }
 
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
@@ -580,6 +693,28 @@ impl super::Workload for SchbenchSim {
             Version::New => self.footprint_lines(),
             Version::Old => 0,
         };
+        if self.bench.rps > 0 {
+            // the requests handed out, counted per second
+            e.summarise_metric(METRIC_PUSHED, SEC, u32::MAX);
+            for i in 0..m {
+                let msg_id = 1 + i * (t + 1);
+                // worker k of this message thread: (its request queue,
+                // its id, its futex word); the queues are the engine's
+                // wait lists in worker order
+                let workers: Vec<(u32, u32, u32)> = (1..=t)
+                    .map(|k| (e.add_req_queue(), msg_id + k, e.add_futex()))
+                    .collect();
+                let mut prog: Vec<Op> = (1..=t).map(|k| Op::Spawn { child: msg_id + k }).collect();
+                prog.extend(self.rps_message_loop(&workers));
+                let id = e.add_task(spec("schbench-msg", prog, Some(main_id), 0));
+                debug_assert_eq!(id, msg_id);
+                for &(queue, _, own) in &workers {
+                    let prog = self.rps_worker_program(queue, own, locks);
+                    e.add_task(spec("schbench-worker", prog, Some(msg_id), footprint));
+                }
+            }
+            return;
+        }
         for i in 0..m {
             let list = e.add_wait_list();
             let mfutex = e.add_futex();
@@ -643,7 +778,7 @@ mod tests {
         let new = SchbenchSim::new_version;
         for (mut s, flag) in [
             (new(), "-r/--runtime"),
-            (new(), "-R/--rps"),
+            (SchbenchSim::old_version(), "-R/--rps"),
             (new(), "--split"),
             (SchbenchSim::old_version(), "-s/--sleeptime"),
             (new(), "-m/-t"),
@@ -658,6 +793,9 @@ mod tests {
             assert_eq!(s.validate().unwrap_err().flag, flag);
         }
         assert!(new().validate().is_ok());
+        let mut rps = new();
+        rps.bench.rps = 10;
+        assert!(rps.validate().is_ok());
         assert!(SchbenchSim::old_version().validate().is_ok());
     }
 }
