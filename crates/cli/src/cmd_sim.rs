@@ -210,16 +210,7 @@ fn hackbench(a: SimHackbenchArgs) -> Result<ExitCode> {
     let opts = options(&a.common, cpus)?;
     let t0 = Instant::now();
     let r = simulate_hackbench(&topo, &hb, &opts)?;
-    let wall = t0.elapsed().as_secs_f64();
-    if a.common.json {
-        let mut v = result_json(&r, wall);
-        v["params"] = serde_json::to_value(&hb)?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", r.text);
-        print!("{}", placement_text(&r));
-    }
-    Ok(ExitCode::SUCCESS)
+    report(&r, t0, &hb, a.common.json)
 }
 
 fn spin(a: SpinArgs) -> Result<ExitCode> {
@@ -236,16 +227,7 @@ fn spin(a: SpinArgs) -> Result<ExitCode> {
     let opts = options(&a.common, cpus)?;
     let t0 = Instant::now();
     let r = simulate_spin(&topo, &sp, &opts)?;
-    let wall = t0.elapsed().as_secs_f64();
-    if a.common.json {
-        let mut v = result_json(&r, wall);
-        v["params"] = serde_json::to_value(&sp)?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", r.text);
-        print!("{}", placement_text(&r));
-    }
-    Ok(ExitCode::SUCCESS)
+    report(&r, t0, &sp, a.common.json)
 }
 
 /// tbench's own flags (the same as `schedlab bench tbench`'s), then the
@@ -269,16 +251,7 @@ fn tbench(a: SimTbenchArgs) -> Result<ExitCode> {
     let opts = options(&a.common, cpus)?;
     let t0 = Instant::now();
     let r = simulate_tbench(&topo, &tb, &opts)?;
-    let wall = t0.elapsed().as_secs_f64();
-    if a.common.json {
-        let mut v = result_json(&r, wall);
-        v["params"] = serde_json::to_value(&tb)?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", r.text);
-        print!("{}", placement_text(&r));
-    }
-    Ok(ExitCode::SUCCESS)
+    report(&r, t0, &tb, a.common.json)
 }
 
 // ---------------------------------------------------------------------------
@@ -401,14 +374,26 @@ fn schbench(a: SimSchbenchArgs) -> Result<ExitCode> {
     let opts = options(&a.common, cpus)?;
     let t0 = Instant::now();
     let r = simulate_schbench(&topo, &sb, &opts)?;
+    report(&r, t0, &sb, a.common.json)
+}
+
+/// Print a run: one JSON object with the workload's parameters under
+/// `params` (`--json`), or the tool's lines and the placement and balance
+/// summary.
+fn report(
+    r: &SimResult,
+    t0: Instant,
+    params: &impl serde::Serialize,
+    json: bool,
+) -> Result<ExitCode> {
     let wall = t0.elapsed().as_secs_f64();
-    if a.common.json {
-        let mut v = result_json(&r, wall);
-        v["params"] = serde_json::to_value(&sb)?;
+    if json {
+        let mut v = result_json(r, wall);
+        v["params"] = serde_json::to_value(params)?;
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", r.text);
-        print!("{}", placement_text(&r));
+        print!("{}", placement_text(r));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,27 +1,7 @@
 //! `schedlab sim hackbench` from the outside.
 
-use assert_cmd::Command;
-use serde_json::Value;
-
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
-
-fn run(args: &[&str]) -> String {
-    let out = schedlab().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json(args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.push("--json");
-    serde_json::from_str(&run(&a)).unwrap()
-}
+mod common;
+use common::{json, run, schedlab};
 
 const BASE: &[&str] = &[
     "sim",

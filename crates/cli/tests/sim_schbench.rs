@@ -1,21 +1,8 @@
 //! `schedlab sim schbench` from the outside.
 
-use assert_cmd::Command;
+mod common;
+use common::{run, schedlab};
 use serde_json::Value;
-
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
-
-fn run(args: &[&str]) -> String {
-    let out = schedlab().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 const BASE: &[&str] = &[
     "sim",

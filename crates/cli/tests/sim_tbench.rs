@@ -1,32 +1,9 @@
 //! `schedlab sim tbench` from the outside: dbench's lines, `--json`,
 //! determinism, and bad input (exit 2, one line).
 
-use assert_cmd::Command;
+mod common;
+use common::{fails, run};
 use serde_json::Value;
-
-fn schedlab() -> Command {
-    Command::cargo_bin("schedlab").unwrap()
-}
-
-fn run(args: &[&str]) -> String {
-    let out = schedlab().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Exit status 2 and one line on stderr, which is returned.
-fn fails(args: &[&str]) -> String {
-    let out = schedlab().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    assert!(out.stdout.is_empty(), "{args:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    err
-}
 
 const BASE: &[&str] = &[
     "sim",
