@@ -182,15 +182,7 @@ fn idle_ticks_stop() {
     const MS: u64 = 1_000_000;
     let topo = topology::preset("kvm-8vcpu").unwrap();
     let sd = SchedDomains::build(&topo, &DomainOptions::default());
-    let cfg = EngineConfig {
-        eevdf: Default::default(),
-        allowed: topo.all_cpus().clone(),
-        seed: 1,
-        check: true,
-        vcpu_preempt_check: true,
-        sched_idle_as_idle: true,
-        time_limit: 10_000_000_000,
-    };
+    let cfg = EngineConfig::checked(topo.all_cpus().clone());
     let mut e: Engine = Engine::new(
         &topo,
         &sd,

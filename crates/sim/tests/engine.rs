@@ -98,15 +98,7 @@ fn same_seed_same_result_and_cpu_restriction_is_honoured() {
 fn two_tasks(kind: ChanKind, a: Vec<Op>, b: Vec<Op>) -> (Option<u64>, Option<u64>, u64) {
     let topo = topology::preset("kunpeng920-node").unwrap();
     let sd = SchedDomains::build(&topo, &DomainOptions::default());
-    let cfg = EngineConfig {
-        eevdf: Default::default(),
-        allowed: topo.all_cpus().clone(),
-        seed: 1,
-        check: true,
-        vcpu_preempt_check: true,
-        sched_idle_as_idle: true,
-        time_limit: 10_000_000_000,
-    };
+    let cfg = EngineConfig::checked(topo.all_cpus().clone());
     let mut e: Engine = Engine::new(
         &topo,
         &sd,
@@ -226,15 +218,7 @@ fn compute_takes_its_time_and_two_tasks_share_a_cpu() {
     // One CPU allowed: two 10 ms compute tasks take 20 ms in total.
     let topo = topology::preset("kunpeng920-node").unwrap();
     let sd = SchedDomains::build(&topo, &DomainOptions::default());
-    let cfg = EngineConfig {
-        eevdf: Default::default(),
-        allowed: topology::CpuMask::from_cpus([3]),
-        seed: 1,
-        check: true,
-        vcpu_preempt_check: true,
-        sched_idle_as_idle: true,
-        time_limit: 10_000_000_000,
-    };
+    let cfg = EngineConfig::checked(topology::CpuMask::from_cpus([3]));
     let mut e: Engine = Engine::new(
         &topo,
         &sd,
@@ -269,15 +253,7 @@ fn engine_on<'a>(
     cpus: &[usize],
     costs: MachineCosts,
 ) -> Engine<'a> {
-    let cfg = EngineConfig {
-        eevdf: Default::default(),
-        allowed: topology::CpuMask::from_cpus(cpus.iter().copied()),
-        seed: 1,
-        check: true,
-        vcpu_preempt_check: true,
-        sched_idle_as_idle: true,
-        time_limit: 10_000_000_000,
-    };
+    let cfg = EngineConfig::checked(topology::CpuMask::from_cpus(cpus.iter().copied()));
     Engine::new(topo, sd, costs, cfg, Box::new(ScxDefault))
 }
 

@@ -12,15 +12,7 @@ const US: u64 = 1_000;
 const MS: u64 = 1_000_000;
 
 fn engine<'t>(topo: &'t Topology, sd: &'t SchedDomains, costs: bool) -> Engine<'t> {
-    let cfg = EngineConfig {
-        eevdf: Default::default(),
-        allowed: topo.all_cpus().clone(),
-        seed: 1,
-        check: true,
-        vcpu_preempt_check: true,
-        sched_idle_as_idle: true,
-        time_limit: 10_000_000_000,
-    };
+    let cfg = EngineConfig::checked(topo.all_cpus().clone());
     let c = MachineCosts::for_machine(topo.name());
     Engine::new(
         topo,

@@ -443,15 +443,7 @@ fn rps_mode_loses_no_request() {
         s.nprocs = topo.nr_cpus();
         s.madd_ps = costs.matmul_madd_ps;
         s.validate().unwrap();
-        let cfg = EngineConfig {
-            eevdf: Default::default(),
-            allowed: topo.all_cpus().clone(),
-            seed: 1,
-            check: true,
-            vcpu_preempt_check: true,
-            sched_idle_as_idle: true,
-            time_limit: 10_000_000_000,
-        };
+        let cfg = EngineConfig::checked(topo.all_cpus().clone());
         let mut e: Engine = Engine::new(&topo, &sd, costs.clone(), cfg, Box::new(ScxDefault));
         s.build(&mut e, 0);
         // 0.1 s into the third cycle: the deep queues are still draining

@@ -265,6 +265,23 @@ pub struct EngineConfig {
     pub time_limit: Nanos,
 }
 
+impl EngineConfig {
+    /// A configuration for a machine whose tasks may use `allowed`: default
+    /// EEVDF tunables, seed 1, invariants checked, the idle tests of recent
+    /// kernels, a 10 s time limit (the setting hand-built test runs use).
+    pub fn checked(allowed: CpuMask) -> Self {
+        EngineConfig {
+            eevdf: EevdfParams::default(),
+            allowed,
+            seed: 1,
+            check: true,
+            vcpu_preempt_check: true,
+            sched_idle_as_idle: true,
+            time_limit: 10_000_000_000,
+        }
+    }
+}
+
 /// An invariant violation found by `--check`.
 #[derive(Debug, thiserror::Error)]
 #[error("invariant violated at t={time} ns: {what}")]
