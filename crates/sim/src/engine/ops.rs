@@ -234,25 +234,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.block(c, t, Block::Poll(chan));
                 }
             }
-            Op::Sleep(d) => {
+            Op::Sleep(d) | Op::USleep(d) => {
                 if task.resumed {
                     task.resumed = false;
                     task.pc.advance();
                 } else {
-                    self.events.push(self.now + d, Event::Timer { task: t });
-                    self.block(c, t, Block::Sleep);
-                }
-            }
-            Op::USleep(d) => {
-                if task.resumed {
-                    task.resumed = false;
-                    task.pc.advance();
-                } else {
-                    // hrtimer_nanosleep with the task's timer slack: the
-                    // timer may fire anywhere up to the slack later and, on
-                    // an otherwise quiet CPU, fires at its end
+                    // usleep is hrtimer_nanosleep with the task's timer
+                    // slack: the timer may fire up to the slack later and,
+                    // on an otherwise quiet CPU, fires at its end
+                    let slack = if matches!(task.op, Op::USleep(_)) {
+                        TIMER_SLACK_NS
+                    } else {
+                        0
+                    };
                     self.events
-                        .push(self.now + d + TIMER_SLACK_NS, Event::Timer { task: t });
+                        .push(self.now + d + slack, Event::Timer { task: t });
                     self.block(c, t, Block::Sleep);
                 }
             }
