@@ -568,6 +568,39 @@ impl Features {
     }
 }
 
+impl std::str::FromStr for Features {
+    type Err = FeatureError;
+
+    /// Parse what [`Features::name`] prints: a profile, then `+NAME=VALUE`
+    /// overrides in order (feature toggles, or kernel build options such as
+    /// `SCHED_CLUSTER=n`), e.g. `linux-5.12+test_idle_cores_smt_gate=on`.
+    fn from_str(s: &str) -> Result<Features, FeatureError> {
+        let mut parts = s.split('+');
+        let mut f = Features::kernel(parts.next().unwrap_or(""))?;
+        // a value may contain '+' (scan_start=target+1): a piece without
+        // '=' continues the previous override
+        let mut overrides: Vec<String> = Vec::new();
+        for p in parts {
+            match overrides.last_mut() {
+                Some(last) if !p.contains('=') => {
+                    last.push('+');
+                    last.push_str(p);
+                }
+                _ => overrides.push(p.to_string()),
+            }
+        }
+        for o in &overrides {
+            let (name, value) = o.split_once('=').ok_or_else(|| bad(o, "", "NAME=VALUE"))?;
+            if ConfigOption::from_name(name).is_some() {
+                f.set_config(name, value)?;
+            } else {
+                f.set(name, value)?;
+            }
+        }
+        Ok(f)
+    }
+}
+
 impl fmt::Display for Features {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name())
@@ -611,5 +644,54 @@ mod kernel_config_tests {
         let e = f.set_config("SCHED_MC", "m").unwrap_err().to_string();
         assert_eq!(e, "bad value 'm' for feature 'SCHED_MC'; valid: y, n");
         assert_eq!(Features::kernel_config().len(), 4);
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::Features;
+    use proptest::prelude::*;
+
+    /// (feature, a value it takes) pairs, from the listing.
+    fn settings() -> Vec<(&'static str, &'static str)> {
+        Features::features()
+            .into_iter()
+            .flat_map(|(name, values, _)| values.split('|').map(move |v| (name, v)))
+            .collect()
+    }
+
+    proptest! {
+        /// The printed name of any profile with any overrides parses back to
+        /// the same features.
+        #[test]
+        fn name_parses_back(
+            k in 0..Features::kernels().len(),
+            picks in proptest::collection::vec(any::<prop::sample::Index>(), 0..5),
+            config in proptest::option::of((0usize..4, any::<bool>())),
+        ) {
+            let mut f = Features::kernel(Features::kernels()[k].0).unwrap();
+            let all = settings();
+            for p in picks {
+                let (name, value) = all[p.index(all.len())];
+                f.set(name, value).unwrap();
+            }
+            if let Some((i, on)) = config {
+                let name = Features::kernel_config()[i].0;
+                f.set_config(name, if on { "y" } else { "n" }).unwrap();
+            }
+            let back: Features = f.name().parse().unwrap();
+            prop_assert_eq!(back, f);
+        }
+    }
+
+    #[test]
+    fn bad_names_are_errors() {
+        assert!("linux-9.9".parse::<Features>().is_err());
+        assert!("latest+no_such_feature=on".parse::<Features>().is_err());
+        assert!("latest+sis_util".parse::<Features>().is_err());
+        assert!("latest+sis_util=maybe".parse::<Features>().is_err());
+        let f: Features = "linux-5.12+test_idle_cores_smt_gate=on".parse().unwrap();
+        assert!(f.test_idle_cores_smt_gate);
+        assert_eq!(f.name(), "linux-5.12+test_idle_cores_smt_gate=on");
     }
 }
