@@ -283,7 +283,7 @@ fn balancer_profiles_report_and_json() {
             .any(|l| l.starts_with("Balance (linux-legacy): ")),
         "{out}"
     );
-    let v = json(&[
+    const SPIN: &[&str] = &[
         "sim",
         "spin",
         "-n",
@@ -292,8 +292,8 @@ fn balancer_profiles_report_and_json() {
         "20",
         "--machine",
         "kvm-8vcpu",
-        "--check",
-    ]);
+    ];
+    let v = json(&[SPIN, &["--check"]].concat());
     let b = &v["balance"];
     assert_eq!(b["balancer"], "linux");
     assert!(b["moved"].as_u64().unwrap() > 0);
@@ -314,16 +314,7 @@ fn balancer_profiles_report_and_json() {
         }
     }
     assert_eq!(v["params"]["tasks"], 16);
-    let spin = run(&[
-        "sim",
-        "spin",
-        "-n",
-        "16",
-        "-w",
-        "20",
-        "--machine",
-        "kvm-8vcpu",
-    ]);
+    let spin = run(SPIN);
     let lines: Vec<&str> = spin.lines().collect();
     assert_eq!(
         lines[0],

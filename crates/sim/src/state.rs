@@ -114,3 +114,22 @@ pub struct TaskPlacement {
     /// PELT utilisation of the task.
     pub util_avg: u64,
 }
+
+impl TaskPlacement {
+    /// A new task's fields: allowed on `cpus_allowed`, last used `cpu`, no
+    /// wakee history, no PELT signal yet, a normal (non-kthread, non-idle)
+    /// task.
+    pub fn new(cpus_allowed: CpuMask, cpu: usize) -> Self {
+        TaskPlacement {
+            cpus_allowed,
+            recent_used_cpu: cpu,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            per_cpu_kthread: false,
+            idle_policy: false,
+            load_avg: 0,
+            util_avg: 0,
+        }
+    }
+}

@@ -484,17 +484,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         ent.idle_policy = false;
         self.ents.push(ent);
         let first = self.cfg.allowed.first().unwrap_or(0);
-        self.tplace.push(TaskPlacement {
-            cpus_allowed: self.cfg.allowed.clone(),
-            recent_used_cpu: first,
-            wakee_flips: 0,
-            wakee_flip_decay_ts: 0,
-            last_wakee: None,
-            per_cpu_kthread: false,
-            idle_policy: false,
-            load_avg: 0,
-            util_avg: 0,
-        });
+        self.tplace
+            .push(TaskPlacement::new(self.cfg.allowed.clone(), first));
         self.tasks.push(Task {
             spec,
             pc: Pc::default(),

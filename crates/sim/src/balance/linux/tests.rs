@@ -89,17 +89,11 @@ impl Fixture {
 
     fn add_task(&mut self, cpu: usize) -> u32 {
         let t = self.tasks.len() as u32;
-        self.tasks.push(TaskPlacement {
-            cpus_allowed: self.topo.all_cpus().clone(),
-            recent_used_cpu: cpu,
-            wakee_flips: 0,
-            wakee_flip_decay_ts: 0,
-            last_wakee: None,
-            per_cpu_kthread: false,
-            idle_policy: false,
-            load_avg: 1024,
-            util_avg: 1024,
-        });
+        // always runnable: full load and util until shared below
+        let mut tp = TaskPlacement::new(self.topo.all_cpus().clone(), cpu);
+        tp.load_avg = 1024;
+        tp.util_avg = 1024;
+        self.tasks.push(tp);
         let mut e = Entity::new(1024, 3_000_000);
         // ran long ago: not cache hot
         e.exec_start = 0;
