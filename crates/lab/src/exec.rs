@@ -1,0 +1,145 @@
+//! Running one [`RunSpec`]: in the simulator, or with the native port on
+//! this host. Both give the run's JSON record, whose field names are the
+//! same for the two where the meaning is, so [`crate::metrics`] reads either.
+
+use crate::spec::{Mode, RunSpec, SpecError};
+use crate::workload::WorkloadSpec;
+use native::CpuSelection;
+use serde_json::Value;
+use sim::run::{SimError, SimResult};
+use sim::workload::hackbench::Hackbench;
+use sim::workload::spin::Spin;
+
+/// Why a run could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The specification is wrong.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The simulator refused or failed the run.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The native run failed.
+    #[error(transparent)]
+    Native(#[from] native::Error),
+}
+
+/// A finished simulated run: the simulator's record plus the workload's
+/// parameters as the run used them.
+pub struct Simulated {
+    /// The simulator's record.
+    pub result: SimResult,
+    /// The workload's parameters (`params` in `schedlab sim --json`).
+    pub params: Value,
+}
+
+fn to_json(v: &impl serde::Serialize) -> Value {
+    serde_json::to_value(v).expect("plain data serialises")
+}
+
+/// Simulate `spec` (its mode is not consulted).
+pub fn simulate(spec: &RunSpec) -> Result<Simulated, RunError> {
+    let topo = spec.topology()?;
+    let opts = spec.sim_options(&topo)?;
+    let (result, params) = match &spec.workload {
+        WorkloadSpec::Hackbench(h) => {
+            let hb: Hackbench = h.bench();
+            (
+                sim::run::simulate_hackbench(&topo, &hb, &opts)?,
+                to_json(&hb),
+            )
+        }
+        WorkloadSpec::Spin(s) => {
+            let ncpus = opts.cpus.as_ref().map_or(topo.nr_cpus(), |m| m.weight());
+            let sp = Spin {
+                tasks: s.tasks.unwrap_or(2 * ncpus as u32),
+                work_ns: s.work_ms as u64 * 1_000_000,
+            };
+            if sp.work_ns == 0 {
+                return Err(SpecError::field("work_ms", "must be an integer > 0").into());
+            }
+            (sim::run::simulate_spin(&topo, &sp, &opts)?, to_json(&sp))
+        }
+        WorkloadSpec::Schbench(s) => {
+            let sb = s.model()?;
+            (
+                sim::run::simulate_schbench(&topo, &sb, &opts)?,
+                to_json(&sb),
+            )
+        }
+        WorkloadSpec::Tbench(t) => {
+            let tb = t.bench();
+            (sim::run::simulate_tbench(&topo, &tb, &opts)?, to_json(&tb))
+        }
+    };
+    Ok(Simulated { result, params })
+}
+
+/// The simulator's JSON record of a run: every field is deterministic.
+pub fn sim_json(s: &Simulated) -> Value {
+    let mut v = to_json(&s.result);
+    v["mode"] = Value::from("sim");
+    v["time_s"] = Value::from(s.result.time_ns as f64 / 1e9);
+    v["params"] = s.params.clone();
+    v
+}
+
+fn cpu_selection(spec: &RunSpec) -> Result<CpuSelection, RunError> {
+    Ok(match (&spec.cpus, spec.node) {
+        (Some(_), Some(_)) => {
+            return Err(SpecError::field("cpus", "give cpus or node, not both").into())
+        }
+        (Some(list), None) => CpuSelection::Cpus(native::cpus::parse_cpu_list(list, "--cpus")?),
+        (None, Some(n)) => CpuSelection::Node(
+            u32::try_from(n).map_err(|_| SpecError::field("node", "out of range"))?,
+        ),
+        (None, None) => CpuSelection::Inherit,
+    })
+}
+
+/// Run `spec` with the native port on this host, quietly (the tool's text
+/// is not printed), and return its JSON record.
+pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
+    let cpus = cpu_selection(spec)?;
+    let quiet = &mut |_: &str| {};
+    Ok(match &spec.workload {
+        WorkloadSpec::Hackbench(h) => {
+            let cfg = native::hackbench::HackbenchConfig {
+                bench: h.bench(),
+                cpus,
+                timeout: None,
+            };
+            cfg.validate()?;
+            to_json(&native::hackbench::run(&cfg)?)
+        }
+        WorkloadSpec::Schbench(s) => {
+            let cfg = native::schbench::SchbenchConfig {
+                bench: s.native()?,
+                cpus,
+                timeout: None,
+            };
+            cfg.validate()?;
+            to_json(&native::schbench::run(&cfg, quiet)?)
+        }
+        WorkloadSpec::Tbench(t) => {
+            let cfg = native::tbench::TbenchConfig {
+                bench: t.bench(),
+                cpus,
+                timeout: None,
+            };
+            cfg.validate()?;
+            to_json(&native::tbench::run(&cfg, quiet)?)
+        }
+        WorkloadSpec::Spin(_) => {
+            return Err(SpecError::field("benchmark", "spin has no native port").into())
+        }
+    })
+}
+
+/// Run `spec` in its mode and return its JSON record.
+pub fn run(spec: &RunSpec) -> Result<Value, RunError> {
+    match spec.mode {
+        Mode::Sim => Ok(sim_json(&simulate(spec)?)),
+        Mode::Native => run_native(spec),
+    }
+}

@@ -1,0 +1,495 @@
+//! Experiment files (TOML): a base run, sweep axes, variants, iterations
+//! and metrics, expanded into the list of runs they ask for. Every field is
+//! checked before anything runs; an error names the file, the field and
+//! what was expected, on one line. docs/experiments.md is the user's guide.
+
+use crate::metrics;
+use crate::spec::{Mode, RunSpec, SpecError};
+use crate::workload::WorkloadSpec;
+use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
+
+/// An experiment file that cannot be used: the file (or `builtin:NAME`)
+/// and what is wrong, on one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin}: {message}")]
+pub struct ExperimentError {
+    /// The file, or `builtin:NAME`.
+    pub origin: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The top level of an experiment file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default = "default_iterations")]
+    iterations: u32,
+    #[serde(default = "default_seed")]
+    seed: u64,
+    #[serde(default)]
+    metrics: Option<Vec<String>>,
+    run: Table,
+    #[serde(default)]
+    sweep: Table,
+    #[serde(default)]
+    variant: Vec<Table>,
+    #[serde(default)]
+    quick: Option<Table>,
+}
+
+fn default_iterations() -> u32 {
+    5
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// One variant: a column of the report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    /// Name.
+    pub name: String,
+    /// Simulated or native.
+    pub mode: Mode,
+}
+
+/// One point of the sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// The axis values joined by `-` (mmtests' operation suffix).
+    pub key: String,
+    /// The value of each axis.
+    pub values: Vec<serde_json::Value>,
+}
+
+/// The specification of one (variant, point) cell; its iterations differ
+/// only in the seed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Index into [`Experiment::variants`].
+    pub variant: usize,
+    /// Index into [`Experiment::points`].
+    pub point: usize,
+    /// The run, with seed 0 (each iteration derives its own).
+    pub spec: RunSpec,
+}
+
+/// One run to do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedRun {
+    /// Index into [`Experiment::cells`].
+    pub cell: usize,
+    /// Iteration, from 0.
+    pub iteration: u32,
+    /// The seed: from the base seed, the point and the iteration only, so
+    /// every variant of a point sees the same random streams and the
+    /// result does not depend on how the runs are split.
+    pub seed: u64,
+}
+
+/// An experiment, expanded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Experiment {
+    /// Name.
+    pub name: String,
+    /// One line.
+    pub description: String,
+    /// Where the setup comes from (a commit, a mailing-list post).
+    pub source: Option<String>,
+    /// Scaled down by `--quick`.
+    pub quick: bool,
+    /// Iterations per cell.
+    pub iterations: u32,
+    /// Base seed.
+    pub seed: u64,
+    /// Metrics to report (may include [`metrics::STAGE_SHARES`]).
+    pub metrics: Vec<String>,
+    /// Sweep axis names.
+    pub axes: Vec<String>,
+    /// Sweep points (one, with an empty key, without a sweep).
+    pub points: Vec<Point>,
+    /// Variants, the baseline first.
+    pub variants: Vec<Variant>,
+    /// Every (variant, point), point-major.
+    pub cells: Vec<Cell>,
+}
+
+/// Fields of a run that the run table, variants, sweeps and `[quick]` may
+/// set, besides the workload's own.
+const RUN_KEYS: [&str; 10] = [
+    "mode",
+    "machine",
+    "cpus",
+    "node",
+    "kernel",
+    "features",
+    "kernel_config",
+    "policy",
+    "costs",
+    "check",
+];
+
+/// Fields only the simulator reads: a native variant may not set them, and
+/// it does not inherit them from the run table.
+const SIM_ONLY_KEYS: [&str; 7] = [
+    "machine",
+    "kernel",
+    "features",
+    "kernel_config",
+    "policy",
+    "costs",
+    "check",
+];
+
+/// A seed from (base seed, point key, iteration): FNV-1a over the three,
+/// then a splitmix64 finaliser to spread the bits.
+pub fn derive_seed(base: u64, point: &str, iteration: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = base
+        .to_le_bytes()
+        .into_iter()
+        .chain(point.bytes())
+        .chain([0xff])
+        .chain(iteration.to_le_bytes());
+    for b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One line from a TOML error: `line N: message`.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: {msg}")
+        }
+        None => msg,
+    }
+}
+
+fn value_json(v: &Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+fn value_key(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Merge `layer` over `into`: `features` and `kernel_config` merge by name,
+/// anything else replaces.
+fn overlay(into: &mut Table, layer: &Table) {
+    for (k, v) in layer {
+        match (k.as_str(), into.get_mut(k), v) {
+            ("features" | "kernel_config", Some(Value::Table(old)), Value::Table(new)) => {
+                for (nk, nv) in new {
+                    old.insert(nk.clone(), nv.clone());
+                }
+            }
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Build a run from a merged table: the run fields, then the workload from
+/// the rest (`benchmark` says which).
+fn build_spec(mut t: Table) -> Result<RunSpec, SpecError> {
+    if t.contains_key("seed") {
+        return Err(SpecError::field(
+            "seed",
+            "set the experiment's seed at the top level (each run's seed derives from it)",
+        ));
+    }
+    let benchmark = match t.remove("benchmark") {
+        Some(Value::String(s)) => s,
+        Some(other) => {
+            return Err(SpecError::field(
+                "benchmark",
+                format!("expected a string, got {other}"),
+            ))
+        }
+        None => {
+            return Err(SpecError::field(
+                "benchmark",
+                format!(
+                    "missing: name the workload ({})",
+                    WorkloadSpec::NAMES.join(", ")
+                ),
+            ))
+        }
+    };
+    let mut run = Table::new();
+    let mut fields = Table::new();
+    for (k, v) in t {
+        if RUN_KEYS.contains(&k.as_str()) {
+            run.insert(k, v);
+        } else {
+            fields.insert(k, v);
+        }
+    }
+    let workload = WorkloadSpec::from_table(&benchmark, fields)?;
+    // The workload is checked; parse the rest with it in place.
+    run.insert(
+        "workload".into(),
+        Value::try_from(&workload).map_err(|e| SpecError::field("workload", e))?,
+    );
+    let spec: RunSpec = serde_path_to_error::deserialize(Value::Table(run)).map_err(|e| {
+        let path = e.path().to_string();
+        SpecError::field(path, e.into_inner().message().trim())
+    })?;
+    Ok(spec)
+}
+
+impl Experiment {
+    /// Parse and expand an experiment file's text. `origin` names it in
+    /// errors; `quick` applies the file's `[quick]` table (or the default
+    /// scaling when it has none).
+    pub fn parse(origin: &str, text: &str, quick: bool) -> Result<Experiment, ExperimentError> {
+        let err = |message: String| ExperimentError {
+            origin: origin.to_string(),
+            message,
+        };
+        let file: File = toml::from_str(text).map_err(|e| err(toml_error(text, &e)))?;
+        Self::expand(file, quick).map_err(err)
+    }
+
+    fn expand(f: File, quick: bool) -> Result<Experiment, String> {
+        if f.name.trim().is_empty() || f.name.contains(['/', '\\', '\n']) {
+            return Err(format!(
+                "name: {:?} must be a non-empty name without slashes",
+                f.name
+            ));
+        }
+        let mut iterations = f.iterations;
+        // -- sweep axes
+        let mut axes = Vec::new();
+        let mut lists = Vec::new();
+        for (axis, values) in &f.sweep {
+            let Value::Array(vs) = values else {
+                return Err(format!(
+                    "sweep.{axis}: expected an array of values, got {values}"
+                ));
+            };
+            if vs.is_empty() {
+                return Err(format!(
+                    "sweep.{axis}: the sweep is empty; give at least one value"
+                ));
+            }
+            if ["mode", "features", "kernel_config", "seed", "benchmark"].contains(&axis.as_str()) {
+                return Err(format!(
+                    "sweep.{axis}: cannot be swept (sweep a machine or workload field; use variants for kernels and features)"
+                ));
+            }
+            axes.push(axis.clone());
+            lists.push(vs.clone());
+        }
+        let mut points: Vec<Vec<Value>> = vec![vec![]];
+        for vs in &lists {
+            points = points
+                .into_iter()
+                .flat_map(|p| {
+                    vs.iter().map(move |v| {
+                        let mut q = p.clone();
+                        q.push(v.clone());
+                        q
+                    })
+                })
+                .collect();
+        }
+        let points: Vec<(Point, Table)> = points
+            .into_iter()
+            .map(|vals| {
+                let key = vals.iter().map(value_key).collect::<Vec<_>>().join("-");
+                let table: Table = axes.iter().cloned().zip(vals.iter().cloned()).collect();
+                (
+                    Point {
+                        key,
+                        values: vals.iter().map(value_json).collect(),
+                    },
+                    table,
+                )
+            })
+            .collect();
+        {
+            let mut keys: Vec<&str> = points.iter().map(|(p, _)| p.key.as_str()).collect();
+            keys.sort_unstable();
+            if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
+                return Err(format!("sweep: point {:?} appears twice", w[0]));
+            }
+        }
+        // -- quick
+        let mut quick_layer = Table::new();
+        if quick {
+            match &f.quick {
+                Some(q) => {
+                    for (k, v) in q {
+                        if k == "iterations" {
+                            iterations = v
+                                .as_integer()
+                                .and_then(|i| u32::try_from(i).ok())
+                                .ok_or_else(|| {
+                                    format!("quick.iterations: expected an integer >= 1, got {v}")
+                                })?;
+                        } else {
+                            quick_layer.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+                None => iterations = iterations.min(3),
+            }
+        }
+        if iterations == 0 {
+            return Err("iterations: must be at least 1".into());
+        }
+        // -- variants
+        if f.variant.is_empty() {
+            return Err(
+                "variant: give at least one [[variant]] (the first is the baseline)".into(),
+            );
+        }
+        let mut variants = Vec::new();
+        let mut layers = Vec::new();
+        for (i, v) in f.variant.iter().enumerate() {
+            let mut v = v.clone();
+            let name = match v.remove("name") {
+                Some(Value::String(s)) if !s.trim().is_empty() => s,
+                Some(other) => {
+                    return Err(format!(
+                        "variant {}: name: expected a non-empty string, got {other}",
+                        i + 1
+                    ))
+                }
+                None => return Err(format!("variant {}: name: missing", i + 1)),
+            };
+            if variants.iter().any(|x: &Variant| x.name == name) {
+                return Err(format!("variant {name:?}: the name is used twice"));
+            }
+            let mode = match v.get("mode").or(f.run.get("mode")) {
+                None => Mode::Sim,
+                Some(Value::String(s)) if s == "sim" => Mode::Sim,
+                Some(Value::String(s)) if s == "native" => Mode::Native,
+                Some(other) => {
+                    return Err(format!(
+                        "variant {name:?}: mode: expected \"sim\" or \"native\", got {other}"
+                    ))
+                }
+            };
+            if mode == Mode::Native {
+                if let Some(k) = v.keys().find(|k| SIM_ONLY_KEYS.contains(&k.as_str())) {
+                    return Err(format!(
+                        "variant {name:?}: {k}: is simulator only; a native variant runs on this host as it is"
+                    ));
+                }
+            }
+            variants.push(Variant { name, mode });
+            layers.push(v);
+        }
+        // -- cells
+        let mut cells = Vec::new();
+        let mut benchmark = String::new();
+        for (pi, (point, ptable)) in points.iter().enumerate() {
+            for (vi, variant) in variants.iter().enumerate() {
+                let mut t = f.run.clone();
+                overlay(&mut t, &layers[vi]);
+                overlay(&mut t, ptable);
+                overlay(&mut t, &quick_layer);
+                if variant.mode == Mode::Native {
+                    // a swept (or quick) simulator field means nothing to the host
+                    for k in SIM_ONLY_KEYS {
+                        t.remove(k);
+                    }
+                }
+                let ctx = if point.key.is_empty() {
+                    format!("variant {:?}", variant.name)
+                } else {
+                    format!("variant {:?}, point {}", variant.name, point.key)
+                };
+                let mut spec = build_spec(t).map_err(|e| format!("{ctx}: {e}"))?;
+                spec.mode = variant.mode;
+                if quick && f.quick.is_none() {
+                    spec.workload.scale_down();
+                }
+                spec.seed = 0;
+                spec.validate().map_err(|e| format!("{ctx}: {e}"))?;
+                benchmark = spec.workload.name().to_string();
+                cells.push(Cell {
+                    variant: vi,
+                    point: pi,
+                    spec,
+                });
+            }
+        }
+        // -- metrics
+        let metrics = match f.metrics {
+            Some(m) => {
+                if m.is_empty() {
+                    return Err("metrics: the list is empty; leave it out for the defaults".into());
+                }
+                if let Some(bad) = m.iter().find(|n| !metrics::known(n)) {
+                    return Err(format!(
+                        "metrics: unknown metric {bad:?} (known: {})",
+                        metrics::names()
+                    ));
+                }
+                m
+            }
+            None => metrics::defaults(&benchmark),
+        };
+        Ok(Experiment {
+            name: f.name,
+            description: f.description,
+            source: f.source,
+            quick,
+            iterations,
+            seed: f.seed,
+            metrics,
+            axes,
+            points: points.into_iter().map(|(p, _)| p).collect(),
+            variants,
+            cells,
+        })
+    }
+
+    /// Every run, in canonical order: point, iteration, variant.
+    pub fn runs(&self) -> Vec<PlannedRun> {
+        let nv = self.variants.len();
+        let mut v = Vec::with_capacity(self.cells.len() * self.iterations as usize);
+        for (pi, point) in self.points.iter().enumerate() {
+            for it in 0..self.iterations {
+                let seed = derive_seed(self.seed, &point.key, it);
+                for vi in 0..nv {
+                    v.push(PlannedRun {
+                        cell: pi * nv + vi,
+                        iteration: it,
+                        seed,
+                    });
+                }
+            }
+        }
+        v
+    }
+
+    /// The spec of a planned run, with its seed.
+    pub fn spec_of(&self, run: &PlannedRun) -> RunSpec {
+        let mut s = self.cells[run.cell].spec.clone();
+        s.seed = run.seed;
+        s
+    }
+}

@@ -1,0 +1,309 @@
+//! The metrics an experiment can report, read from a run's JSON record
+//! (the simulator's and the native ports' records share field names where
+//! the meaning is the same). Benchmark metrics follow what mmtests extracts
+//! (hackbench `time`, tbench throughput, schbench percentiles); the
+//! scheduler-internal ones exist only for simulated runs.
+
+use report::{Better, MetricInfo};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A metric: its report description and where its value is in a record.
+#[derive(Clone, Copy, Debug)]
+pub struct Metric {
+    /// Name (the table's operation prefix).
+    pub name: &'static str,
+    /// Unit.
+    pub unit: &'static str,
+    /// Better direction.
+    pub better: Better,
+    /// Decimal places (mmtests: hackbench and tbench 4, otherwise 2).
+    pub decimals: usize,
+    /// The benchmark it belongs to (None: any simulated run).
+    pub benchmark: Option<&'static str>,
+    /// JSON pointer into the run record.
+    pub pointer: &'static str,
+    /// One line.
+    pub description: &'static str,
+}
+
+use Better::{Higher, Lower};
+
+/// Every metric by name.
+pub const METRICS: &[Metric] = &[
+    Metric {
+        name: "time",
+        unit: "s",
+        better: Lower,
+        decimals: 4,
+        benchmark: Some("hackbench"),
+        pointer: "/time_s",
+        description: "hackbench Time: seconds until every task exited",
+    },
+    Metric {
+        name: "tput",
+        unit: "MB/s",
+        better: Higher,
+        decimals: 4,
+        benchmark: Some("tbench"),
+        pointer: "/throughput_mb_s",
+        description: "tbench throughput over the execute phase",
+    },
+    Metric {
+        name: "max-latency",
+        unit: "ms",
+        better: Lower,
+        decimals: 4,
+        benchmark: Some("tbench"),
+        pointer: "/max_latency_ms",
+        description: "tbench worst per-tick latency of any client",
+    },
+    Metric {
+        name: "wakeup-p50",
+        unit: "us",
+        better: Lower,
+        decimals: 2,
+        benchmark: Some("schbench"),
+        pointer: "/wakeup_latency_us/p50",
+        description: "schbench wakeup latency, 50th percentile",
+    },
+    Metric {
+        name: "wakeup-p99",
+        unit: "us",
+        better: Lower,
+        decimals: 2,
+        benchmark: Some("schbench"),
+        pointer: "/wakeup_latency_us/p99",
+        description: "schbench wakeup latency, 99th percentile",
+    },
+    Metric {
+        name: "request-p99",
+        unit: "us",
+        better: Lower,
+        decimals: 2,
+        benchmark: Some("schbench"),
+        pointer: "/request_latency_us/p99",
+        description: "schbench request latency, 99th percentile (mmtests' ratio metric)",
+    },
+    Metric {
+        name: "rps-p50",
+        unit: "req/s",
+        better: Higher,
+        decimals: 2,
+        benchmark: Some("schbench"),
+        pointer: "/rps/p50",
+        description: "schbench requests per second, 50th percentile",
+    },
+    Metric {
+        name: "probes-per-wakeup",
+        unit: "CPUs",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/placement/probes_per_wakeup/mean",
+        description: "run queues the wake-up path probed per wakeup",
+    },
+    Metric {
+        name: "select-idle-cpu-cost",
+        unit: "ns",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/placement/select_idle_cpu_cost_ns/mean",
+        description: "modelled cost per select_idle_cpu call",
+    },
+    Metric {
+        name: "select-idle-core-cost",
+        unit: "ns",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/placement/select_idle_core_cost_ns/mean",
+        description: "modelled cost per select_idle_core call",
+    },
+    Metric {
+        name: "select-idle-core-probes",
+        unit: "CPUs",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/placement/select_idle_core_probes/mean",
+        description: "CPUs probed per select_idle_core call",
+    },
+    Metric {
+        name: "placement-cost",
+        unit: "ms",
+        better: Lower,
+        decimals: 4,
+        benchmark: None,
+        pointer: "/placement/probe_cost_ns",
+        description: "total modelled wake-up placement cost",
+    },
+    Metric {
+        name: "migrations",
+        unit: "tasks",
+        better: Lower,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/migrations",
+        description: "task migrations (wake-up placement and balancing)",
+    },
+    Metric {
+        name: "lb-moved",
+        unit: "tasks",
+        better: Lower,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/balance/moved",
+        description: "tasks the load balancer moved",
+    },
+    Metric {
+        name: "idle-while-waiting",
+        unit: "ms",
+        better: Lower,
+        decimals: 4,
+        benchmark: None,
+        pointer: "/balance/idle_while_work_waits_ns",
+        description: "time an allowed CPU idled while a task waited elsewhere",
+    },
+];
+
+/// The pseudo-metric that expands to one `stage-NAME` metric per wake-up
+/// placement stage that occurred: its share of wakeups, percent.
+pub const STAGE_SHARES: &str = "stage-shares";
+
+/// A metric by name (`stage-NAME` metrics are made on demand).
+pub fn lookup(name: &str) -> Option<Metric> {
+    METRICS.iter().find(|m| m.name == name).copied()
+}
+
+/// Whether `name` names a metric or [`STAGE_SHARES`].
+pub fn known(name: &str) -> bool {
+    name == STAGE_SHARES || lookup(name).is_some()
+}
+
+/// The names every metric could have, for error messages.
+pub fn names() -> String {
+    let mut v: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
+    v.push(STAGE_SHARES);
+    v.join(", ")
+}
+
+/// The metrics reported when an experiment names none: the benchmark's
+/// own, then the wake-up path's.
+pub fn defaults(benchmark: &str) -> Vec<String> {
+    let mut v: Vec<String> = METRICS
+        .iter()
+        .filter(|m| m.benchmark == Some(benchmark))
+        .map(|m| m.name.to_string())
+        .collect();
+    v.extend(
+        [
+            "probes-per-wakeup",
+            "select-idle-cpu-cost",
+            "migrations",
+            "lb-moved",
+            STAGE_SHARES,
+        ]
+        .map(String::from),
+    );
+    v
+}
+
+/// How a metric is reported.
+pub fn info(name: &str) -> MetricInfo {
+    match lookup(name) {
+        Some(m) => MetricInfo {
+            name: m.name.into(),
+            unit: m.unit.into(),
+            better: m.better,
+            decimals: m.decimals,
+            description: m.description.into(),
+        },
+        None => MetricInfo {
+            name: name.into(),
+            unit: "%".into(),
+            better: Higher,
+            decimals: 2,
+            description: format!(
+                "share of wakeups placed by stage {}",
+                name.trim_start_matches("stage-")
+            ),
+        },
+    }
+}
+
+/// Read `wanted` metrics out of a run record. Nanosecond totals shown in
+/// ms are scaled here; a metric the record lacks is left out.
+pub fn extract(record: &Value, wanted: &[String]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for name in wanted {
+        if name == STAGE_SHARES {
+            if let Some(stages) = record
+                .pointer("/placement/stages")
+                .and_then(Value::as_object)
+            {
+                let total: f64 = stages.values().filter_map(Value::as_f64).sum();
+                for (stage, n) in stages {
+                    if let (Some(n), true) = (n.as_f64(), total > 0.0) {
+                        out.insert(format!("stage-{stage}"), 100.0 * n / total);
+                    }
+                }
+            }
+            continue;
+        }
+        let Some(m) = lookup(name) else { continue };
+        if let Some(v) = record.pointer(m.pointer).and_then(Value::as_f64) {
+            let v = if m.pointer.ends_with("_ns") && m.unit == "ms" {
+                v / 1e6
+            } else {
+                v
+            };
+            out.insert(name.clone(), v);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_metrics_and_stage_shares() {
+        let rec = json!({
+            "time_s": 1.5,
+            "migrations": 7,
+            "placement": {"stages": {"target": 3, "idle-core": 1}, "probe_cost_ns": 2_000_000},
+            "balance": {"moved": 2}
+        });
+        let wanted: Vec<String> = [
+            "time",
+            "migrations",
+            "lb-moved",
+            "placement-cost",
+            "tput",
+            STAGE_SHARES,
+        ]
+        .map(String::from)
+        .into();
+        let m = extract(&rec, &wanted);
+        assert_eq!(m["time"], 1.5);
+        assert_eq!(m["migrations"], 7.0);
+        assert_eq!(m["lb-moved"], 2.0);
+        assert_eq!(m["placement-cost"], 2.0);
+        assert_eq!(m["stage-target"], 75.0);
+        assert_eq!(m["stage-idle-core"], 25.0);
+        assert!(!m.contains_key("tput"));
+    }
+
+    #[test]
+    fn every_default_metric_is_known() {
+        for b in ["hackbench", "schbench", "tbench", "spin"] {
+            for m in defaults(b) {
+                assert!(known(&m), "{m}");
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Doing an experiment's runs: in parallel on `jobs` threads (rayon),
+//! natives alone and one at a time, a deterministic 1/N of them with
+//! `--shard`, each finished run appended to the run log at once so that a
+//! resumed experiment redoes only what is missing. Results never depend on
+//! the order runs finish in: the report sorts them.
+
+use crate::exec::{self, RunError};
+use crate::experiment::{Experiment, PlannedRun};
+use crate::metrics;
+use crate::runlog::{self, Header, LogError, RunLog};
+use crate::spec::Mode;
+use rayon::prelude::*;
+use report::{PointInfo, ReportSpec, RunRecord, VariantInfo};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Mutex;
+
+/// Everything that can stop an experiment.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The run log.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// A run failed.
+    #[error("variant {variant:?}{point}, iteration {iteration}: {source}")]
+    Run {
+        /// Variant.
+        variant: String,
+        /// `, point KEY` or empty.
+        point: String,
+        /// Iteration.
+        iteration: u32,
+        /// Why.
+        source: RunError,
+    },
+    /// The thread pool could not start.
+    #[error("--jobs: {0}")]
+    Pool(String),
+}
+
+/// A 1-based shard `I/N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// Which, from 1.
+    pub index: u32,
+    /// Of how many.
+    pub count: u32,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("{s:?}: expected I/N with 1 <= I <= N (e.g. 2/4)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// How to do an experiment's runs.
+pub struct RunOptions<'a> {
+    /// Threads for simulated runs (native runs always run alone).
+    pub jobs: usize,
+    /// Only this shard's runs.
+    pub shard: Option<Shard>,
+    /// Keep the runs an existing log holds and do only the others.
+    pub resume: bool,
+    /// The run log.
+    pub log: PathBuf,
+    /// Called once with (runs to do, runs already in the log).
+    pub on_start: &'a (dyn Fn(usize, usize) + Sync),
+    /// Called after each run finishes.
+    pub on_done: &'a (dyn Fn(&RunRecord) + Sync),
+}
+
+/// The runs of `shard` (all without one): every N-th in canonical order.
+pub fn select(exp: &Experiment, shard: Option<Shard>) -> Vec<PlannedRun> {
+    let all = exp.runs();
+    match shard {
+        None => all,
+        Some(s) => all
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i as u32 % s.count == s.index - 1)
+            .map(|(_, r)| r)
+            .collect(),
+    }
+}
+
+fn record_key(r: &RunRecord) -> (String, String, u32) {
+    (r.variant.clone(), r.point.clone(), r.iteration)
+}
+
+fn do_run(exp: &Experiment, run: &PlannedRun) -> Result<RunRecord, LabError> {
+    let cell = &exp.cells[run.cell];
+    let variant = &exp.variants[cell.variant].name;
+    let point = &exp.points[cell.point].key;
+    let json = exec::run(&exp.spec_of(run)).map_err(|source| LabError::Run {
+        variant: variant.clone(),
+        point: if point.is_empty() {
+            String::new()
+        } else {
+            format!(", point {point}")
+        },
+        iteration: run.iteration,
+        source,
+    })?;
+    Ok(RunRecord {
+        variant: variant.clone(),
+        point: point.clone(),
+        iteration: run.iteration,
+        seed: run.seed,
+        metrics: metrics::extract(&json, &exp.metrics),
+    })
+}
+
+/// Do the runs `opts` selects, appending each to the log; returns every
+/// selected run's record (those resumed from the log included).
+pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabError> {
+    let selected = select(exp, opts.shard);
+    let header = Header {
+        schedlab_runlog: 1,
+        fingerprint: runlog::fingerprint(exp),
+        shard: opts.shard.map(|s| s.to_string()),
+        experiment: exp.clone(),
+    };
+    let mut done: Vec<RunRecord> = Vec::new();
+    let mut log = if opts.resume && opts.log.exists() {
+        let (old, records) = runlog::read(&opts.log)?;
+        if old.fingerprint != header.fingerprint || old.shard != header.shard {
+            return Err(LogError::Mismatch(format!(
+                "--resume: {} holds runs of another experiment, shard or --quick setting; remove it or drop --resume",
+                opts.log.display()
+            ))
+            .into());
+        }
+        done = records;
+        RunLog::reopen(&opts.log)?
+    } else {
+        RunLog::create(&opts.log, &header)?
+    };
+    let have: BTreeSet<_> = done.iter().map(record_key).collect();
+    let pending: Vec<&PlannedRun> = selected
+        .iter()
+        .filter(|r| {
+            let c = &exp.cells[r.cell];
+            !have.contains(&(
+                exp.variants[c.variant].name.clone(),
+                exp.points[c.point].key.clone(),
+                r.iteration,
+            ))
+        })
+        .collect();
+    (opts.on_start)(pending.len(), done.len());
+    let (native, simulated): (Vec<&PlannedRun>, Vec<&PlannedRun>) = pending
+        .into_iter()
+        .partition(|r| exp.variants[exp.cells[r.cell].variant].mode == Mode::Native);
+    // Native runs measure this host: one at a time, with nothing else of
+    // ours running.
+    for r in native {
+        let rec = do_run(exp, r)?;
+        log.append(&rec)?;
+        (opts.on_done)(&rec);
+        done.push(rec);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .map_err(|e| LabError::Pool(e.to_string()))?;
+    let shared = Mutex::new((log, done));
+    pool.install(|| {
+        simulated.par_iter().with_max_len(1).try_for_each(|r| {
+            let rec = do_run(exp, r)?;
+            let mut g = shared.lock().expect("no run panics while holding the log");
+            g.0.append(&rec)?;
+            (opts.on_done)(&rec);
+            g.1.push(rec);
+            Ok::<(), LabError>(())
+        })
+    })?;
+    let (_, mut done) = shared
+        .into_inner()
+        .expect("no run panics while holding the log");
+    sort(exp, &mut done);
+    Ok(done)
+}
+
+/// Canonical order: variant, point, iteration (the order of the
+/// experiment, not of names).
+pub fn sort(exp: &Experiment, records: &mut [RunRecord]) {
+    let vi = |n: &str| {
+        exp.variants
+            .iter()
+            .position(|v| v.name == n)
+            .unwrap_or(usize::MAX)
+    };
+    let pi = |k: &str| {
+        exp.points
+            .iter()
+            .position(|p| p.key == k)
+            .unwrap_or(usize::MAX)
+    };
+    records.sort_by_key(|r| (vi(&r.variant), pi(&r.point), r.iteration));
+}
+
+/// Read the logs of the shards of one experiment and join their runs.
+pub fn merge(paths: &[PathBuf]) -> Result<(Experiment, Vec<RunRecord>), LabError> {
+    let mut first: Option<Header> = None;
+    let mut all: Vec<RunRecord> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for p in paths {
+        let (h, records) = runlog::read(p)?;
+        if let Some(f) = &first {
+            if f.fingerprint != h.fingerprint {
+                return Err(LogError::Mismatch(format!(
+                    "--merge: {} is a log of another experiment (or --quick setting) than {}",
+                    p.display(),
+                    paths[0].display()
+                ))
+                .into());
+            }
+        } else {
+            first = Some(h);
+        }
+        for r in records {
+            if seen.insert(record_key(&r)) {
+                all.push(r);
+            }
+        }
+    }
+    let Some(h) = first else {
+        return Err(LogError::Mismatch("--merge: name at least one run log".into()).into());
+    };
+    sort(&h.experiment, &mut all);
+    Ok((h.experiment, all))
+}
+
+/// The report's description of `exp`: the stage-shares pseudo-metric
+/// becomes one metric per placement stage that occurred in `records`.
+pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
+    let mut names: Vec<String> = Vec::new();
+    for m in &exp.metrics {
+        if m == metrics::STAGE_SHARES {
+            let stages: BTreeSet<&String> = records
+                .iter()
+                .flat_map(|r| r.metrics.keys())
+                .filter(|k| k.starts_with("stage-"))
+                .collect();
+            names.extend(stages.into_iter().cloned());
+        } else {
+            names.push(m.clone());
+        }
+    }
+    ReportSpec {
+        name: exp.name.clone(),
+        description: exp.description.clone(),
+        axes: exp.axes.clone(),
+        points: exp
+            .points
+            .iter()
+            .map(|p| PointInfo {
+                key: p.key.clone(),
+                values: p.values.clone(),
+            })
+            .collect(),
+        variants: exp
+            .variants
+            .iter()
+            .map(|v| VariantInfo {
+                name: v.name.clone(),
+                mode: v.mode.name().into(),
+            })
+            .collect(),
+        metrics: names.iter().map(|n| metrics::info(n)).collect(),
+        iterations: exp.iterations,
+    }
+}
+
+/// The default run-log path: `<dir>/<name>[.quick][.shard-I-of-N].runs.jsonl`.
+pub fn default_log(dir: &Path, exp: &Experiment, shard: Option<Shard>) -> PathBuf {
+    let mut name = exp.name.clone();
+    if exp.quick {
+        name += ".quick";
+    }
+    if let Some(s) = shard {
+        name += &format!(".shard-{}-of-{}", s.index, s.count);
+    }
+    dir.join(name + ".runs.jsonl")
+}

@@ -1,0 +1,284 @@
+//! One run, fully described: the machine, the CPUs it may use, the kernel
+//! and its feature overrides, the policy, the costs, the seed and the
+//! workload. `schedlab sim`'s flags and experiment files both build a
+//! [`RunSpec`]; everything a run needs is resolved from it here, so the two
+//! cannot disagree.
+
+use crate::workload::WorkloadSpec;
+use serde::{Deserialize, Serialize};
+use sim::placement::linux::Features;
+use sim::run::{PolicyChoice, SimOptions};
+use std::collections::BTreeMap;
+use std::path::Path;
+use topology::{CpuMask, Topology};
+
+/// A problem with one field of a run specification. It names the field as
+/// an experiment file spells it; the CLI renames it to its flag.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct SpecError {
+    /// The field (`machine`, `node`, `features.NAME`, a workload field).
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl SpecError {
+    /// An error about `field`.
+    pub fn field(field: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        SpecError {
+            field: field.into(),
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Simulate, or run the native port on this host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The simulator.
+    #[default]
+    Sim,
+    /// The native port, on this host.
+    Native,
+}
+
+impl Mode {
+    /// `sim` or `native`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Sim => "sim",
+            Mode::Native => "native",
+        }
+    }
+}
+
+/// The wake-up placement policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// The Linux wake-up path and load balancer of `kernel`.
+    #[default]
+    Linux,
+    /// sched_ext's default idle pick (no load balancer).
+    Scx,
+}
+
+/// The machine preset `schedlab sim` uses when none is named.
+pub const DEFAULT_MACHINE: &str = "kunpeng920-node";
+
+fn default_machine() -> String {
+    DEFAULT_MACHINE.into()
+}
+fn default_kernel() -> String {
+    "latest".into()
+}
+fn default_true() -> bool {
+    true
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// One run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Simulate (default) or run natively on this host.
+    #[serde(default)]
+    pub mode: Mode,
+    /// A machine preset (`schedlab topology list`),
+    /// `sysfs:DIR` or `hwloc:FILE` (simulator only).
+    #[serde(default = "default_machine")]
+    pub machine: String,
+    /// Restrict the run to these CPUs (`0-3,8`), like taskset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<String>,
+    /// Restrict the run to the CPUs of this NUMA node, like numactl -N.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<usize>,
+    /// Kernel profile, optionally with overrides
+    /// (`linux-5.12+test_idle_cores_smt_gate=on`; simulator only).
+    #[serde(default = "default_kernel")]
+    pub kernel: String,
+    /// Wake-up path and load-balancer feature overrides, NAME = VALUE
+    /// (simulator only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub features: BTreeMap<String, String>,
+    /// Kernel build options, NAME = "y" | "n" (simulator only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_config: BTreeMap<String, String>,
+    /// Placement policy (simulator only).
+    #[serde(default)]
+    pub policy: Policy,
+    /// Model costs (true) or make every modelled cost zero (simulator only).
+    #[serde(default = "default_true")]
+    pub costs: bool,
+    /// Seed of every random stream.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Verify the model's invariants while running (slower).
+    #[serde(default)]
+    pub check: bool,
+    /// The benchmark and its parameters.
+    pub workload: WorkloadSpec,
+}
+
+impl RunSpec {
+    /// A simulated run of `workload` with every other field at its default.
+    pub fn new(workload: WorkloadSpec) -> Self {
+        RunSpec {
+            mode: Mode::Sim,
+            machine: default_machine(),
+            cpus: None,
+            node: None,
+            kernel: default_kernel(),
+            features: BTreeMap::new(),
+            kernel_config: BTreeMap::new(),
+            policy: Policy::Linux,
+            costs: true,
+            seed: 1,
+            check: false,
+            workload,
+        }
+    }
+
+    /// The fields that only the simulator reads, given a value other than
+    /// their default (a native run with one is a mistake).
+    pub fn simulator_only_fields(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.machine != DEFAULT_MACHINE {
+            v.push("machine");
+        }
+        if self.kernel != default_kernel() {
+            v.push("kernel");
+        }
+        if !self.features.is_empty() {
+            v.push("features");
+        }
+        if !self.kernel_config.is_empty() {
+            v.push("kernel_config");
+        }
+        if self.policy != Policy::Linux {
+            v.push("policy");
+        }
+        if !self.costs {
+            v.push("costs");
+        }
+        if self.check {
+            v.push("check");
+        }
+        v
+    }
+
+    /// The modelled machine.
+    pub fn topology(&self) -> Result<Topology, SpecError> {
+        let m = &self.machine;
+        let t = if let Some(dir) = m.strip_prefix("sysfs:") {
+            topology::from_sysfs(Path::new(dir))
+        } else if let Some(file) = m.strip_prefix("hwloc:") {
+            topology::from_hwloc_xml(Path::new(file))
+        } else {
+            topology::preset(m)
+        };
+        t.map_err(|e| SpecError::field("machine", e))
+    }
+
+    /// The CPUs the run may use on `topo` (`None`: all).
+    pub fn cpu_mask(&self, topo: &Topology) -> Result<Option<CpuMask>, SpecError> {
+        match (&self.cpus, self.node) {
+            (Some(_), Some(_)) => Err(SpecError::field("cpus", "give cpus or node, not both")),
+            (Some(list), None) => CpuMask::parse_list(list)
+                .map(Some)
+                .map_err(|e| SpecError::field("cpus", format!("{list:?}: {e}"))),
+            (None, Some(n)) => {
+                if n >= topo.nr_nodes() {
+                    return Err(SpecError::field(
+                        "node",
+                        format!(
+                            "{n}: machine {} has nodes 0-{}",
+                            topo.name(),
+                            topo.nr_nodes() - 1
+                        ),
+                    ));
+                }
+                Ok(Some(topo.node_cpus(n).clone()))
+            }
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// The kernel profile with every override applied.
+    pub fn features(&self) -> Result<Features, SpecError> {
+        let mut f: Features = self
+            .kernel
+            .parse()
+            .map_err(|e| SpecError::field("kernel", e))?;
+        for (k, v) in &self.features {
+            f.set(k, v)
+                .map_err(|e| SpecError::field(format!("features.{k}"), e))?;
+        }
+        for (k, v) in &self.kernel_config {
+            f.set_config(k, v)
+                .map_err(|e| SpecError::field(format!("kernel_config.{k}"), e))?;
+        }
+        Ok(f)
+    }
+
+    /// The simulator's options for this run on `topo`.
+    pub fn sim_options(&self, topo: &Topology) -> Result<SimOptions, SpecError> {
+        let policy = match self.policy {
+            Policy::Scx => {
+                if !self.features.is_empty() || !self.kernel_config.is_empty() {
+                    return Err(SpecError::field(
+                        "policy",
+                        "features and kernel_config apply to policy linux only",
+                    ));
+                }
+                PolicyChoice::ScxDefault
+            }
+            Policy::Linux => PolicyChoice::Linux(Box::new(self.features()?)),
+        };
+        Ok(SimOptions {
+            cpus: self.cpu_mask(topo)?,
+            seed: self.seed,
+            check: self.check,
+            costs: self.costs,
+            policy,
+            ..Default::default()
+        })
+    }
+
+    /// Check everything that can be checked without running: the machine,
+    /// CPUs, kernel and features for a simulated run; that no simulator-only
+    /// field is set and the workload has a native port for a native one.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self.mode {
+            Mode::Sim => {
+                let topo = self.topology()?;
+                self.sim_options(&topo)?;
+                if let WorkloadSpec::Schbench(s) = &self.workload {
+                    s.model()?;
+                }
+                Ok(())
+            }
+            Mode::Native => {
+                if let Some(f) = self.simulator_only_fields().first() {
+                    return Err(SpecError::field(
+                        *f,
+                        "is simulator only; a native run uses this host as it is",
+                    ));
+                }
+                match &self.workload {
+                    WorkloadSpec::Spin(_) => Err(SpecError::field(
+                        "benchmark",
+                        "spin has no native port (simulator only)",
+                    )),
+                    WorkloadSpec::Schbench(s) => s.native().map(|_| ()),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}

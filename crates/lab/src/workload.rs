@@ -1,0 +1,308 @@
+//! The workload of a run, as experiment files and the CLI name it: one
+//! struct per benchmark with the benchmark's own parameter names, turned
+//! into the simulator's model or the native port's configuration.
+
+use crate::SpecError;
+use serde::{Deserialize, Serialize};
+use sim::workload::schbench::SchbenchSim;
+use std::path::PathBuf;
+
+/// Which benchmark a run drives, with its parameters
+/// (`benchmark = "hackbench"` in a file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "benchmark", rename_all = "lowercase")]
+pub enum WorkloadSpec {
+    /// rt-tests hackbench.
+    Hackbench(HackbenchSpec),
+    /// schbench (the 2023+ rework or the 2016-2019 version).
+    Schbench(SchbenchSpec),
+    /// dbench's tbench.
+    Tbench(TbenchSpec),
+    /// Compute-only tasks spread by the load balancer alone (simulator only).
+    Spin(SpinSpec),
+}
+
+/// hackbench's parameters, rt-tests' names and defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HackbenchSpec {
+    /// `-p`: pipes instead of socketpairs.
+    pub pipe: bool,
+    /// `-T`: threads instead of processes.
+    pub threads: bool,
+    /// `-g`.
+    pub groups: u32,
+    /// `-f`: senders (and receivers) per group.
+    pub fds: u32,
+    /// `-l`: messages each sender sends each receiver.
+    pub loops: u32,
+    /// `-s`: bytes per message.
+    pub datasize: u32,
+}
+
+impl Default for HackbenchSpec {
+    fn default() -> Self {
+        let d = benchspec::hackbench::Hackbench::default();
+        HackbenchSpec {
+            pipe: d.pipe,
+            threads: d.threads,
+            groups: d.groups,
+            fds: d.fds,
+            loops: d.loops,
+            datasize: d.datasize,
+        }
+    }
+}
+
+impl HackbenchSpec {
+    /// The benchmark's parameters.
+    pub fn bench(&self) -> benchspec::hackbench::Hackbench {
+        benchspec::hackbench::Hackbench {
+            pipe: self.pipe,
+            threads: self.threads,
+            groups: self.groups,
+            fds: self.fds,
+            loops: self.loops,
+            datasize: self.datasize,
+        }
+    }
+}
+
+/// Which schbench.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchbenchVersion {
+    /// The 2023+ rework (what mmtests runs today).
+    #[default]
+    New,
+    /// The spinning 2016-2019 schbench.
+    Old,
+}
+
+/// schbench's parameters (schbench.c's long option names); `None` takes
+/// the version's default.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SchbenchSpec {
+    /// Which schbench.
+    pub version: SchbenchVersion,
+    /// `-m` [new 1, old 2].
+    pub message_threads: Option<u32>,
+    /// `-t`: workers per message thread [new ceil(CPUs / m), old 16].
+    pub threads: Option<u32>,
+    /// `-r`: seconds [30].
+    pub runtime: Option<u32>,
+    /// `-s`: new: sleep per request, us [100]; old: the message thread's delay [30000].
+    pub sleep_usec: Option<u32>,
+    /// old only, `-c`: microseconds each worker spins [30000].
+    pub cputime_usec: Option<u32>,
+    /// new only, `-w`: warm-up seconds [0].
+    pub warmup: Option<u32>,
+    /// new only, `-F`: cache footprint per worker, KB [256].
+    pub footprint_kb: Option<u32>,
+    /// new only, `-n`: matrix multiplications per request [5].
+    pub operations: Option<u32>,
+    /// new only, `-i`: seconds between interval reports [10].
+    pub interval: Option<u32>,
+    /// new only, `-z`: zero the statistics every S seconds [0: never].
+    pub zerotime: Option<u32>,
+    /// new only, `-R`: requests per second [0: closed loop].
+    pub rps: Option<u32>,
+    /// new only, `-L`: no per-CPU lock around the matrix work.
+    pub no_locking: bool,
+    /// new only, `-C`: calibrate.
+    pub calibrate: bool,
+    /// new only (simulator): percent of the footprint private to each worker.
+    pub split: Option<u32>,
+}
+
+impl SchbenchSpec {
+    /// The fields given that the old schbench does not have.
+    fn new_only(&self) -> Option<&'static str> {
+        [
+            ("warmup", self.warmup.is_some()),
+            ("footprint_kb", self.footprint_kb.is_some()),
+            ("operations", self.operations.is_some()),
+            ("interval", self.interval.is_some()),
+            ("zerotime", self.zerotime.is_some()),
+            ("no_locking", self.no_locking),
+            ("calibrate", self.calibrate),
+            ("split", self.split.is_some()),
+            ("rps", self.rps.is_some_and(|r| r > 0)),
+        ]
+        .into_iter()
+        .find(|(_, given)| *given)
+        .map(|(f, _)| f)
+    }
+
+    /// The simulator's model, with each version's defaults; a field of the
+    /// other version is an error naming it.
+    pub fn model(&self) -> Result<SchbenchSim, SpecError> {
+        let mut s = match self.version {
+            SchbenchVersion::Old => {
+                if let Some(f) = self.new_only() {
+                    return Err(SpecError::field(
+                        f,
+                        "is not an option of the old schbench (use version new)",
+                    ));
+                }
+                SchbenchSim::old_version()
+            }
+            SchbenchVersion::New => {
+                if self.cputime_usec.is_some() {
+                    return Err(SpecError::field(
+                        "cputime_usec",
+                        "is an option of the old schbench only (use version old)",
+                    ));
+                }
+                SchbenchSim::new_version()
+            }
+        };
+        let b = &mut s.bench;
+        b.message_threads = self.message_threads.unwrap_or(b.message_threads);
+        b.worker_threads = self.threads.or(b.worker_threads);
+        b.runtime = self.runtime.unwrap_or(b.runtime);
+        b.sleep_usec = self.sleep_usec.unwrap_or(b.sleep_usec);
+        b.warmup = self.warmup.unwrap_or(b.warmup);
+        b.footprint_kb = self.footprint_kb.unwrap_or(b.footprint_kb);
+        b.operations = self.operations.unwrap_or(b.operations);
+        b.interval = self.interval.unwrap_or(b.interval);
+        b.zerotime = self.zerotime.unwrap_or(b.zerotime);
+        b.rps = self.rps.unwrap_or(0);
+        b.no_locking = self.no_locking;
+        b.calibrate = self.calibrate;
+        s.cputime_usec = self.cputime_usec.unwrap_or(s.cputime_usec);
+        s.split_percent = self.split;
+        Ok(s)
+    }
+
+    /// The native port's parameters (the native port is the new schbench).
+    pub fn native(&self) -> Result<benchspec::schbench::Schbench, SpecError> {
+        if self.version == SchbenchVersion::Old {
+            return Err(SpecError::field(
+                "version",
+                "the native port is the new schbench; `old` is simulator only",
+            ));
+        }
+        if self.split.is_some() {
+            return Err(SpecError::field("split", "is simulator only"));
+        }
+        Ok(self.model()?.bench)
+    }
+}
+
+/// tbench's parameters, dbench's names and defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TbenchSpec {
+    /// `NCLIENTS`.
+    pub clients: u32,
+    /// `-t`: seconds of execute phase [600].
+    pub time: u32,
+    /// `--warmup` seconds [time / 5].
+    pub warmup: Option<u32>,
+    /// `-c`: an NBENCH loadfile [the built-in mix].
+    pub loadfile: Option<PathBuf>,
+}
+
+impl Default for TbenchSpec {
+    fn default() -> Self {
+        let d = benchspec::tbench::Tbench::default();
+        TbenchSpec {
+            clients: d.clients,
+            time: d.time,
+            warmup: d.warmup,
+            loadfile: d.loadfile,
+        }
+    }
+}
+
+impl TbenchSpec {
+    /// The benchmark's parameters.
+    pub fn bench(&self) -> benchspec::tbench::Tbench {
+        benchspec::tbench::Tbench {
+            clients: self.clients,
+            time: self.time,
+            warmup: self.warmup,
+            loadfile: self.loadfile.clone(),
+        }
+    }
+}
+
+/// The compute-only workload's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SpinSpec {
+    /// Tasks [twice the CPUs the run may use].
+    pub tasks: Option<u32>,
+    /// User work of each task, ms [100].
+    pub work_ms: u32,
+}
+
+impl Default for SpinSpec {
+    fn default() -> Self {
+        SpinSpec {
+            tasks: None,
+            work_ms: 100,
+        }
+    }
+}
+
+impl WorkloadSpec {
+    /// The benchmarks, by the names files use.
+    pub const NAMES: [&'static str; 4] = ["hackbench", "schbench", "tbench", "spin"];
+
+    /// Parse `fields` (a table of the benchmark's parameters, without
+    /// `benchmark`) as `benchmark`'s; an error names the field at fault.
+    pub fn from_table(benchmark: &str, fields: toml::Table) -> Result<WorkloadSpec, SpecError> {
+        fn parse<T: serde::de::DeserializeOwned>(t: toml::Table) -> Result<T, SpecError> {
+            serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner().message().to_string();
+                SpecError::field(if path == "." { "workload".into() } else { path }, inner)
+            })
+        }
+        Ok(match benchmark {
+            "hackbench" => WorkloadSpec::Hackbench(parse(fields)?),
+            "schbench" => WorkloadSpec::Schbench(parse(fields)?),
+            "tbench" => WorkloadSpec::Tbench(parse(fields)?),
+            "spin" => WorkloadSpec::Spin(parse(fields)?),
+            other => {
+                return Err(SpecError::field(
+                    "benchmark",
+                    format!(
+                        "unknown benchmark {other:?} (one of {})",
+                        Self::NAMES.join(", ")
+                    ),
+                ))
+            }
+        })
+    }
+
+    /// The benchmark's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkloadSpec::Hackbench(_) => "hackbench",
+            WorkloadSpec::Schbench(_) => "schbench",
+            WorkloadSpec::Tbench(_) => "tbench",
+            WorkloadSpec::Spin(_) => "spin",
+        }
+    }
+
+    /// `--quick`'s default scaling when an experiment gives no `[quick]`
+    /// table: a tenth of the loops, at most 2 s of a timed benchmark.
+    pub fn scale_down(&mut self) {
+        match self {
+            WorkloadSpec::Hackbench(h) => h.loops = (h.loops / 10).max(1),
+            WorkloadSpec::Schbench(s) => {
+                s.runtime = Some(s.runtime.unwrap_or(30).min(2));
+                s.warmup = s.warmup.map(|w| w.min(1));
+            }
+            WorkloadSpec::Tbench(t) => {
+                t.time = t.time.min(2);
+                t.warmup = Some(t.warmup.unwrap_or(t.time / 5).min(1));
+            }
+            WorkloadSpec::Spin(s) => s.work_ms = (s.work_ms / 10).max(1),
+        }
+    }
+}
