@@ -5,16 +5,13 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
+use lab::workload::{HackbenchSpec, SchbenchSpec, SchbenchVersion, SpinSpec, TbenchSpec};
+use lab::{Policy, RunSpec, WorkloadSpec};
 use sim::placement::linux::Features;
-use sim::run::{
-    simulate_hackbench, simulate_schbench, simulate_spin, simulate_tbench, PolicyChoice,
-    SimOptions, SimResult,
-};
-use sim::workload::hackbench::Hackbench;
-use sim::workload::spin::Spin;
+use sim::run::SimResult;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
-use topology::{CpuMask, Topology};
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -115,59 +112,88 @@ fn positive(v: i64, flag: &str) -> Result<u32> {
     Ok(v as u32)
 }
 
-/// Resolve `--machine`, `--cpus`, `--node` into a topology and CPU mask.
-fn machine(c: &CommonSimArgs) -> Result<(Topology, Option<CpuMask>)> {
-    let topo = topology::preset(&c.machine).with_context(|| "--machine".to_string())?;
-    let cpus = match (&c.cpus, c.node) {
-        (Some(list), _) => {
-            Some(CpuMask::parse_list(list).with_context(|| format!("--cpus {list:?}"))?)
-        }
-        (None, Some(n)) => {
-            if n >= topo.nr_nodes() {
-                bail!(
-                    "--node {n}: machine {} has nodes 0-{}",
-                    topo.name(),
-                    topo.nr_nodes() - 1
-                );
-            }
-            Some(topo.node_cpus(n).clone())
-        }
-        (None, None) => None,
-    };
-    Ok((topo, cpus))
+/// The flag that sets a run-spec field, for errors (`features.NAME` is
+/// `--feature NAME`).
+fn flag_of(field: &str) -> String {
+    if let Some(name) = field.strip_prefix("features.") {
+        return format!("--feature {name}");
+    }
+    if let Some(name) = field.strip_prefix("kernel_config.") {
+        return format!("--kernel-config {name}");
+    }
+    let known = [
+        ("cputime_usec", "-c/--cputime"),
+        ("warmup", "-w/--warmuptime"),
+        ("footprint_kb", "-F"),
+        ("operations", "-n/--operations"),
+        ("interval", "-i/--intervaltime"),
+        ("zerotime", "-z/--zerotime"),
+        ("no_locking", "-L/--no-locking"),
+        ("calibrate", "-C/--calibrate"),
+        ("split", "--split"),
+        ("rps", "-R/--rps"),
+        ("version", "--version"),
+    ];
+    match known.iter().find(|(f, _)| *f == field) {
+        Some((_, flag)) => flag.to_string(),
+        None => format!("--{}", field.replace('_', "-")),
+    }
 }
 
-fn options(c: &CommonSimArgs, cpus: Option<CpuMask>) -> Result<SimOptions> {
+/// A run-spec error as the command line says it: naming the flag.
+fn cli_error(e: lab::exec::RunError) -> anyhow::Error {
+    match e {
+        lab::exec::RunError::Spec(s) => {
+            let msg = s
+                .message
+                .replace("(use version new)", "(use --version new)")
+                .replace("(use version old)", "(use --version old)");
+            anyhow::anyhow!("{}: {msg}", flag_of(&s.field))
+        }
+        other => other.into(),
+    }
+}
+
+/// The run the common flags describe, for `workload`.
+fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
+    let pairs = |list: &[String], flag: &str, form: &str| -> Result<BTreeMap<String, String>> {
+        list.iter()
+            .map(|kv| {
+                kv.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .with_context(|| format!("{flag} {kv:?}: expected {form}"))
+            })
+            .collect()
+    };
     let policy = if c.policy == "scx" {
         if !c.features.is_empty() || !c.kernel_config.is_empty() {
             bail!("--feature and --kernel-config apply to --policy linux only");
         }
-        PolicyChoice::ScxDefault
+        Policy::Scx
     } else {
-        let mut f = Features::kernel(&c.kernel).context("--kernel")?;
-        for kv in &c.features {
-            let (k, v) = kv
-                .split_once('=')
-                .with_context(|| format!("--feature {kv:?}: expected NAME=VALUE"))?;
-            f.set(k, v).with_context(|| format!("--feature {kv}"))?;
-        }
-        for kv in &c.kernel_config {
-            let (k, v) = kv
-                .split_once('=')
-                .with_context(|| format!("--kernel-config {kv:?}: expected NAME=y|n"))?;
-            f.set_config(k, v)
-                .with_context(|| format!("--kernel-config {kv}"))?;
-        }
-        PolicyChoice::Linux(Box::new(f))
+        Policy::Linux
     };
-    Ok(SimOptions {
-        cpus,
+    Ok(RunSpec {
+        machine: c.machine.clone(),
+        cpus: c.cpus.clone(),
+        node: c.node,
+        kernel: c.kernel.clone(),
+        features: pairs(&c.features, "--feature", "NAME=VALUE")?,
+        kernel_config: pairs(&c.kernel_config, "--kernel-config", "NAME=y|n")?,
+        policy,
+        costs: c.costs == "on",
         seed: c.seed,
         check: c.check,
-        costs: c.costs == "on",
-        policy,
-        ..Default::default()
+        ..RunSpec::new(workload)
     })
+}
+
+/// Simulate the run the flags describe and print it.
+fn simulate(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<ExitCode> {
+    let spec = spec(c, workload)?;
+    let t0 = Instant::now();
+    let s = lab::exec::simulate(&spec).map_err(cli_error)?;
+    report(&s.result, t0, &s.params, c.json)
 }
 
 pub fn run(args: SimArgs) -> Result<ExitCode> {
@@ -198,7 +224,7 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
 
 fn hackbench(a: SimHackbenchArgs) -> Result<ExitCode> {
     let b = &a.bench;
-    let hb = Hackbench {
+    let hb = HackbenchSpec {
         groups: positive(b.groups, "-g/--groups")?,
         fds: positive(b.fds, "-f/--fds")?,
         loops: positive(b.loops, "-l/--loops")?,
@@ -206,28 +232,15 @@ fn hackbench(a: SimHackbenchArgs) -> Result<ExitCode> {
         pipe: b.pipe,
         threads: b.threaded(),
     };
-    let (topo, cpus) = machine(&a.common)?;
-    let opts = options(&a.common, cpus)?;
-    let t0 = Instant::now();
-    let r = simulate_hackbench(&topo, &hb, &opts)?;
-    report(&r, t0, &hb, a.common.json)
+    simulate(&a.common, WorkloadSpec::Hackbench(hb))
 }
 
 fn spin(a: SpinArgs) -> Result<ExitCode> {
-    let (topo, cpus) = machine(&a.common)?;
-    let ncpus = cpus.as_ref().map_or(topo.nr_cpus(), |m| m.weight());
-    let tasks = match a.tasks {
-        Some(n) => positive(n, "-n/--tasks")?,
-        None => 2 * ncpus as u32,
+    let sp = SpinSpec {
+        tasks: a.tasks.map(|n| positive(n, "-n/--tasks")).transpose()?,
+        work_ms: positive(a.work_ms, "-w/--work-ms")?,
     };
-    let sp = Spin {
-        tasks,
-        work_ns: positive(a.work_ms, "-w/--work-ms")? as u64 * 1_000_000,
-    };
-    let opts = options(&a.common, cpus)?;
-    let t0 = Instant::now();
-    let r = simulate_spin(&topo, &sp, &opts)?;
-    report(&r, t0, &sp, a.common.json)
+    simulate(&a.common, WorkloadSpec::Spin(sp))
 }
 
 /// tbench's own flags (the same as `schedlab bench tbench`'s), then the
@@ -241,17 +254,13 @@ pub struct SimTbenchArgs {
 }
 
 fn tbench(a: SimTbenchArgs) -> Result<ExitCode> {
-    let tb = sim::workload::tbench::Tbench {
+    let tb = TbenchSpec {
         clients: a.bench.clients,
         time: a.bench.time,
         warmup: a.bench.warmup,
         loadfile: a.bench.loadfile,
     };
-    let (topo, cpus) = machine(&a.common)?;
-    let opts = options(&a.common, cpus)?;
-    let t0 = Instant::now();
-    let r = simulate_tbench(&topo, &tb, &opts)?;
-    report(&r, t0, &tb, a.common.json)
+    simulate(&a.common, WorkloadSpec::Tbench(tb))
 }
 
 // ---------------------------------------------------------------------------
@@ -319,62 +328,40 @@ pub struct SimSchbenchArgs {
 }
 
 impl SimSchbenchArgs {
-    /// The model, with each version's defaults; a flag of the other
-    /// version is an error naming it.
-    fn model(&self) -> Result<sim::workload::schbench::SchbenchSim> {
-        use sim::workload::schbench::SchbenchSim;
+    /// The workload; each version's defaults and the fields of the other
+    /// version are the run spec's to check.
+    fn workload(&self) -> Result<WorkloadSpec> {
         if self.auto_rps.is_some() {
             // it scales -R from the host's /proc/stat busy time each second
             bail!("-A/--auto-rps is not modelled (auto-RPS steers by the host's CPU usage); give -R N");
         }
-        let mut s = if self.version == "old" {
-            let new_only = [
-                ("-w/--warmuptime", self.warmup.is_some()),
-                ("-F", self.footprint_kb.is_some()),
-                ("-n/--operations", self.operations.is_some()),
-                ("-i/--intervaltime", self.interval.is_some()),
-                ("-z/--zerotime", self.zerotime.is_some()),
-                ("-L/--no-locking", self.no_locking),
-                ("-C/--calibrate", self.calibrate),
-                ("--split", self.split.is_some()),
-                ("-R/--rps", self.rps.is_some_and(|r| r > 0)),
-            ];
-            if let Some((flag, _)) = new_only.iter().find(|(_, given)| *given) {
-                bail!("{flag} is not an option of the old schbench (use --version new)");
-            }
-            SchbenchSim::old_version()
-        } else {
-            if self.cputime.is_some() {
-                bail!("-c/--cputime is an option of the old schbench only (use --version old)");
-            }
-            SchbenchSim::new_version()
-        };
-        let b = &mut s.bench;
-        b.message_threads = self.message_threads.unwrap_or(b.message_threads);
-        b.worker_threads = self.threads.or(b.worker_threads);
-        b.runtime = self.runtime;
-        b.sleep_usec = self.sleep.unwrap_or(b.sleep_usec);
-        b.warmup = self.warmup.unwrap_or(b.warmup);
-        b.footprint_kb = self.footprint_kb.unwrap_or(b.footprint_kb);
-        b.operations = self.operations.unwrap_or(b.operations);
-        b.interval = self.interval.unwrap_or(b.interval);
-        b.zerotime = self.zerotime.unwrap_or(b.zerotime);
-        b.rps = self.rps.unwrap_or(0);
-        b.no_locking = self.no_locking;
-        b.calibrate = self.calibrate;
-        s.cputime_usec = self.cputime.unwrap_or(s.cputime_usec);
-        s.split_percent = self.split;
-        Ok(s)
+        Ok(WorkloadSpec::Schbench(SchbenchSpec {
+            version: if self.version == "old" {
+                SchbenchVersion::Old
+            } else {
+                SchbenchVersion::New
+            },
+            message_threads: self.message_threads,
+            threads: self.threads,
+            runtime: Some(self.runtime),
+            sleep_usec: self.sleep,
+            cputime_usec: self.cputime,
+            warmup: self.warmup,
+            footprint_kb: self.footprint_kb,
+            operations: self.operations,
+            interval: self.interval,
+            zerotime: self.zerotime,
+            rps: self.rps,
+            no_locking: self.no_locking,
+            calibrate: self.calibrate,
+            split: self.split,
+        }))
     }
 }
 
 fn schbench(a: SimSchbenchArgs) -> Result<ExitCode> {
-    let sb = a.model()?;
-    let (topo, cpus) = machine(&a.common)?;
-    let opts = options(&a.common, cpus)?;
-    let t0 = Instant::now();
-    let r = simulate_schbench(&topo, &sb, &opts)?;
-    report(&r, t0, &sb, a.common.json)
+    let w = a.workload()?;
+    simulate(&a.common, w)
 }
 
 /// Print a run: one JSON object with the workload's parameters under

@@ -197,7 +197,7 @@ impl RunSpec {
                     return Err(SpecError::field(
                         "node",
                         format!(
-                            "{n}: machine {} has nodes 0-{}",
+                            "machine {} has nodes 0-{} (got {n})",
                             topo.name(),
                             topo.nr_nodes() - 1
                         ),
@@ -217,11 +217,11 @@ impl RunSpec {
             .map_err(|e| SpecError::field("kernel", e))?;
         for (k, v) in &self.features {
             f.set(k, v)
-                .map_err(|e| SpecError::field(format!("features.{k}"), e))?;
+                .map_err(|e| SpecError::field(format!("features.{k}={v}"), e))?;
         }
         for (k, v) in &self.kernel_config {
             f.set_config(k, v)
-                .map_err(|e| SpecError::field(format!("kernel_config.{k}"), e))?;
+                .map_err(|e| SpecError::field(format!("kernel_config.{k}={v}"), e))?;
         }
         Ok(f)
     }
