@@ -16,6 +16,10 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub mod stats;
+
+pub use stats::{pdiff, pndiff, significant, summarise, welch_p, Summary};
+
 /// Which direction of a metric is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
