@@ -12,6 +12,7 @@
 //! - [`Report::build`] checks the runs against the spec and computes every
 //!   cell; [`Report::text`] prints mmtests' table, [`Report::json`] the same
 //!   data as JSON.
+//! - [`csv()`] lists every run.
 //!
 //! # Example
 //! ```
@@ -54,18 +55,21 @@
 //! assert!(text.contains("Amean     time-4      1.0100 (   0.00%)      1.1100 *  -9.90%*"));
 //! assert!(text.contains("Sim error vs linux-6.8: sim-eevdf  time-4: +9.90%  overall |err| 9.90%"));
 //! assert_eq!(report.json()["metrics"][0]["points"][0]["cells"][1]["significant"], true);
+//! assert!(report::csv(&spec, &records).starts_with("variant,mode,groups,iteration,seed,time\n"));
 //! # Ok::<(), report::ReportError>(())
 //! ```
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod csv_rows;
 #[cfg(test)]
 mod fixtures;
 mod model;
 pub mod stats;
 mod table;
 
+pub use csv_rows::csv;
 pub use model::{
     Cell, MetricReport, PointError, PointRow, Report, ReportError, RowPcts, SimError, VariantError,
 };
