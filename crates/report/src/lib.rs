@@ -12,7 +12,7 @@
 //! - [`Report::build`] checks the runs against the spec and computes every
 //!   cell; [`Report::text`] prints mmtests' table, [`Report::json`] the same
 //!   data as JSON.
-//! - [`csv()`] lists every run.
+//! - [`csv()`] lists every run; [`svg()`] plots one metric over the sweep.
 //!
 //! # Example
 //! ```
@@ -56,6 +56,7 @@
 //! assert!(text.contains("Sim error vs linux-6.8: sim-eevdf  time-4: +9.90%  overall |err| 9.90%"));
 //! assert_eq!(report.json()["metrics"][0]["points"][0]["cells"][1]["significant"], true);
 //! assert!(report::csv(&spec, &records).starts_with("variant,mode,groups,iteration,seed,time\n"));
+//! assert!(report::svg(&report, "time")?.contains("sim-eevdf"));
 //! # Ok::<(), report::ReportError>(())
 //! ```
 
@@ -66,6 +67,7 @@ mod csv_rows;
 #[cfg(test)]
 mod fixtures;
 mod model;
+pub mod plot;
 pub mod stats;
 mod table;
 
@@ -73,6 +75,7 @@ pub use csv_rows::csv;
 pub use model::{
     Cell, MetricReport, PointError, PointRow, Report, ReportError, RowPcts, SimError, VariantError,
 };
+pub use plot::svg;
 pub use stats::{pdiff, pndiff, significant, summarise, welch_p, Summary};
 
 /// Which direction of a metric is better.
