@@ -6,15 +6,77 @@
 //! This crate never runs anything: it turns a [`ReportSpec`] (what was
 //! asked) and the [`RunRecord`]s of finished runs into text and files.
 //!
+//! - [`stats`]: mmtests' summary statistics ([`summarise`]), [`pdiff`] /
+//!   [`pndiff`], the `*` significance test ([`significant`]) and Welch's
+//!   p-value ([`welch_p`]).
+//! - [`Report::build`] checks the runs against the spec and computes every
+//!   cell; [`Report::text`] prints mmtests' table, [`Report::json`] the same
+//!   data as JSON.
+//! - [`csv()`] lists every run; [`svg()`] plots one metric over the sweep.
+//!
 //! # Example
-//! ```ignore
-//! let spec = ReportSpec { .. };
+//! ```
+//! use report::{Better, MetricInfo, PointInfo, Report, ReportSpec, RunRecord, VariantInfo};
+//!
+//! let spec = ReportSpec {
+//!     name: "hackbench".into(),
+//!     description: "pipes, process mode".into(),
+//!     axes: vec!["groups".into()],
+//!     points: vec![PointInfo { key: "4".into(), values: vec![4.into()] }],
+//!     variants: vec![
+//!         VariantInfo { name: "linux-6.8".into(), mode: "native".into() },
+//!         VariantInfo { name: "sim-eevdf".into(), mode: "sim".into() },
+//!     ],
+//!     metrics: vec![MetricInfo {
+//!         name: "time".into(),
+//!         unit: "s".into(),
+//!         better: Better::Lower,
+//!         decimals: 4,
+//!         description: "wall time".into(),
+//!     }],
+//!     iterations: 2,
+//! };
+//! let records: Vec<RunRecord> = [("linux-6.8", 0, 1.00), ("linux-6.8", 1, 1.02),
+//!                                ("sim-eevdf", 0, 1.10), ("sim-eevdf", 1, 1.12)]
+//!     .into_iter()
+//!     .map(|(variant, iteration, time)| RunRecord {
+//!         variant: variant.into(),
+//!         point: "4".into(),
+//!         iteration,
+//!         seed: 42,
+//!         metrics: [("time".to_string(), time)].into(),
+//!     })
+//!     .collect();
+//!
 //! let report = Report::build(&spec, &records)?;
-//! print!("{}", report.text());
+//! let text = report.text();
+//! // mmtests' layout: the mean row, the baseline at 0%, the sim 9.9% worse
+//! // and significantly so (starred).
+//! assert!(text.contains("Amean     time-4      1.0100 (   0.00%)      1.1100 *  -9.90%*"));
+//! assert!(text.contains("Sim error vs linux-6.8: sim-eevdf  time-4: +9.90%  overall |err| 9.90%"));
+//! assert_eq!(report.json()["metrics"][0]["points"][0]["cells"][1]["significant"], true);
+//! assert!(report::csv(&spec, &records).starts_with("variant,mode,groups,iteration,seed,time\n"));
+//! assert!(report::svg(&report, "time")?.contains("sim-eevdf"));
+//! # Ok::<(), report::ReportError>(())
 //! ```
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod csv_rows;
+#[cfg(test)]
+mod fixtures;
+mod model;
+pub mod plot;
+pub mod stats;
+mod table;
+
+pub use csv_rows::csv;
+pub use model::{
+    Cell, MetricReport, PointError, PointRow, Report, ReportError, RowPcts, SimError, VariantError,
+};
+pub use plot::svg;
+pub use stats::{pdiff, pndiff, significant, summarise, welch_p, Summary};
 
 /// Which direction of a metric is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
