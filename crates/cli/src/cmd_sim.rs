@@ -4,9 +4,9 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use serde_json::{json, Value};
 use lab::workload::{HackbenchSpec, SchbenchSpec, SchbenchVersion, SpinSpec, TbenchSpec};
 use lab::{Policy, RunSpec, WorkloadSpec};
+use serde_json::{json, Value};
 use sim::placement::linux::Features;
 use sim::run::SimResult;
 use std::collections::BTreeMap;

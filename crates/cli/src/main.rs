@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod args;
 mod cmd_bench;
+mod cmd_compare;
 mod cmd_sim;
 mod cmd_topology;
 mod output;
@@ -29,6 +30,8 @@ enum Command {
     Sim(cmd_sim::SimArgs),
     /// Run a benchmark natively on this host.
     Bench(cmd_bench::BenchArgs),
+    /// Run an experiment (baseline against variants, over a sweep, repeated) and print the mmtests comparison.
+    Compare(cmd_compare::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Topology(cmd) => cmd_topology::run(cmd),
         Command::Sim(args) => cmd_sim::run(args),
         Command::Bench(args) => cmd_bench::run(args),
+        Command::Compare(args) => cmd_compare::run(args),
     };
     match result {
         Ok(code) => code,

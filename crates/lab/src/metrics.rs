@@ -220,13 +220,15 @@ pub fn info(name: &str) -> MetricInfo {
             decimals: m.decimals,
             description: m.description.into(),
         },
+        // A stage's share has no better direction; Lower gives the
+        // arithmetic mean (a harmonic mean of shares that can be 0 is NaN).
         None => MetricInfo {
             name: name.into(),
             unit: "%".into(),
-            better: Higher,
+            better: Lower,
             decimals: 2,
             description: format!(
-                "share of wakeups placed by stage {}",
+                "share of wakeups placed by stage {}; neither direction is better, the sign only says which way it moved",
                 name.trim_start_matches("stage-")
             ),
         },

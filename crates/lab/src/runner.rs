@@ -32,7 +32,7 @@ pub enum LabError {
         /// Iteration.
         iteration: u32,
         /// Why.
-        source: RunError,
+        source: Box<RunError>,
     },
     /// The thread pool could not start.
     #[error("--jobs: {0}")]
@@ -116,7 +116,7 @@ fn do_run(exp: &Experiment, run: &PlannedRun) -> Result<RunRecord, LabError> {
             format!(", point {point}")
         },
         iteration: run.iteration,
-        source,
+        source: Box::new(source),
     })?;
     Ok(RunRecord {
         variant: variant.clone(),

@@ -1,0 +1,207 @@
+//! `schedlab compare <FILE | builtin:NAME>`: run an experiment (every
+//! variant, sweep point and iteration, in parallel) and print the mmtests
+//! comparison; `--json`, `--csv`, `--plot` write the raw values, one row per
+//! run and an SVG per metric. `--shard I/N` runs a deterministic part and
+//! `--merge LOG...` joins the parts' run logs into the same report.
+//! docs/experiments.md is the user's guide.
+
+use crate::output::write_atomic;
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use lab::runner::{self, RunOptions, Shard};
+use lab::Experiment;
+use report::{Report, RunRecord};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// An experiment file (TOML, see docs/experiments.md) or builtin:NAME (see --list).
+    #[arg(value_name = "FILE | builtin:NAME", required_unless_present_any = ["list", "merge"])]
+    pub experiment: Option<String>,
+    /// List the built-in experiments and exit.
+    #[arg(long, conflicts_with_all = ["experiment", "merge"])]
+    pub list: bool,
+    /// Iterations per variant and point (overrides the experiment's, and --quick's).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub iterations: Option<u32>,
+    /// Simulations to run at once [default: every core]; native runs always run alone.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// A fast look: the experiment's [quick] settings (or a tenth of the work and at most 3 iterations).
+    #[arg(long)]
+    pub quick: bool,
+    /// Write every raw value, the statistics and the runs as JSON.
+    #[arg(long, value_name = "F")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per run.
+    #[arg(long, value_name = "F")]
+    pub csv: Option<PathBuf>,
+    /// Write an SVG plot of the first metric to F, and of each other metric to F's stem + `-METRIC.svg`.
+    #[arg(long, value_name = "F.svg")]
+    pub plot: Option<PathBuf>,
+    /// Run only shard I of N (1-based) and keep its runs in the run log; join with --merge.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+    /// Keep the runs the run log already holds and do only the missing ones.
+    #[arg(long)]
+    pub resume: bool,
+    /// The run log [default: NAME[.quick][.shard-I-of-N].runs.jsonl beside the first of --json/--csv/--plot, else here].
+    #[arg(long, value_name = "F")]
+    pub log: Option<PathBuf>,
+    /// Build the report from the run logs of an experiment's shards instead of running.
+    #[arg(long, value_name = "LOG", num_args = 1.., conflicts_with_all = ["experiment", "shard", "resume", "quick", "iterations", "jobs", "log"])]
+    pub merge: Vec<PathBuf>,
+}
+
+fn parse_shard(s: &str) -> Result<Shard, String> {
+    s.parse()
+}
+
+fn load(name: &str, quick: bool) -> Result<Experiment> {
+    if let Some(b) = name.strip_prefix("builtin:") {
+        return Ok(lab::builtin::load(b, quick)?);
+    }
+    let text = std::fs::read_to_string(name).with_context(|| format!("{name}: cannot read"))?;
+    Ok(Experiment::parse(name, &text, quick)?)
+}
+
+pub fn run(a: CompareArgs) -> Result<ExitCode> {
+    if a.list {
+        for (name, desc) in lab::builtin::list() {
+            println!("builtin:{name:<32} {desc}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (exp, records) = if !a.merge.is_empty() {
+        runner::merge(&a.merge)?
+    } else {
+        let name = a.experiment.as_deref().expect("clap requires it");
+        let mut exp = load(name, a.quick)?;
+        if let Some(n) = a.iterations {
+            exp.iterations = n;
+        }
+        let log = match &a.log {
+            Some(l) => l.clone(),
+            None => {
+                let beside = [&a.json, &a.csv, &a.plot]
+                    .into_iter()
+                    .flatten()
+                    .next()
+                    .and_then(|p| p.parent())
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| PathBuf::from("."));
+                runner::default_log(&beside, &exp, a.shard)
+            }
+        };
+        let jobs = match a.jobs {
+            Some(j) => j as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} ({eta} left)",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(exp.name.clone());
+        let opts = RunOptions {
+            jobs,
+            shard: a.shard,
+            resume: a.resume,
+            log: log.clone(),
+            on_start: &|todo, done| {
+                bar.set_length((todo + done) as u64);
+                bar.set_position(done as u64);
+            },
+            on_done: &|_| bar.inc(1),
+        };
+        let records = runner::run(&exp, &opts)?;
+        bar.finish_and_clear();
+        if let Some(s) = a.shard {
+            eprintln!(
+                "schedlab: shard {s}: {} runs in {}; build the report with `schedlab compare --merge` and every shard's log",
+                records.len(),
+                log.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        (exp, records)
+    };
+    write_report(&a, &exp, &records)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Result<()> {
+    let spec = runner::report_spec(exp, records);
+    let report = Report::build(&spec, records)?;
+    if let Some(path) = &a.json {
+        let v = json!({
+            "experiment": exp,
+            "report": report.json(),
+            "runs": records,
+        });
+        let text = serde_json::to_string_pretty(&v)? + "\n";
+        write_atomic(path, text.as_bytes()).context("--json")?;
+    }
+    if let Some(path) = &a.csv {
+        write_atomic(path, report::csv(&spec, records).as_bytes()).context("--csv")?;
+    }
+    if let Some(path) = &a.plot {
+        for (i, m) in spec.metrics.iter().enumerate() {
+            let file = if i == 0 {
+                path.clone()
+            } else {
+                plot_path(path, &m.name)
+            };
+            let svg = report::plot::svg(&report, &m.name)?;
+            write_atomic(&file, svg.as_bytes()).context("--plot")?;
+        }
+    }
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(report.text().as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `out.svg` + `tput` → `out-tput.svg`.
+fn plot_path(path: &Path, metric: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or("plot".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or("svg".into(), |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-{metric}.{ext}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plot_paths_per_metric() {
+        assert_eq!(
+            plot_path(Path::new("d/out.svg"), "tput"),
+            PathBuf::from("d/out-tput.svg")
+        );
+        assert_eq!(
+            plot_path(Path::new("x"), "time"),
+            PathBuf::from("x-time.svg")
+        );
+    }
+
+    #[test]
+    fn shard_parses() {
+        assert_eq!(parse_shard("2/4"), Ok(Shard { index: 2, count: 4 }));
+        assert!(parse_shard("0/4").is_err());
+        assert!(parse_shard("5/4").is_err());
+        assert!(parse_shard("x").is_err());
+    }
+}
