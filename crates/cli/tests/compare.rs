@@ -1,0 +1,354 @@
+//! `schedlab compare`: experiment files and built-ins, the mmtests report,
+//! its files, and identical results whatever the jobs, shards or resumes.
+
+mod common;
+use common::{fails, run, schedlab};
+use serde_json::Value;
+use std::path::Path;
+
+/// A small experiment: hackbench on 6 CPUs, two group counts, two
+/// variants, three iterations (12 runs of a few ms each).
+const TINY: &str = r#"
+name = "tiny"
+description = "two group counts, SIS_UTIL on and off"
+iterations = 3
+seed = 7
+metrics = ["time", "probes-per-wakeup", "stage-shares"]
+
+[run]
+machine = "xeon-12c24t"
+cpus = "0-5"
+kernel = "linux-6.6"
+benchmark = "hackbench"
+pipe = true
+threads = true
+fds = 4
+loops = 20
+
+[sweep]
+groups = [1, 3]
+
+[[variant]]
+name = "6.6-vanilla"
+
+[[variant]]
+name = "6.6-nosisutil"
+features = { sis_util = "off" }
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+/// `compare FILE` with `extra` flags, writing JSON and CSV into `dir` as
+/// `tag.json` / `tag.csv`; returns (stdout, json, csv).
+fn compare(dir: &Path, file: &str, tag: &str, extra: &[&str]) -> (String, String, String) {
+    let j = dir.join(format!("{tag}.json"));
+    let c = dir.join(format!("{tag}.csv"));
+    let mut args = vec![
+        "compare",
+        file,
+        "--json",
+        j.to_str().unwrap(),
+        "--csv",
+        c.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    (out, read(&j), read(&c))
+}
+
+#[test]
+fn list_shows_every_builtin() {
+    let out = run(&["compare", "--list"]);
+    assert!(out.contains("builtin:test-idle-cores-nosmt"), "{out}");
+    assert!(
+        out.contains("builtin:select-idle-core-early-break"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
+
+#[test]
+fn builtin_quick_prints_mmtests_table_and_writes_json_csv_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (j, c, s) = (d.join("r.json"), d.join("r.csv"), d.join("r.svg"));
+    let out = run(&[
+        "compare",
+        "builtin:test-idle-cores-nosmt",
+        "--quick",
+        "--iterations",
+        "1",
+        "--json",
+        j.to_str().unwrap(),
+        "--csv",
+        c.to_str().unwrap(),
+        "--plot",
+        s.to_str().unwrap(),
+    ]);
+    // the mmtests layout: a two-row header from the variant names, then
+    // every Min row, every Amean row, ...
+    assert!(out.contains("vanilla") && out.contains("smtgate"), "{out}");
+    let time_rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains(" time-"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(time_rows.len(), 6 * 7, "{out}");
+    assert_eq!(
+        &time_rows[..8],
+        ["Min"; 7]
+            .iter()
+            .chain(&["Amean"])
+            .copied()
+            .collect::<Vec<_>>()
+    );
+    assert!(out.contains("Amean     time-14 "), "{out}");
+    let v: Value = serde_json::from_str(&read(&j)).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2 * 7);
+    assert_eq!(v["experiment"]["name"], "test-idle-cores-nosmt");
+    let csv = read(&c);
+    assert!(
+        csv.starts_with("variant,mode,groups,iteration,seed,time,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 1 + 2 * 7);
+    let svg = read(&s);
+    assert!(svg.trim_start().starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert!(
+        svg.contains("5.12-vanilla") && svg.contains("groups"),
+        "the plot names its variants and axis"
+    );
+    // one SVG per further metric beside it
+    assert!(d.join("r-select-idle-cpu-cost.svg").exists());
+}
+
+#[test]
+fn same_json_whatever_the_jobs_shards_or_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = write(d, "tiny.toml", TINY);
+    let (text1, json1, csv1) = compare(d, &file, "j1", &["--jobs", "1"]);
+    let (text2, json2, csv2) = compare(d, &file, "j2", &["--jobs", "2"]);
+    assert_eq!(json1, json2);
+    assert_eq!(csv1, csv2);
+    assert_eq!(text1, text2);
+    assert!(text1.contains("Amean     time-3 "), "{text1}");
+
+    // two shards, each with its own log, then the merge
+    let logs: Vec<String> = (1..=2)
+        .map(|i| {
+            let log = d.join(format!("s{i}.runs.jsonl"));
+            let shard = format!("{i}/2");
+            let out = run(&[
+                "compare",
+                &file,
+                "--shard",
+                &shard,
+                "--log",
+                log.to_str().unwrap(),
+            ]);
+            assert!(out.is_empty(), "a shard prints no report: {out}");
+            log.to_str().unwrap().to_string()
+        })
+        .collect();
+    let (j, c) = (d.join("m.json"), d.join("m.csv"));
+    let merged = run(&[
+        "compare",
+        "--merge",
+        &logs[0],
+        &logs[1],
+        "--json",
+        j.to_str().unwrap(),
+        "--csv",
+        c.to_str().unwrap(),
+    ]);
+    assert_eq!(merged, text1);
+    assert_eq!(read(&j), json1);
+    assert_eq!(read(&c), csv1);
+
+    // a merge of one shard alone is incomplete: an error naming a missing run
+    let e = fails(&["compare", "--merge", &logs[0]]);
+    assert!(e.contains("missing"), "{e}");
+
+    // an interrupted run: the log keeps its header and 5 runs, and a torn
+    // sixth line; --resume redoes only the other 7
+    let log = d.join("tiny.runs.jsonl");
+    let full = read(&log);
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(lines.len(), 1 + 12);
+    let cut = lines[..6].join("\n") + "\n" + &lines[6][..lines[6].len() / 2];
+    std::fs::write(&log, cut).unwrap();
+    let (text3, json3, csv3) = compare(d, &file, "j1", &["--resume", "--jobs", "2"]);
+    assert_eq!((text3, json3, csv3), (text1, json1.clone(), csv1));
+    let resumed = read(&log);
+    assert_eq!(
+        resumed.lines().count(),
+        1 + 12,
+        "the torn line is dropped, the 7 missing runs appended"
+    );
+
+    // resuming a log of another experiment is refused
+    let other = write(d, "other.toml", &TINY.replace("seed = 7", "seed = 8"));
+    let e = fails(&[
+        "compare",
+        &other,
+        "--resume",
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert!(e.contains("another experiment"), "{e}");
+}
+
+#[test]
+fn a_changed_seed_changes_the_runs() {
+    // the identity above is not because runs ignore their seed
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = write(d, "a.toml", TINY);
+    let b = write(d, "b.toml", &TINY.replace("seed = 7", "seed = 8"));
+    let (_, ja, _) = compare(d, &a, "a", &[]);
+    let (_, jb, _) = compare(d, &b, "b", &[]);
+    let runs = |j: &str| serde_json::from_str::<Value>(j).unwrap()["runs"].clone();
+    assert_ne!(runs(&ja), runs(&jb));
+}
+
+#[test]
+fn a_native_variant_adds_the_simulator_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = TINY
+        .replace("iterations = 3", "iterations = 2")
+        .replace(
+            "[[variant]]\nname = \"6.6-nosisutil\"\nfeatures = { sis_util = \"off\" }",
+            "[[variant]]\nname = \"host-native\"\nmode = \"native\"",
+        )
+        .replace("cpus = \"0-5\"\n", "");
+    let file = write(d, "n.toml", &text);
+    let (out, json, _) = compare(d, &file, "n", &["--jobs", "2"]);
+    assert!(out.contains("Sim error vs host-native"), "{out}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let modes: Vec<&str> = v["experiment"]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["sim", "native"]);
+}
+
+#[test]
+fn malformed_experiments_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // (what, text in TINY, replaced by, what the message must name)
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "unknown top-level field",
+            "seed = 7",
+            "seed = 7\nsed = 1",
+            &["line 6", "unknown field `sed`"],
+        ),
+        (
+            "unknown workload field",
+            "loops = 20",
+            "loops = 20\ngrups = 2",
+            &["variant \"6.6-vanilla\"", "grups", "unknown field"],
+        ),
+        (
+            "wrong type",
+            "fds = 4",
+            "fds = \"four\"",
+            &["fds", "invalid type"],
+        ),
+        ("negative count", "fds = 4", "fds = -4", &["fds"]),
+        (
+            "empty sweep",
+            "groups = [1, 3]",
+            "groups = []",
+            &["sweep.groups", "empty"],
+        ),
+        (
+            "unknown machine",
+            "machine = \"xeon-12c24t\"",
+            "machine = \"cray-1\"",
+            &["machine", "cray-1"],
+        ),
+        (
+            "unknown kernel",
+            "kernel = \"linux-6.6\"",
+            "kernel = \"linux-1.0\"",
+            &["kernel", "linux-1.0"],
+        ),
+        (
+            "unknown feature",
+            "sis_util = \"off\"",
+            "sis_utl = \"off\"",
+            &["features.sis_utl", "sis_utl"],
+        ),
+        (
+            "unknown metric",
+            "\"probes-per-wakeup\"",
+            "\"probes\"",
+            &["metrics", "\"probes\""],
+        ),
+        (
+            "native with a simulator field",
+            "features = { sis_util = \"off\" }",
+            "mode = \"native\"\nfeatures = { sis_util = \"off\" }",
+            &["6.6-nosisutil", "features", "simulator only"],
+        ),
+        ("unknown table", "[[variant]]", "[[nothing]]", &["nothing"]),
+    ];
+    for (what, from, to, needles) in cases {
+        assert!(TINY.contains(from), "{what}: the fixture has {from:?}");
+        let file = write(d, "bad.toml", &TINY.replacen(from, to, 1));
+        let e = fails(&["compare", &file]);
+        assert!(e.contains("bad.toml"), "{what}: names the file: {e}");
+        for n in *needles {
+            assert!(e.contains(n), "{what}: {e:?} should contain {n:?}");
+        }
+    }
+    let e = fails(&["compare", "builtin:nosuch"]);
+    assert!(
+        e.contains("builtin:nosuch") && e.contains("test-idle-cores-nosmt"),
+        "{e}"
+    );
+    let e = fails(&["compare", &d.join("missing.toml").to_string_lossy()]);
+    assert!(e.contains("missing.toml"), "{e}");
+    fails(&["compare", "builtin:tiny", "--shard", "3/2"]);
+    fails(&[
+        "compare",
+        "--iterations",
+        "0",
+        "builtin:test-idle-cores-nosmt",
+    ]);
+    // nothing was written for a failed experiment
+    let names: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[test]
+fn no_partial_output_on_error() {
+    let out = schedlab()
+        .args([
+            "compare",
+            "builtin:nosuch",
+            "--json",
+            "/nonexistent-dir/x.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
