@@ -493,3 +493,160 @@ impl Experiment {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use sim::placement::linux::Features;
+
+    const BASE: &str = r#"
+name = "t"
+iterations = 2
+[run]
+machine = "xeon-12c24t"
+kernel = "linux-5.12+test_idle_cores_smt_gate=on"
+benchmark = "hackbench"
+loops = 10
+[sweep]
+groups = [1, 2]
+fds = [3, 5]
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+loops = 30
+fds = 7
+features = { sis_util = "off" }
+[[variant]]
+name = "host"
+mode = "native"
+[quick]
+loops = 4
+iterations = 1
+"#;
+
+    fn hb(exp: &Experiment, cell: usize) -> (u32, u32, u32) {
+        match &exp.cells[cell].spec.workload {
+            WorkloadSpec::Hackbench(h) => (h.groups, h.fds, h.loops),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn axes_multiply_in_order_and_layers_apply_run_variant_point_quick() {
+        let e = Experiment::parse("t.toml", BASE, false).unwrap();
+        assert_eq!(e.axes, ["groups", "fds"]);
+        let keys: Vec<&str> = e.points.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, ["1-3", "1-5", "2-3", "2-5"]);
+        assert_eq!(e.cells.len(), 4 * 3);
+        // point 1-5, variant b: the point's fds wins over the variant's, the
+        // variant's loops over the run's
+        assert_eq!(hb(&e, 3 + 1), (1, 5, 30));
+        assert_eq!(hb(&e, 3), (1, 5, 10));
+        let q = Experiment::parse("t.toml", BASE, true).unwrap();
+        assert_eq!(hb(&q, 3 + 1), (1, 5, 4));
+        assert_eq!((q.iterations, q.runs().len()), (1, 12));
+    }
+
+    #[test]
+    fn kernel_names_with_overrides_and_variant_features_combine() {
+        let e = Experiment::parse("t.toml", BASE, false).unwrap();
+        let a = e.cells[0].spec.features().unwrap();
+        let b = e.cells[1].spec.features().unwrap();
+        assert!(a.test_idle_cores_smt_gate && b.test_idle_cores_smt_gate);
+        assert!(a.sis_util == Features::kernel("linux-5.12").unwrap().sis_util);
+        assert!(!b.sis_util);
+    }
+
+    #[test]
+    fn a_native_variant_drops_the_simulator_fields_of_the_run() {
+        let e = Experiment::parse("t.toml", BASE, false).unwrap();
+        let native = &e.cells[2].spec;
+        assert_eq!(native.mode, Mode::Native);
+        assert!(native.simulator_only_fields().is_empty(), "{native:?}");
+    }
+
+    #[test]
+    fn seeds_depend_on_point_and_iteration_only() {
+        let e = Experiment::parse("t.toml", BASE, false).unwrap();
+        let runs = e.runs();
+        assert_eq!(runs.len(), 4 * 2 * 3);
+        for r in &runs {
+            let p = &e.points[e.cells[r.cell].point].key;
+            assert_eq!(r.seed, derive_seed(1, p, r.iteration));
+        }
+        // the variants of a (point, iteration) share a seed; others differ
+        let mut seeds: Vec<u64> = runs.iter().map(|r| r.seed).collect();
+        seeds.dedup();
+        assert_eq!(seeds.len(), 4 * 2);
+        seeds.sort_unstable();
+        seeds.dedup();
+        assert_eq!(seeds.len(), 4 * 2);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let bad = |from: &str, to: &str| {
+            let text = BASE.replacen(from, to, 1);
+            Experiment::parse("t.toml", &text, false)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = bad("loops = 10", "loops = 10.5");
+        assert!(
+            e.starts_with("t.toml: variant \"a\", point 1-3: loops: invalid type: floating point"),
+            "{e}"
+        );
+        let e = bad(
+            "[[variant]]\nname = \"host\"\nmode = \"native\"",
+            "[[variant]]\nname = \"host\"\nmode = \"native\"\nkernel = \"linux-6.6\"",
+        );
+        assert!(
+            e.contains("variant \"host\": kernel: is simulator only"),
+            "{e}"
+        );
+        let e = bad("name = \"b\"", "name = \"a\"");
+        assert!(e.contains("used twice"), "{e}");
+        let e = bad("groups = [1, 2]", "groups = 2");
+        assert!(e.contains("sweep.groups: expected an array"), "{e}");
+        let e = bad("groups = [1, 2]", "groups = [1, 1]");
+        assert!(e.contains("appears twice"), "{e}");
+        let e = bad("loops = 10", "loops = 10\nseed = 3");
+        assert!(
+            e.contains("seed: set the experiment's seed at the top level"),
+            "{e}"
+        );
+        let e = bad("benchmark = \"hackbench\"", "benchmark = \"hackbenhc\"");
+        assert!(e.contains("unknown benchmark \"hackbenhc\""), "{e}");
+        let e = bad("iterations = 2", "iterations = 0");
+        assert!(e.contains("iterations: must be at least 1"), "{e}");
+    }
+
+    proptest! {
+        /// Shards partition the runs: disjoint, and together every run.
+        #[test]
+        fn shards_partition_the_runs(n in 1u32..9) {
+            let e = Experiment::parse("t.toml", BASE, false).unwrap();
+            let all = e.runs();
+            let mut seen = vec![0u32; all.len()];
+            for i in 1..=n {
+                for r in crate::runner::select(&e, Some(crate::runner::Shard { index: i, count: n })) {
+                    let at = all.iter().position(|x| *x == r).unwrap();
+                    seen[at] += 1;
+                }
+            }
+            prop_assert!(seen.iter().all(|&c| c == 1));
+        }
+
+        /// A seed is a function of its inputs, and any one input changes it.
+        #[test]
+        fn derived_seeds_differ(base in any::<u64>(), key in "[0-9a-z-]{0,6}", it in 0u32..1000) {
+            let s = derive_seed(base, &key, it);
+            prop_assert_eq!(s, derive_seed(base, &key, it));
+            prop_assert_ne!(s, derive_seed(base.wrapping_add(1), &key, it));
+            prop_assert_ne!(s, derive_seed(base, &key, it + 1));
+            prop_assert_ne!(s, derive_seed(base, &format!("{key}x"), it));
+        }
+    }
+}
