@@ -43,7 +43,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "F.svg")]
     pub plot: Option<PathBuf>,
     /// Run only shard I of N (1-based) and keep its runs in the run log; join with --merge.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with_all = ["json", "csv", "plot"])]
     pub shard: Option<Shard>,
     /// Keep the runs the run log already holds and do only the missing ones.
     #[arg(long)]
@@ -138,6 +138,9 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
 }
 
 fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Result<()> {
+    let mut records = records.to_vec();
+    runner::fill_stage_shares(exp, &mut records);
+    let records = &records[..];
     let spec = runner::report_spec(exp, records);
     let report = Report::build(&spec, records)?;
     if let Some(path) = &a.json {

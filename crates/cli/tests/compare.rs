@@ -67,12 +67,17 @@ fn compare(dir: &Path, file: &str, tag: &str, extra: &[&str]) -> (String, String
 #[test]
 fn list_shows_every_builtin() {
     let out = run(&["compare", "--list"]);
-    assert!(out.contains("builtin:test-idle-cores-nosmt"), "{out}");
-    assert!(
-        out.contains("builtin:select-idle-core-early-break"),
-        "{out}"
-    );
-    assert_eq!(out.lines().count(), 2, "{out}");
+    let names = [
+        "test-idle-cores-nosmt",
+        "select-idle-core-early-break",
+        "cluster-scan",
+        "cluster-scan-2nodes",
+        "sd-idle",
+    ];
+    for n in names {
+        assert!(out.contains(&format!("builtin:{n} ")), "{n}: {out}");
+    }
+    assert_eq!(out.lines().count(), names.len(), "{out}");
 }
 
 #[test]
@@ -306,6 +311,46 @@ fn malformed_experiments_exit_2_with_one_line() {
             &["6.6-nosisutil", "features", "simulator only"],
         ),
         ("unknown table", "[[variant]]", "[[nothing]]", &["nothing"]),
+        (
+            "zero count",
+            "fds = 4",
+            "fds = 0",
+            &[
+                "variant \"6.6-vanilla\", point 1",
+                "-f/--fds",
+                "must be an integer > 0",
+            ],
+        ),
+        (
+            "a metric of another benchmark",
+            "\"probes-per-wakeup\"",
+            "\"tput\"",
+            &["metrics", "tbench metric"],
+        ),
+        (
+            "a metric twice",
+            "\"probes-per-wakeup\"",
+            "\"time\"",
+            &["listed twice"],
+        ),
+        (
+            "a bad [quick], without --quick",
+            "[sweep]",
+            "[quick]\nlops = 1\n[sweep]",
+            &["with --quick", "lops"],
+        ),
+        (
+            "an axis that cannot be swept",
+            "groups = [1, 3]",
+            "groups = [1, 3]\nbenchmark = [\"tbench\"]",
+            &["sweep.benchmark", "cannot be swept"],
+        ),
+        (
+            "too many runs",
+            "iterations = 3",
+            "iterations = 4000000000",
+            &["more than 10000000"],
+        ),
     ];
     for (what, from, to, needles) in cases {
         assert!(TINY.contains(from), "{what}: the fixture has {from:?}");
@@ -351,4 +396,44 @@ fn no_partial_output_on_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn merge_refuses_logs_that_disagree_and_resume_adds_iterations() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = write(d, "tiny.toml", TINY);
+    let log = d.join("a.runs.jsonl");
+    let l = log.to_str().unwrap();
+    run(&["compare", &file, "--iterations", "2", "--log", l]);
+    assert_eq!(read(&log).lines().count(), 1 + 8);
+    // asking for a third iteration keeps the 8 runs and adds 4
+    let (text, json, csv) = compare(d, &file, "r", &["--resume", "--log", l]);
+    assert_eq!(read(&log).lines().count(), 1 + 12);
+    let (text0, json0, csv0) = compare(d, &file, "fresh", &[]);
+    assert_eq!((text, json, csv), (text0, json0, csv0));
+
+    // a copy of the log with one value changed cannot be merged with it
+    let changed = d.join("b.runs.jsonl");
+    let lines: Vec<String> = read(&log).lines().map(String::from).collect();
+    let mut rec: Value = serde_json::from_str(&lines[1]).unwrap();
+    rec["metrics"]["time"] = Value::from(999.0);
+    let mut out = lines.clone();
+    out[1] = rec.to_string();
+    std::fs::write(&changed, out.join("\n") + "\n").unwrap();
+    let e = fails(&["compare", "--merge", l, changed.to_str().unwrap()]);
+    assert!(e.contains("appears twice with different results"), "{e}");
+    // an identical copy merges
+    std::fs::write(&changed, lines.join("\n") + "\n").unwrap();
+    run(&["compare", "--merge", l, changed.to_str().unwrap()]);
+
+    // a log cut short before its header: --resume starts it afresh
+    std::fs::write(&log, "{\"schedlab_runl").unwrap();
+    run(&["compare", &file, "--resume", "--log", l]);
+    assert_eq!(read(&log).lines().count(), 1 + 12);
+    // a log of an unknown format is refused
+    let bumped = read(&log).replacen("\"schedlab_runlog\":1", "\"schedlab_runlog\":99", 1);
+    std::fs::write(&log, bumped).unwrap();
+    let e = fails(&["compare", "--merge", l]);
+    assert!(e.contains("run-log format 99"), "{e}");
 }

@@ -15,6 +15,12 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "select-idle-core-early-break",
         include_str!("builtin/select-idle-core-early-break.toml"),
     ),
+    ("cluster-scan", include_str!("builtin/cluster-scan.toml")),
+    (
+        "cluster-scan-2nodes",
+        include_str!("builtin/cluster-scan-2nodes.toml"),
+    ),
+    ("sd-idle", include_str!("builtin/sd-idle.toml")),
 ];
 
 /// The text of a built-in.

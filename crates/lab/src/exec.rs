@@ -136,6 +136,68 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
     })
 }
 
+/// Check a run's workload parameters without running it, as the run
+/// itself would (so an experiment fails before its first run, not in the
+/// middle): the benchmark's own validation, the loadfile, and for a native
+/// run this host's CPUs and limits.
+pub fn check(spec: &RunSpec) -> Result<(), RunError> {
+    spec.validate()?;
+    match spec.mode {
+        Mode::Sim => {
+            match &spec.workload {
+                WorkloadSpec::Hackbench(h) => h.bench().validate().map_err(SimError::from)?,
+                WorkloadSpec::Schbench(s) => {
+                    let mut m = s.model()?;
+                    m.nprocs = spec.topology()?.nr_cpus();
+                    m.validate().map_err(SimError::from)?;
+                }
+                WorkloadSpec::Tbench(t) => {
+                    sim::workload::tbench::TbenchModel::new(t.bench()).map_err(|e| match e {
+                        sim::workload::tbench::TbenchError::Spec(e) => SimError::Spec(e),
+                        sim::workload::tbench::TbenchError::File(e) => SimError::File(e),
+                    })?;
+                }
+                WorkloadSpec::Spin(s) => {
+                    if s.work_ms == 0 {
+                        return Err(SpecError::field("work_ms", "must be an integer > 0").into());
+                    }
+                    if s.tasks == Some(0) {
+                        return Err(SpecError::field("tasks", "must be an integer > 0").into());
+                    }
+                }
+            }
+            Ok(())
+        }
+        Mode::Native => {
+            let cpus = cpu_selection(spec)?;
+            match &spec.workload {
+                WorkloadSpec::Hackbench(h) => native::hackbench::HackbenchConfig {
+                    bench: h.bench(),
+                    cpus,
+                    timeout: None,
+                }
+                .validate()?,
+                WorkloadSpec::Schbench(s) => native::schbench::SchbenchConfig {
+                    bench: s.native()?,
+                    cpus,
+                    timeout: None,
+                }
+                .validate()?,
+                WorkloadSpec::Tbench(t) => native::tbench::TbenchConfig {
+                    bench: t.bench(),
+                    cpus,
+                    timeout: None,
+                }
+                .validate()?,
+                WorkloadSpec::Spin(_) => {
+                    return Err(SpecError::field("benchmark", "spin has no native port").into())
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Run `spec` in its mode and return its JSON record.
 pub fn run(spec: &RunSpec) -> Result<Value, RunError> {
     match spec.mode {

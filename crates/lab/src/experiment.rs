@@ -121,6 +121,9 @@ pub struct Experiment {
     pub cells: Vec<Cell>,
 }
 
+/// The most runs one experiment may ask for.
+pub const MAX_RUNS: u64 = 10_000_000;
+
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
 const RUN_KEYS: [&str; 10] = [
@@ -149,7 +152,7 @@ const SIM_ONLY_KEYS: [&str; 7] = [
 ];
 
 /// A seed from (base seed, point key, iteration): FNV-1a over the three,
-/// then a splitmix64 finaliser to spread the bits.
+/// then a splitmix64 finaliser to spread the bits, kept to 53 bits.
 pub fn derive_seed(base: u64, point: &str, iteration: u32) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let bytes = base
@@ -165,7 +168,9 @@ pub fn derive_seed(base: u64, point: &str, iteration: u32) -> u64 {
     let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    // 53 bits, so the seed survives JSON readers that hold numbers as
+    // doubles (JavaScript, jq)
+    (z ^ (z >> 31)) >> 11
 }
 
 /// One line from a TOML error: `line N: message`.
@@ -267,6 +272,11 @@ impl Experiment {
             message,
         };
         let file: File = toml::from_str(text).map_err(|e| err(toml_error(text, &e)))?;
+        if !quick && file.quick.is_some() {
+            // [quick] is checked whether or not --quick is given
+            let q: File = toml::from_str(text).map_err(|e| err(toml_error(text, &e)))?;
+            Self::expand(q, true).map_err(|m| err(format!("with --quick: {m}")))?;
+        }
         Self::expand(file, quick).map_err(err)
     }
 
@@ -278,10 +288,34 @@ impl Experiment {
             ));
         }
         let mut iterations = f.iterations;
-        // -- sweep axes
+        // -- sweep axes (`--quick` may give an axis fewer values)
+        let mut sweep = f.sweep.clone();
+        if let (true, Some(q)) = (quick, &f.quick) {
+            match q.get("sweep") {
+                None => {}
+                Some(Value::Table(t)) => {
+                    for (axis, values) in t {
+                        if !sweep.contains_key(axis) {
+                            return Err(format!("quick.sweep.{axis}: not an axis of [sweep]"));
+                        }
+                        sweep.insert(axis.clone(), values.clone());
+                    }
+                }
+                Some(other) => {
+                    return Err(format!(
+                        "quick.sweep: expected a table of axes, got {other}"
+                    ))
+                }
+            }
+        }
         let mut axes = Vec::new();
         let mut lists = Vec::new();
-        for (axis, values) in &f.sweep {
+        for (axis, values) in &sweep {
+            if ["mode", "features", "kernel_config", "seed", "benchmark"].contains(&axis.as_str()) {
+                return Err(format!(
+                    "sweep.{axis}: cannot be swept (sweep a machine or workload field; use variants for kernels and features)"
+                ));
+            }
             let Value::Array(vs) = values else {
                 return Err(format!(
                     "sweep.{axis}: expected an array of values, got {values}"
@@ -290,11 +324,6 @@ impl Experiment {
             if vs.is_empty() {
                 return Err(format!(
                     "sweep.{axis}: the sweep is empty; give at least one value"
-                ));
-            }
-            if ["mode", "features", "kernel_config", "seed", "benchmark"].contains(&axis.as_str()) {
-                return Err(format!(
-                    "sweep.{axis}: cannot be swept (sweep a machine or workload field; use variants for kernels and features)"
                 ));
             }
             axes.push(axis.clone());
@@ -340,6 +369,12 @@ impl Experiment {
             match &f.quick {
                 Some(q) => {
                     for (k, v) in q {
+                        if k == "sweep" {
+                            continue;
+                        }
+                        if ["mode", "seed", "name"].contains(&k.as_str()) {
+                            return Err(format!("quick.{k}: --quick cannot change it"));
+                        }
                         if k == "iterations" {
                             iterations = v
                                 .as_integer()
@@ -401,9 +436,19 @@ impl Experiment {
             variants.push(Variant { name, mode });
             layers.push(v);
         }
+        let total = (points.len() as u64)
+            .saturating_mul(variants.len() as u64)
+            .saturating_mul(iterations as u64);
+        if total > MAX_RUNS {
+            return Err(format!(
+                "{total} runs ({} points x {} variants x {iterations} iterations) is more than {MAX_RUNS}; shrink the sweep or the iterations",
+                points.len(),
+                variants.len()
+            ));
+        }
         // -- cells
         let mut cells = Vec::new();
-        let mut benchmark = String::new();
+        let mut benchmarks = std::collections::BTreeSet::new();
         for (pi, (point, ptable)) in points.iter().enumerate() {
             for (vi, variant) in variants.iter().enumerate() {
                 let mut t = f.run.clone();
@@ -427,8 +472,8 @@ impl Experiment {
                     spec.workload.scale_down();
                 }
                 spec.seed = 0;
-                spec.validate().map_err(|e| format!("{ctx}: {e}"))?;
-                benchmark = spec.workload.name().to_string();
+                crate::exec::check(&spec).map_err(|e| format!("{ctx}: {e}"))?;
+                benchmarks.insert(spec.workload.name());
                 cells.push(Cell {
                     variant: vi,
                     point: pi,
@@ -442,15 +487,38 @@ impl Experiment {
                 if m.is_empty() {
                     return Err("metrics: the list is empty; leave it out for the defaults".into());
                 }
-                if let Some(bad) = m.iter().find(|n| !metrics::known(n)) {
-                    return Err(format!(
-                        "metrics: unknown metric {bad:?} (known: {})",
-                        metrics::names()
-                    ));
+                for (i, name) in m.iter().enumerate() {
+                    if !metrics::known(name) {
+                        return Err(format!(
+                            "metrics: unknown metric {name:?} (known: {})",
+                            metrics::names()
+                        ));
+                    }
+                    if m[..i].contains(name) {
+                        return Err(format!("metrics: {name:?} is listed twice"));
+                    }
+                    if let Some(b) = metrics::lookup(name).and_then(|x| x.benchmark) {
+                        if !benchmarks.contains(b) {
+                            return Err(format!(
+                                "metrics: {name:?} is a {b} metric, and this experiment runs {}",
+                                benchmarks.iter().copied().collect::<Vec<_>>().join(", ")
+                            ));
+                        }
+                    }
                 }
                 m
             }
-            None => metrics::defaults(&benchmark),
+            None => {
+                let mut m: Vec<String> = Vec::new();
+                for b in &benchmarks {
+                    for name in metrics::defaults(b) {
+                        if !m.contains(&name) {
+                            m.push(name);
+                        }
+                    }
+                }
+                m
+            }
         };
         Ok(Experiment {
             name: f.name,

@@ -5,7 +5,8 @@
 //!
 //! A run's line is written with one `write` call and flushed as soon as the
 //! run ends, so a crash or Ctrl-C leaves at worst a final line without its
-//! newline, which reading ignores.
+//! newline, which reading ignores. A resume rewrites the log (atomically)
+//! with the current header and the runs it keeps, then appends.
 
 use crate::experiment::Experiment;
 use report::RunRecord;
@@ -40,13 +41,19 @@ pub enum LogError {
     Mismatch(String),
 }
 
+/// The run-log format this build writes and reads.
+pub const FORMAT: u32 = 1;
+
 /// The first line of a run log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Header {
-    /// Format marker and version.
+    /// Format marker and version ([`FORMAT`]).
     pub schedlab_runlog: u32,
-    /// Hash of the expanded experiment: logs with the same fingerprint
-    /// hold runs of the same experiment.
+    /// The schedlab that wrote it.
+    pub schedlab_version: String,
+    /// Hash of everything that decides the runs' results (see
+    /// [`fingerprint`]): logs with the same fingerprint hold runs of the
+    /// same experiment.
     pub fingerprint: String,
     /// The shard this log holds (`I/N`), if any.
     pub shard: Option<String>,
@@ -54,60 +61,145 @@ pub struct Header {
     pub experiment: Experiment,
 }
 
-/// 64-bit FNV-1a of the experiment's canonical JSON, as hex.
+impl Header {
+    /// The header of a log of `exp` (one shard of it, or all).
+    pub fn new(exp: &Experiment, shard: Option<String>) -> Header {
+        Header {
+            schedlab_runlog: FORMAT,
+            schedlab_version: env!("CARGO_PKG_VERSION").into(),
+            fingerprint: fingerprint(exp),
+            shard,
+            experiment: exp.clone(),
+        }
+    }
+}
+
+fn fnv1a(h: &mut u64, bytes: &[u8]) {
+    for &b in bytes {
+        *h ^= b as u64;
+        *h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+}
+
+/// 64-bit FNV-1a, as hex, of what decides the runs' results: the expanded
+/// experiment except its iteration count (more iterations only add runs, so
+/// a resume may ask for more), the schedlab version, and the contents
+/// behind file names (a `sysfs:`/`hwloc:` machine, a tbench loadfile), so
+/// that logs written on different hosts or builds are not mixed silently.
 pub fn fingerprint(exp: &Experiment) -> String {
-    let text = serde_json::to_string(exp).expect("plain data serialises");
+    let mut e = exp.clone();
+    e.iterations = 0;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    fnv1a(
+        &mut h,
+        serde_json::to_string(&e)
+            .expect("plain data serialises")
+            .as_bytes(),
+    );
+    fnv1a(&mut h, env!("CARGO_PKG_VERSION").as_bytes());
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &exp.cells {
+        let m = &c.spec.machine;
+        if (m.starts_with("sysfs:") || m.starts_with("hwloc:")) && seen.insert(m.clone()) {
+            if let Ok(t) = c.spec.topology() {
+                fnv1a(&mut h, format!("{t:?}").as_bytes());
+            }
+        }
+        if let crate::WorkloadSpec::Tbench(t) = &c.spec.workload {
+            if let Some(p) = &t.loadfile {
+                if seen.insert(p.display().to_string()) {
+                    fnv1a(&mut h, &std::fs::read(p).unwrap_or_default());
+                }
+            }
+        }
     }
     format!("{h:016x}")
 }
 
-/// A log open for appending.
+/// Write `contents` to `path` atomically: a temporary file beside it, then
+/// a rename, so a reader never sees a partial file.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the path has no file name",
+        )
+    })?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let res = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+/// A log open for appending, held by this process alone (a lock file
+/// beside it, `.NAME.lock`, keeps a second schedlab from writing it).
 pub struct RunLog {
     path: PathBuf,
     file: File,
+    lock_path: PathBuf,
+    _lock: File,
 }
 
 impl RunLog {
-    /// Start a new log (replacing any file at `path`) with its header.
-    pub fn create(path: &Path, header: &Header) -> Result<RunLog, LogError> {
+    /// Take the log: lock it, write `header` and the runs `kept` (those a
+    /// resume keeps) as its whole content, atomically, and open it for
+    /// appending.
+    pub fn start(path: &Path, header: &Header, kept: &[RunRecord]) -> Result<RunLog, LogError> {
         let io = |source| LogError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let mut file = File::create(path).map_err(io)?;
-        let line = serde_json::to_string(header).expect("plain data serialises") + "\n";
-        file.write_all(line.as_bytes()).map_err(io)?;
-        file.flush().map_err(io)?;
-        Ok(RunLog {
-            path: path.to_path_buf(),
-            file,
-        })
-    }
-
-    /// Reopen an existing log for appending (after [`read`] checked it).
-    /// A torn last line (no newline) is cut off first.
-    pub fn reopen(path: &Path) -> Result<RunLog, LogError> {
-        let io = |source| LogError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let text = std::fs::read(path).map_err(io)?;
-        let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
-        file.set_len(keep as u64).map_err(io)?;
-        drop(file);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lock_path = path.with_file_name(format!(".{name}.lock"));
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(LogError::Mismatch(format!(
+                    "{}: another schedlab is writing this run log (give each run its own --log)",
+                    path.display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+        let mut text = serde_json::to_string(header).expect("plain data serialises") + "\n";
+        for r in kept {
+            text += &(serde_json::to_string(r).expect("plain data serialises") + "\n");
+        }
+        write_atomic(path, text.as_bytes()).map_err(io)?;
         let file = OpenOptions::new().append(true).open(path).map_err(io)?;
         Ok(RunLog {
             path: path.to_path_buf(),
             file,
+            lock_path,
+            _lock: lock,
         })
     }
 
-    /// Append one finished run.
+    /// Append one finished run: one write, flushed at once.
     pub fn append(&mut self, rec: &RunRecord) -> Result<(), LogError> {
         let line = serde_json::to_string(rec).expect("plain data serialises") + "\n";
         self.file
@@ -118,6 +210,19 @@ impl RunLog {
                 source,
             })
     }
+}
+
+impl Drop for RunLog {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.lock_path);
+    }
+}
+
+/// Whether `path` holds at least a complete first line: a log cut short
+/// before its header was written holds no runs, and a resume starts it
+/// afresh.
+pub fn has_header(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|t| t.contains(&b'\n'))
 }
 
 /// Read a log: its header and every complete run line (a last line
@@ -137,8 +242,20 @@ pub fn read(path: &Path) -> Result<(Header, Vec<RunRecord>), LogError> {
     let header: Header = match lines.next().filter(|l| !l.is_empty()) {
         Some(l) => serde_json::from_slice(l)
             .map_err(|e| format(1, format!("not a schedlab run log header ({e})")))?,
+        None if text.is_empty() => {
+            return Err(format(1, "empty file, not a schedlab run log".into()))
+        }
         None => return Err(format(1, "not a schedlab run log (no header line)".into())),
     };
+    if header.schedlab_runlog != FORMAT {
+        return Err(format(
+            1,
+            format!(
+                "run-log format {} (this schedlab reads format {FORMAT})",
+                header.schedlab_runlog
+            ),
+        ));
+    }
     let mut records = Vec::new();
     for (i, l) in lines.enumerate() {
         if l.is_empty() {

@@ -23,7 +23,7 @@ pub enum LabError {
     #[error(transparent)]
     Log(#[from] LogError),
     /// A run failed.
-    #[error("variant {variant:?}{point}, iteration {iteration}: {source}")]
+    #[error("variant {variant:?}{point}, iteration {iteration}: {cause}")]
     Run {
         /// Variant.
         variant: String,
@@ -31,8 +31,8 @@ pub enum LabError {
         point: String,
         /// Iteration.
         iteration: u32,
-        /// Why.
-        source: Box<RunError>,
+        /// Why (not a `source`: the message already says it, once).
+        cause: Box<RunError>,
     },
     /// The thread pool could not start.
     #[error("--jobs: {0}")]
@@ -116,7 +116,7 @@ fn do_run(exp: &Experiment, run: &PlannedRun) -> Result<RunRecord, LabError> {
             format!(", point {point}")
         },
         iteration: run.iteration,
-        source: Box::new(source),
+        cause: Box::new(source),
     })?;
     Ok(RunRecord {
         variant: variant.clone(),
@@ -131,38 +131,37 @@ fn do_run(exp: &Experiment, run: &PlannedRun) -> Result<RunRecord, LabError> {
 /// selected run's record (those resumed from the log included).
 pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabError> {
     let selected = select(exp, opts.shard);
-    let header = Header {
-        schedlab_runlog: 1,
-        fingerprint: runlog::fingerprint(exp),
-        shard: opts.shard.map(|s| s.to_string()),
-        experiment: exp.clone(),
+    let header = Header::new(exp, opts.shard.map(|s| s.to_string()));
+    let key_of = |r: &PlannedRun| {
+        let c = &exp.cells[r.cell];
+        (
+            exp.variants[c.variant].name.clone(),
+            exp.points[c.point].key.clone(),
+            r.iteration,
+        )
     };
+    let wanted: BTreeSet<_> = selected.iter().map(key_of).collect();
     let mut done: Vec<RunRecord> = Vec::new();
-    let mut log = if opts.resume && opts.log.exists() {
+    if opts.resume && runlog::has_header(&opts.log) {
         let (old, records) = runlog::read(&opts.log)?;
         if old.fingerprint != header.fingerprint || old.shard != header.shard {
             return Err(LogError::Mismatch(format!(
-                "--resume: {} holds runs of another experiment, shard or --quick setting; remove it or drop --resume",
+                "--resume: {} holds runs of another experiment, shard, --quick setting or schedlab version; remove it or drop --resume",
                 opts.log.display()
             ))
             .into());
         }
-        done = records;
-        RunLog::reopen(&opts.log)?
-    } else {
-        RunLog::create(&opts.log, &header)?
-    };
+        // a resume with fewer --iterations keeps only the runs still asked for
+        done = records
+            .into_iter()
+            .filter(|r| wanted.contains(&record_key(r)))
+            .collect();
+    }
+    let mut log = RunLog::start(&opts.log, &header, &done)?;
     let have: BTreeSet<_> = done.iter().map(record_key).collect();
     let pending: Vec<&PlannedRun> = selected
         .iter()
-        .filter(|r| {
-            let c = &exp.cells[r.cell];
-            !have.contains(&(
-                exp.variants[c.variant].name.clone(),
-                exp.points[c.point].key.clone(),
-                r.iteration,
-            ))
-        })
+        .filter(|r| !have.contains(&key_of(r)))
         .collect();
     (opts.on_start)(pending.len(), done.len());
     let (native, simulated): (Vec<&PlannedRun>, Vec<&PlannedRun>) = pending
@@ -220,13 +219,17 @@ pub fn sort(exp: &Experiment, records: &mut [RunRecord]) {
 pub fn merge(paths: &[PathBuf]) -> Result<(Experiment, Vec<RunRecord>), LabError> {
     let mut first: Option<Header> = None;
     let mut all: Vec<RunRecord> = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut seen = std::collections::BTreeMap::new();
     for p in paths {
         let (h, records) = runlog::read(p)?;
-        if let Some(f) = &first {
+        if let Some(f) = &mut first {
+            if h.experiment.iterations > f.experiment.iterations {
+                // a resumed shard may have run more iterations
+                f.experiment.iterations = h.experiment.iterations;
+            }
             if f.fingerprint != h.fingerprint {
                 return Err(LogError::Mismatch(format!(
-                    "--merge: {} is a log of another experiment (or --quick setting) than {}",
+                    "--merge: {} is a log of another experiment (or --quick setting, or schedlab version) than {}",
                     p.display(),
                     paths[0].display()
                 ))
@@ -236,9 +239,22 @@ pub fn merge(paths: &[PathBuf]) -> Result<(Experiment, Vec<RunRecord>), LabError
             first = Some(h);
         }
         for r in records {
-            if seen.insert(record_key(&r)) {
-                all.push(r);
+            if let Some(&at) = seen.get(&record_key(&r)) {
+                let first: &RunRecord = &all[at];
+                if *first != r {
+                    return Err(LogError::Mismatch(format!(
+                        "--merge: variant {:?}, point {:?}, iteration {} appears twice with different results ({} holds one of them)",
+                        r.variant,
+                        r.point,
+                        r.iteration,
+                        p.display()
+                    ))
+                    .into());
+                }
+                continue;
             }
+            seen.insert(record_key(&r), all.len());
+            all.push(r);
         }
     }
     let Some(h) = first else {
@@ -246,6 +262,33 @@ pub fn merge(paths: &[PathBuf]) -> Result<(Experiment, Vec<RunRecord>), LabError
     };
     sort(&h.experiment, &mut all);
     Ok((h.experiment, all))
+}
+
+/// Give every simulated run a value for every `stage-NAME` metric some
+/// run reported (the simulator lists only the stages that occurred, and a
+/// stage that never decided is 0 %, not missing). Native runs have no
+/// stages. Both a finished run and a merge call this, so the two agree.
+pub fn fill_stage_shares(exp: &Experiment, records: &mut [RunRecord]) {
+    if !exp.metrics.iter().any(|m| m == metrics::STAGE_SHARES) {
+        return;
+    }
+    let stages: BTreeSet<String> = records
+        .iter()
+        .flat_map(|r| r.metrics.keys())
+        .filter(|k| k.starts_with("stage-"))
+        .cloned()
+        .collect();
+    for r in records.iter_mut() {
+        let simulated = exp
+            .variants
+            .iter()
+            .any(|v| v.name == r.variant && v.mode == Mode::Sim);
+        if simulated {
+            for s in &stages {
+                r.metrics.entry(s.clone()).or_insert(0.0);
+            }
+        }
+    }
 }
 
 /// The report's description of `exp`: the stage-shares pseudo-metric
@@ -299,4 +342,68 @@ pub fn default_log(dir: &Path, exp: &Experiment, shard: Option<Shard>) -> PathBu
         name += &format!(".shard-{}-of-{}", s.index, s.count);
     }
     dir.join(name + ".runs.jsonl")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXP: &str = r#"
+name = "t"
+iterations = 1
+metrics = ["time", "stage-shares"]
+[run]
+machine = "xeon-12c24t"
+benchmark = "hackbench"
+[[variant]]
+name = "linux"
+[[variant]]
+name = "host"
+mode = "native"
+"#;
+
+    fn rec(variant: &str, metrics: &[(&str, f64)]) -> RunRecord {
+        RunRecord {
+            variant: variant.into(),
+            point: String::new(),
+            iteration: 0,
+            seed: 1,
+            metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_stage_that_never_decided_is_zero_for_simulated_runs_only() {
+        let exp = Experiment::parse("t.toml", EXP, false).unwrap();
+        let mut r = vec![
+            rec("linux", &[("time", 1.0), ("stage-target_idle", 100.0)]),
+            rec("linux", &[("time", 1.0), ("stage-prev_idle", 100.0)]),
+            rec("host", &[("time", 1.0)]),
+        ];
+        fill_stage_shares(&exp, &mut r);
+        assert_eq!(r[0].metrics["stage-prev_idle"], 0.0);
+        assert_eq!(r[1].metrics["stage-target_idle"], 0.0);
+        assert_eq!(r[2].metrics.len(), 1, "a native run has no stages");
+        let spec = report_spec(&exp, &r);
+        let names: Vec<&str> = spec.metrics.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["time", "stage-prev_idle", "stage-target_idle"]);
+    }
+
+    #[test]
+    fn a_run_log_has_one_writer() {
+        let exp = Experiment::parse("t.toml", EXP, false).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.runs.jsonl");
+        let h = Header::new(&exp, None);
+        let mut first = RunLog::start(&path, &h, &[]).unwrap();
+        let second = RunLog::start(&path, &h, &[]);
+        assert!(matches!(second, Err(LogError::Mismatch(m)) if m.contains("another schedlab")));
+        first.append(&rec("linux", &[("time", 2.5)])).unwrap();
+        drop(first);
+        let (back, records) = runlog::read(&path).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(records, [rec("linux", &[("time", 2.5)])]);
+        // released: a second writer may start now
+        RunLog::start(&path, &h, &records).unwrap();
+    }
 }
