@@ -437,3 +437,54 @@ fn merge_refuses_logs_that_disagree_and_resume_adds_iterations() {
     let e = fails(&["compare", "--merge", l]);
     assert!(e.contains("run-log format 99"), "{e}");
 }
+
+/// A real interruption: SIGINT once a few runs are in the log, then
+/// `--resume` redoes only the rest and the report is the uninterrupted one.
+#[test]
+fn ctrl_c_then_resume_gives_the_same_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let slow = TINY.replace("loops = 20", "loops = 4000");
+    let file = write(d, "slow.toml", &slow);
+    let log = d.join("slow.runs.jsonl");
+    let bin = assert_cmd::cargo::cargo_bin("schedlab");
+    let mut child = std::process::Command::new(&bin)
+        .args([
+            "compare",
+            &file,
+            "--jobs",
+            "1",
+            "--log",
+            log.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < std::time::Duration::from_secs(120) {
+        let runs = std::fs::read_to_string(&log).map_or(0, |t| t.lines().count().saturating_sub(1));
+        if runs >= 3 || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait().unwrap();
+    let kept = read(&log).lines().count() - 1;
+    eprintln!("interrupted after {kept} of 12 runs");
+    let (text, json, csv) = compare(
+        d,
+        &file,
+        "resumed",
+        &["--resume", "--log", log.to_str().unwrap()],
+    );
+    assert_eq!(read(&log).lines().count(), 1 + 12, "{kept} runs were kept");
+    let (text0, json0, csv0) = compare(
+        d,
+        &file,
+        "fresh",
+        &["--log", d.join("other.jsonl").to_str().unwrap()],
+    );
+    assert_eq!((text, json, csv), (text0, json0, csv0));
+}
