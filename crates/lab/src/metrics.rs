@@ -158,6 +158,33 @@ pub const METRICS: &[Metric] = &[
         description: "tasks the load balancer moved",
     },
     Metric {
+        name: "lb-newidle",
+        unit: "entries",
+        better: Lower,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/balance/newidle_entries",
+        description: "newly-idle balance entries",
+    },
+    Metric {
+        name: "lb-ilb-kicks",
+        unit: "kicks",
+        better: Lower,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/balance/ilb_kicks",
+        description: "nohz idle-balance kicks",
+    },
+    Metric {
+        name: "lb-cost",
+        unit: "ms",
+        better: Lower,
+        decimals: 4,
+        benchmark: None,
+        pointer: "/balance/cost_ns",
+        description: "total modelled load-balancing cost",
+    },
+    Metric {
         name: "idle-while-waiting",
         unit: "ms",
         better: Lower,
@@ -278,9 +305,11 @@ mod tests {
             "time_s": 1.5,
             "migrations": 7,
             "placement": {"stages": {"target": 3, "idle-core": 1}, "probe_cost_ns": 2_000_000},
-            "balance": {"moved": 2}
+            "balance": {"moved": 2, "cost_ns": 1_500_000, "newidle_entries": 9}
         });
         let wanted: Vec<String> = [
+            "lb-cost",
+            "lb-newidle",
             "time",
             "migrations",
             "lb-moved",
@@ -294,6 +323,8 @@ mod tests {
         assert_eq!(m["time"], 1.5);
         assert_eq!(m["migrations"], 7.0);
         assert_eq!(m["lb-moved"], 2.0);
+        assert_eq!(m["lb-cost"], 1.5);
+        assert_eq!(m["lb-newidle"], 9.0);
         assert_eq!(m["placement-cost"], 2.0);
         assert_eq!(m["stage-target"], 75.0);
         assert_eq!(m["stage-idle-core"], 25.0);
