@@ -42,6 +42,19 @@ pub enum SimBench {
     /// dbench's tbench: N clients replaying an NBENCH loadfile, each against
     /// its own tbench_srv process over loopback TCP (times are simulated).
     Tbench(SimTbenchArgs),
+    /// A false-sharing loop: one task stores to a word, another loads it, on
+    /// the first two CPUs the run may use (e.g. --cpus 0,4).
+    #[command(allow_negative_numbers = true)]
+    Falseshare(FalseShareArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FalseShareArgs {
+    /// Stores by the writer and loads by the reader.
+    #[arg(short = 'n', long = "iterations", default_value_t = 1_000_000)]
+    pub iterations: i64,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
 }
 
 #[derive(Args, Debug)]
@@ -218,6 +231,13 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
         Some(SimBench::Spin(a)) => spin(a),
         Some(SimBench::Schbench(a)) => schbench(a),
         Some(SimBench::Tbench(a)) => tbench(a),
+        Some(SimBench::Falseshare(a)) => {
+            let n = positive(a.iterations, "-n/--iterations")?;
+            simulate(
+                &a.common,
+                WorkloadSpec::Falseshare(lab::workload::FalseShareSpec { iterations: n }),
+            )
+        }
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }

@@ -71,6 +71,15 @@ pub fn simulate(spec: &RunSpec) -> Result<Simulated, RunError> {
             let tb = t.bench();
             (sim::run::simulate_tbench(&topo, &tb, &opts)?, to_json(&tb))
         }
+        WorkloadSpec::Falseshare(f) => {
+            let fs = sim::workload::falseshare::FalseShare {
+                iterations: f.iterations,
+            };
+            (
+                sim::run::simulate_falseshare(&topo, &fs, &opts)?,
+                to_json(&fs),
+            )
+        }
     };
     Ok(Simulated { result, params })
 }
@@ -130,8 +139,8 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
             cfg.validate()?;
             to_json(&native::tbench::run(&cfg, quiet)?)
         }
-        WorkloadSpec::Spin(_) => {
-            return Err(SpecError::field("benchmark", "spin has no native port").into())
+        WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => {
+            return Err(SpecError::field("benchmark", "no native port (simulator only)").into())
         }
     })
 }
@@ -165,6 +174,11 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                         return Err(SpecError::field("tasks", "must be an integer > 0").into());
                     }
                 }
+                WorkloadSpec::Falseshare(f) => {
+                    if f.iterations == 0 {
+                        return Err(SpecError::field("iterations", "must be an integer > 0").into());
+                    }
+                }
             }
             Ok(())
         }
@@ -189,8 +203,10 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                     timeout: None,
                 }
                 .validate()?,
-                WorkloadSpec::Spin(_) => {
-                    return Err(SpecError::field("benchmark", "spin has no native port").into())
+                WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => {
+                    return Err(
+                        SpecError::field("benchmark", "no native port (simulator only)").into(),
+                    )
                 }
             }
             Ok(())

@@ -271,9 +271,12 @@ impl RunSpec {
                     ));
                 }
                 match &self.workload {
-                    WorkloadSpec::Spin(_) => Err(SpecError::field(
+                    WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => Err(SpecError::field(
                         "benchmark",
-                        "spin has no native port (simulator only)",
+                        format!(
+                            "{} has no native port (simulator only)",
+                            self.workload.name()
+                        ),
                     )),
                     WorkloadSpec::Schbench(s) => s.native().map(|_| ()),
                     _ => Ok(()),

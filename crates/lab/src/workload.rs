@@ -20,6 +20,24 @@ pub enum WorkloadSpec {
     Tbench(TbenchSpec),
     /// Compute-only tasks spread by the load balancer alone (simulator only).
     Spin(SpinSpec),
+    /// One writer and one reader of a cache line on two CPUs (simulator only).
+    Falseshare(FalseShareSpec),
+}
+
+/// The false-sharing loop's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FalseShareSpec {
+    /// Stores by the writer and loads by the reader [1000000].
+    pub iterations: u32,
+}
+
+impl Default for FalseShareSpec {
+    fn default() -> Self {
+        FalseShareSpec {
+            iterations: 1_000_000,
+        }
+    }
 }
 
 /// hackbench's parameters, rt-tests' names and defaults.
@@ -250,7 +268,7 @@ impl Default for SpinSpec {
 
 impl WorkloadSpec {
     /// The benchmarks, by the names files use.
-    pub const NAMES: [&'static str; 4] = ["hackbench", "schbench", "tbench", "spin"];
+    pub const NAMES: [&'static str; 5] = ["hackbench", "schbench", "tbench", "spin", "falseshare"];
 
     /// Parse `fields` (a table of the benchmark's parameters, without
     /// `benchmark`) as `benchmark`'s; an error names the field at fault.
@@ -267,6 +285,7 @@ impl WorkloadSpec {
             "schbench" => WorkloadSpec::Schbench(parse(fields)?),
             "tbench" => WorkloadSpec::Tbench(parse(fields)?),
             "spin" => WorkloadSpec::Spin(parse(fields)?),
+            "falseshare" => WorkloadSpec::Falseshare(parse(fields)?),
             other => {
                 return Err(SpecError::field(
                     "benchmark",
@@ -286,6 +305,7 @@ impl WorkloadSpec {
             WorkloadSpec::Schbench(_) => "schbench",
             WorkloadSpec::Tbench(_) => "tbench",
             WorkloadSpec::Spin(_) => "spin",
+            WorkloadSpec::Falseshare(_) => "falseshare",
         }
     }
 
@@ -303,6 +323,7 @@ impl WorkloadSpec {
                 t.warmup = Some(t.warmup.unwrap_or(t.time / 5).min(1));
             }
             WorkloadSpec::Spin(s) => s.work_ms = (s.work_ms / 10).max(1),
+            WorkloadSpec::Falseshare(f) => f.iterations = (f.iterations / 10).max(1),
         }
     }
 }

@@ -8,6 +8,15 @@
 //! line costs a transfer from the previous writer (read-for-ownership); a
 //! write to an owned line that others have read since costs an invalidation at
 //! the distance of the last reader.
+//!
+//! A line is also a resource: a transfer occupies it for the transfer time.
+//! A CPU that needs the line while a transfer is still in flight waits for
+//! it (the wait is charged to that CPU), and its transfer then costs the
+//! machine's *contended* figure for the distance (`c2c_contended_ns`), which
+//! can differ from the uncontended hand-off: on Kunpeng 920 a line bouncing
+//! between two cores of one cluster moves faster than between clusters,
+//! although the one-way CAS ping-pong latency is the same (see costs.rs).
+//! Accesses are timed at the engine's current event time ([`LineTable::now`]).
 
 use crate::costs::MachineCosts;
 use crate::Nanos;
@@ -24,6 +33,8 @@ struct Line {
     seq: u32,
     last_reader: u32,
     shared: bool,
+    /// When the last transfer of this line completes.
+    busy_until: Nanos,
 }
 
 /// All modelled lines of a run.
@@ -34,6 +45,10 @@ pub struct LineTable {
     seen: Vec<u32>,
     /// Transfers charged (reads and writes that moved a line).
     pub transfers: u64,
+    /// Of which found the line still in flight (contended).
+    pub contended: u64,
+    /// The current simulated time, set by the engine at each event.
+    pub now: Nanos,
 }
 
 impl LineTable {
@@ -44,6 +59,8 @@ impl LineTable {
             lines: Vec::new(),
             seen: Vec::new(),
             transfers: 0,
+            contended: 0,
+            now: 0,
         }
     }
 
@@ -55,6 +72,7 @@ impl LineTable {
             seq: 1,
             last_reader: NOBODY,
             shared: false,
+            busy_until: 0,
         });
         self.seen.resize(self.seen.len() + self.ncpus, 0);
         id
@@ -88,8 +106,28 @@ impl LineTable {
         *seen = l.seq;
         l.shared = true;
         l.last_reader = cpu as u32;
+        let d = topo.distance(l.writer as usize, cpu);
+        self.transfer(line, d, costs)
+    }
+
+    /// Move `line` over distance `d` at [`LineTable::now`]: wait for a
+    /// transfer still in flight, then occupy the line for this one. Returns
+    /// the wait plus the transfer time.
+    #[inline]
+    fn transfer(&mut self, line: LineId, d: topology::Distance, costs: &MachineCosts) -> Nanos {
+        let l = &mut self.lines[line as usize];
         self.transfers += 1;
-        costs.c2c(topo.distance(l.writer as usize, cpu))
+        if self.now < l.busy_until {
+            self.contended += 1;
+            let wait = l.busy_until - self.now;
+            let t = costs.c2c_contended(d);
+            l.busy_until += t;
+            wait + t
+        } else {
+            let t = costs.c2c(d);
+            l.busy_until = self.now + t;
+            t
+        }
     }
 
     /// `cpu` writes `line`; returns the cost in ns.
@@ -101,22 +139,81 @@ impl LineTable {
         topo: &Topology,
         costs: &MachineCosts,
     ) -> Nanos {
-        let l = &mut self.lines[line as usize];
+        let l = &self.lines[line as usize];
         let cost = if l.writer == NOBODY || (l.writer as usize == cpu && !l.shared) {
             0
         } else if l.writer as usize != cpu {
-            self.transfers += 1;
-            costs.c2c(topo.distance(l.writer as usize, cpu))
+            let d = topo.distance(l.writer as usize, cpu);
+            self.transfer(line, d, costs)
         } else {
             // Owner upgrading a line others hold: invalidate their copies.
-            self.transfers += 1;
-            costs.c2c(topo.distance(l.last_reader as usize, cpu))
+            let d = topo.distance(l.last_reader as usize, cpu);
+            self.transfer(line, d, costs)
         };
+        let l = &mut self.lines[line as usize];
         l.writer = cpu as u32;
         l.seq = l.seq.wrapping_add(1).max(1);
         l.shared = false;
         l.last_reader = NOBODY;
         self.seen[line as usize * self.ncpus + cpu] = l.seq;
         cost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (Topology, MachineCosts, LineTable) {
+        let topo = topology::preset("kunpeng920-node").unwrap();
+        let costs = MachineCosts::for_machine("kunpeng920-node");
+        let t = LineTable::new(topo.nr_cpus());
+        (topo, costs, t)
+    }
+
+    #[test]
+    fn an_idle_line_moves_at_the_uncontended_cost() {
+        let (topo, costs, mut t) = setup();
+        let l = t.alloc();
+        t.now = 1000;
+        assert_eq!(
+            t.write(l, 0, &topo, &costs),
+            0,
+            "first write: nobody holds it"
+        );
+        t.now = 2000;
+        assert_eq!(t.read(l, 4, &topo, &costs), 36, "other cluster");
+        assert_eq!(
+            t.read(l, 4, &topo, &costs),
+            costs.clean_read_ns,
+            "clean copy"
+        );
+        t.now = 3000;
+        assert_eq!(
+            t.write(l, 1, &topo, &costs),
+            35,
+            "same cluster as the writer"
+        );
+        assert_eq!(t.contended, 0);
+    }
+
+    #[test]
+    fn a_line_in_flight_makes_the_next_cpu_wait_then_pay_the_contended_cost() {
+        let (topo, costs, mut t) = setup();
+        let l = t.alloc();
+        t.now = 1000;
+        t.write(l, 0, &topo, &costs);
+        t.now = 2000;
+        // CPU 4 (other cluster) pulls it: busy until 2036
+        assert_eq!(t.write(l, 4, &topo, &costs), 36);
+        // CPU 5 (CPU 4's cluster) wants it 10 ns later: waits 26, then a
+        // contended in-cluster hand-off (26)
+        t.now = 2010;
+        assert_eq!(t.write(l, 5, &topo, &costs), 26 + 26);
+        // (the line is now busy until 2036 + 26 = 2062); CPU 0 right after
+        // waits for that, then pays a contended cross-cluster hand-off (36)
+        t.now = 2020;
+        assert_eq!(t.read(l, 0, &topo, &costs), (2062 - 2020) + 36);
+        assert_eq!((t.transfers, t.contended), (3, 2));
     }
 }

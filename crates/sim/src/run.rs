@@ -331,6 +331,25 @@ pub fn simulate_spin(topo: &Topology, sp: &Spin, opt: &SimOptions) -> Result<Sim
     simulate(topo, sp, opt)
 }
 
+/// Simulate the false-sharing loop on the first two CPUs the run may use.
+pub fn simulate_falseshare(
+    topo: &Topology,
+    fs: &crate::workload::falseshare::FalseShare,
+    opt: &SimOptions,
+) -> Result<SimResult, SimError> {
+    if fs.iterations == 0 {
+        return Err(SimError::TooLarge(
+            "-n/--iterations: must be an integer > 0".into(),
+        ));
+    }
+    if allowed_cpus(topo, opt)?.weight() < 2 {
+        return Err(SimError::Cpus(
+            "the false-sharing loop needs two CPUs".into(),
+        ));
+    }
+    simulate(topo, fs, opt)
+}
+
 /// Simulate tbench on `tb`'s parameters: reads the loadfile, then runs
 /// for the warm-up and `time` seconds (simulated).
 pub fn simulate_tbench(

@@ -90,6 +90,9 @@ pub enum Op {
         /// Value.
         blocked: bool,
     },
+    /// A plain load of a futex word (a read of its cache line, nothing
+    /// else): the reader side of a false-sharing loop.
+    FutexLoad(FutexId),
     /// Post a futex word as schbench's fpost does: compare-and-swap
     /// BLOCKED -> RUNNING and, if it was BLOCKED, FUTEX_WAKE_PRIVATE one
     /// waiter.

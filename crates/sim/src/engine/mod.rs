@@ -475,6 +475,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         (self.chans.len() - 1) as ChanId
     }
 
+    /// The CPUs tasks may use.
+    pub fn allowed(&self) -> &CpuMask {
+        &self.cfg.allowed
+    }
+
     /// Declare a task. Tasks with `spawned == false` start runnable at time
     /// 0 on the first allowed CPU (placed like a fork from there).
     pub fn add_task(&mut self, spec: TaskSpec) -> TaskId {
@@ -603,6 +608,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 });
             }
             self.now = t;
+            self.lines.now = t;
             self.counters.events += 1;
             self.dispatch(ev);
             if let Some(v) = self.violation.take() {

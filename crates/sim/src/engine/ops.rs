@@ -91,6 +91,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Stamp(_) | Op::RecordSince { .. } => (costs.gettimeofday_ns, false),
             Op::Note { .. } => (0, false),
             Op::FutexSet { .. }
+            | Op::FutexLoad(_)
             | Op::FutexPost(_)
             | Op::FutexWait(_)
             | Op::ListPush { .. }
@@ -294,6 +295,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Op::RecordSince { .. }
             | Op::Note { .. }
             | Op::FutexSet { .. }
+            | Op::FutexLoad(_)
             | Op::FutexPost(_)
             | Op::FutexWait(_)
             | Op::ListPush { .. }

@@ -291,6 +291,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.futex_post(c, t, f, 0);
                 true
             }
+            Op::FutexLoad(f) => {
+                let line = self.futexes[f as usize].line;
+                self.cpus[c].debt += self.lines.read(line, c, self.topo, &self.costs);
+                true
+            }
             Op::FutexWait(f) => {
                 let line = self.futexes[f as usize].line;
                 self.touch(c, line);

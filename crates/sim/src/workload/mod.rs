@@ -9,6 +9,7 @@ use crate::rq::RunQueue;
 use crate::Nanos;
 use serde_json::{Map, Value};
 
+pub mod falseshare;
 pub mod hackbench;
 pub mod schbench;
 pub mod spin;
