@@ -90,9 +90,13 @@ fn hackbench_time_does_not_depend_on_the_seed() {
     }
 }
 
-/// With balancing off the engine is the one before the balancer: this
-/// decision digest and event count were produced by the engine of commit
-/// 2a701b9 (no balancer) for the same run.
+/// With balancing off the engine is the one before the balancer: the
+/// engine of commit 2a701b9 (no balancer) gave digest 349e21607305110a and
+/// 1045926 events for this run, and so did every engine since with
+/// balancing off, until cache lines became resources (contended transfers
+/// wait and cost the machine's contended figure), which changes the costs
+/// and so the run. The values below are that engine's, with balancing off;
+/// they pin it so a balancer change cannot leak into a run without one.
 #[test]
 fn balancing_off_keeps_the_engine_before_it() {
     let topo = topology::preset("kunpeng920-node").unwrap();
@@ -106,8 +110,8 @@ fn balancing_off_keeps_the_engine_before_it() {
     let mut o = opts("linux-5.19", &[("load_balance", "off")], 1);
     o.check = false;
     let r = simulate_hackbench(&topo, &hb, &o).unwrap();
-    assert_eq!(r.placement.decision_digest, "349e21607305110a");
-    assert_eq!(r.counters.events, 1_045_926);
+    assert_eq!(r.placement.decision_digest, "ca8fa4472d0db42d");
+    assert_eq!(r.counters.events, 1_044_938);
     assert_eq!(r.balance.stats.moved, 0);
 }
 
