@@ -33,6 +33,7 @@ pub mod balance;
 pub mod cacheline;
 pub mod channel;
 pub mod costs;
+pub mod cpuidle;
 pub mod eevdf;
 pub mod engine;
 pub mod event;
