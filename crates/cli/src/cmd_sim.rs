@@ -105,6 +105,9 @@ pub struct CommonSimArgs {
     /// Override a kernel build option, NAME=y|n (repeatable; see --list-kernels).
     #[arg(long = "kernel-config", value_name = "NAME=y|n")]
     pub kernel_config: Vec<String>,
+    /// The cpuidle driver and governor: none, or DRIVER[:GOVERNOR] with DRIVER intel_idle, acpi_idle, haltpoll, pseries_idle, powernv_idle and GOVERNOR menu, teo, haltpoll [default: the machine's].
+    #[arg(long, value_name = "DRIVER[:GOVERNOR]")]
+    pub cpuidle: Option<String>,
 }
 
 /// hackbench's own flags (shared with `schedlab bench`), then the
@@ -195,6 +198,7 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         kernel_config: pairs(&c.kernel_config, "--kernel-config", "NAME=y|n")?,
         policy,
         costs: c.costs == "on",
+        cpuidle: c.cpuidle.clone(),
         seed: c.seed,
         check: c.check,
         ..RunSpec::new(workload)

@@ -115,6 +115,10 @@ pub struct RunSpec {
     /// Model costs (true) or make every modelled cost zero (simulator only).
     #[serde(default = "default_true")]
     pub costs: bool,
+    /// The cpuidle driver and governor, `none` or `DRIVER[:GOVERNOR]`
+    /// (simulator only; default: the machine's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuidle: Option<String>,
     /// Seed of every random stream.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -138,6 +142,7 @@ impl RunSpec {
             kernel_config: BTreeMap::new(),
             policy: Policy::Linux,
             costs: true,
+            cpuidle: None,
             seed: 1,
             check: false,
             workload,
@@ -165,6 +170,9 @@ impl RunSpec {
         }
         if !self.costs {
             v.push("costs");
+        }
+        if self.cpuidle.is_some() {
+            v.push("cpuidle");
         }
         if self.check {
             v.push("check");
@@ -240,12 +248,17 @@ impl RunSpec {
             }
             Policy::Linux => PolicyChoice::Linux(Box::new(self.features()?)),
         };
+        let cpuidle = match &self.cpuidle {
+            None => None,
+            Some(s) => Some(s.parse().map_err(|e| SpecError::field("cpuidle", e))?),
+        };
         Ok(SimOptions {
             cpus: self.cpu_mask(topo)?,
             seed: self.seed,
             check: self.check,
             costs: self.costs,
             policy,
+            cpuidle,
             ..Default::default()
         })
     }

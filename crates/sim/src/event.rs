@@ -18,6 +18,8 @@ pub enum Event {
     SegmentDone { cpu: u32, gen: u32 },
     /// An idle CPU that was kicked has left its idle state and schedules.
     IdleExit { cpu: u32, gen: u32 },
+    /// A polling idle CPU (haltpoll) reaches its poll limit and halts.
+    PollEnd { cpu: u32, gen: u32 },
     /// A resched IPI reaches `cpu`.
     Resched { cpu: u32 },
     /// Scheduler tick on `cpu` (only armed while the CPU is busy: NO_HZ idle).

@@ -56,6 +56,9 @@ pub struct SimOptions {
     pub eevdf: EevdfParams,
     /// Safety limit on simulated time.
     pub time_limit: Nanos,
+    /// The cpuidle driver and governor (None: the machine's, see
+    /// [`crate::cpuidle::Cpuidle::for_machine`]).
+    pub cpuidle: Option<crate::cpuidle::Cpuidle>,
 }
 
 impl Default for SimOptions {
@@ -69,6 +72,7 @@ impl Default for SimOptions {
             domains: None,
             eevdf: EevdfParams::default(),
             time_limit: 3600 * 1_000_000_000,
+            cpuidle: None,
         }
     }
 }
@@ -455,6 +459,9 @@ pub fn simulate<W: Workload>(
         vcpu_preempt_check: vcpu_check,
         sched_idle_as_idle: sched_idle,
         time_limit: opt.time_limit,
+        cpuidle: opt
+            .cpuidle
+            .unwrap_or_else(|| crate::cpuidle::Cpuidle::for_machine(topo.name()).0),
     };
     let policy = make_policy(&opt.policy);
     let name = policy.name();

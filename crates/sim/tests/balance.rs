@@ -109,6 +109,12 @@ fn balancing_off_keeps_the_engine_before_it() {
     };
     let mut o = opts("linux-5.19", &[("load_balance", "off")], 1);
     o.check = false;
+    // the idle governor every run used before machines named their own
+    // cpuidle driver (Kunpeng 920 has none)
+    o.cpuidle = Some(sim::cpuidle::Cpuidle {
+        driver: sim::cpuidle::Driver::IntelIdle,
+        governor: sim::cpuidle::Governor::Menu,
+    });
     let r = simulate_hackbench(&topo, &hb, &o).unwrap();
     assert_eq!(r.placement.decision_digest, "ca8fa4472d0db42d");
     assert_eq!(r.counters.events, 1_044_938);

@@ -179,11 +179,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Some(s) if self.costs.charge_idle_exit => s.exit_latency_ns,
             _ => 0,
         };
-        let ipi = if waker_cpu != cpu {
+        // A polling CPU (TIF_POLLING_NRFLAG) sees need_resched without an
+        // IPI (set_nr_if_polling in ttwu_queue_wakelist / resched_curr).
+        let ipi = if waker_cpu != cpu && state != super::POLL_STATE {
             self.costs.ipi_ns
         } else {
             0
         };
+        self.counters.polled_wakeups += (state == super::POLL_STATE) as u64;
+        if let Some(h) = self.cpus[cpu].idle.halt_since.take() {
+            if self.cfg.cpuidle.driver == crate::cpuidle::Driver::Haltpoll {
+                self.haltpoll_reflect(cpu, now - h);
+            }
+        }
         if self.cpus[cpu].bal.idle_tick {
             // menu governor: a tick that woke an idle CPU with no timer due
             // counts as sleeping until the next timer, i.e. long; with no

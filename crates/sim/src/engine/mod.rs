@@ -210,7 +210,15 @@ struct IdleGovernor {
     /// Recent idle durations for the governor (average of the last 8).
     hist: [Nanos; 8],
     hist_pos: usize,
+    /// haltpoll: the adaptive poll limit (`dev->poll_limit_ns`), 0 at boot.
+    poll_limit_ns: Nanos,
+    /// haltpoll: when the current idle period's halt began (after polling).
+    halt_since: Option<Nanos>,
 }
+
+/// `Mode::Idle::state` of a CPU that polls (cpuidle's POLL state: no exit
+/// latency, and TIF_POLLING spares the waker the IPI).
+pub(super) const POLL_STATE: usize = usize::MAX;
 
 /// A CPU's periodic tick.
 struct TickState {
@@ -239,6 +247,11 @@ pub struct RunCounters {
     pub bytes_written: u64,
     /// Bytes read.
     pub bytes_read: u64,
+    /// Idle periods in which the tick was stopped (tick_nohz_idle_stop_tick
+    /// succeeded: the CPU enters the nohz set).
+    pub tick_stops: u64,
+    /// Wake-ups of a polling idle CPU (no IPI, no exit latency).
+    pub polled_wakeups: u64,
     /// Idle exits (IPI-kicked CPUs).
     pub idle_exits: u64,
     /// User compute performed, in ns of full-speed work (equals the sum of
@@ -263,6 +276,8 @@ pub struct EngineConfig {
     pub sched_idle_as_idle: bool,
     /// Stop after this much simulated time (safety net).
     pub time_limit: Nanos,
+    /// The cpuidle driver and governor: what idle entry does with the tick.
+    pub cpuidle: crate::cpuidle::Cpuidle,
 }
 
 impl EngineConfig {
@@ -278,6 +293,12 @@ impl EngineConfig {
             vcpu_preempt_check: true,
             sched_idle_as_idle: true,
             time_limit: 10_000_000_000,
+            // a driver with the menu governor (what every run modelled
+            // before per-machine idle configurations)
+            cpuidle: crate::cpuidle::Cpuidle {
+                driver: crate::cpuidle::Driver::IntelIdle,
+                governor: crate::cpuidle::Governor::Menu,
+            },
         }
     }
 }
@@ -391,6 +412,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 idle: IdleGovernor {
                     hist: [0; 8],
                     hist_pos: 0,
+                    poll_limit_ns: 0,
+                    halt_since: None,
                 },
                 tick: TickState {
                     // sched_skew_tick: per-CPU tick phase
@@ -667,6 +690,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     && self.cpus[c].seg.user
                 {
                     self.preempt_segment(c);
+                }
+            }
+            Event::PollEnd { cpu, gen } => {
+                let c = cpu as usize;
+                if self.cpus[c].gen == gen {
+                    self.poll_end(c);
                 }
             }
             Event::Tick { cpu } => self.tick(cpu as usize),

@@ -1,7 +1,7 @@
 //! Ticks, __schedule and what a CPU does between segments: continue its
 //! task, switch, or go idle (with the nohz busy accounting).
 
-use super::{Engine, Mode, TaskState};
+use super::{Engine, Mode, TaskState, POLL_STATE};
 use crate::event::{Event, Slot};
 use crate::rq::RunQueue;
 use crate::Nanos;
@@ -150,13 +150,43 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     pub(super) fn enter_idle(&mut self, c: usize) {
+        use crate::cpuidle::Driver;
         let now = self.now;
-        // menu governor, simplified: predict the average of recent idle
-        // periods; stop the tick only if that is at least a tick.
-        let h = &self.cpus[c].idle.hist;
-        let predicted = h.iter().sum::<Nanos>() / h.len() as Nanos;
-        let state = self.costs.pick_idle_state(predicted);
-        let tick_stopped = predicted >= self.tick_ns;
+        let mut poll_until = None;
+        self.cpus[c].idle.halt_since = None;
+        let (state, tick_stopped) = match self.cfg.cpuidle.driver {
+            // cpuidle_idle_call() without a driver: tick_nohz_idle_stop_tick()
+            // then default_idle_call() (HLT / WFI). The next timer of an idle
+            // CPU is not modelled, so it is taken as more than a tick away:
+            // the tick stops.
+            Driver::None => {
+                self.cpus[c].idle.halt_since = Some(now);
+                (0, true)
+            }
+            // haltpoll_select(): poll with the tick kept while the poll
+            // limit is non-zero, then halt with it stopped (`poll_end`).
+            Driver::Haltpoll => {
+                let limit = self.cpus[c].idle.poll_limit_ns;
+                if limit == 0 || !self.costs.charge_idle_exit {
+                    self.cpus[c].idle.halt_since = Some(now);
+                    (0, true)
+                } else {
+                    poll_until = Some(now + limit);
+                    (POLL_STATE, false)
+                }
+            }
+            // menu / teo, simplified: predict the average of recent idle
+            // periods; the governor votes to stop the tick only if that is
+            // at least a tick (the rule both follow since 4.17).
+            _ => {
+                let h = &self.cpus[c].idle.hist;
+                let predicted = h.iter().sum::<Nanos>() / h.len() as Nanos;
+                (
+                    self.costs.pick_idle_state(predicted),
+                    predicted >= self.tick_ns,
+                )
+            }
+        };
         self.set_mode(
             c,
             Mode::Idle {
@@ -175,6 +205,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .idle_states
             .get(state)
             .map_or(0, |s| s.exit_latency_ns);
+        self.counters.tick_stops += tick_stopped as u64;
+        if let Some(t) = poll_until {
+            let gen = self.cpus[c].gen;
+            self.events
+                .set_slot(c, Slot::Main, t, Event::PollEnd { cpu: c as u32, gen });
+        }
         let line = st.line;
         let _ = self.lines.write(line, c, self.topo, &self.costs);
         self.cpus[c].bal.newidle_done = false;
@@ -198,6 +234,57 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.pstats.probes += probes as u64;
         self.pstats.cost_ns += cost;
         self.cpus[c].debt = 0;
+    }
+
+    /// A polling CPU (haltpoll) found no work within its poll limit: the
+    /// idle loop goes round again, the governor picks the halt state and
+    /// votes to stop the tick (haltpoll_select after a timed-out poll).
+    pub(super) fn poll_end(&mut self, c: usize) {
+        let Mode::Idle {
+            since,
+            state: POLL_STATE,
+            ..
+        } = self.cpus[c].mode
+        else {
+            return;
+        };
+        self.cpus[c].mode = Mode::Idle {
+            since,
+            state: 0,
+            tick_stopped: true,
+        };
+        self.cpus[c].idle.halt_since = Some(self.now);
+        self.counters.tick_stops += 1;
+        self.cpu_state[c].idle_exit_latency = self
+            .costs
+            .idle_states
+            .first()
+            .map_or(0, |s| s.exit_latency_ns);
+        if self.balancer.is_some() {
+            let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+            self.recycle(req);
+        } else {
+            self.nohz_busy(c, false);
+        }
+    }
+
+    /// haltpoll_reflect after a halt of `block` ns: grow the poll limit
+    /// when the halt ended inside the largest poll window, shrink it when
+    /// it was longer (drivers/cpuidle/governors/haltpoll.c defaults:
+    /// guest_halt_poll_ns 200 us, grow x2 from 50 us, shrink /2, to 0
+    /// below the start value).
+    pub(super) fn haltpoll_reflect(&mut self, c: usize, block: Nanos) {
+        const MAX: Nanos = 200_000;
+        const GROW_START: Nanos = 50_000;
+        let limit = &mut self.cpus[c].idle.poll_limit_ns;
+        if *limit < block && block <= MAX {
+            *limit = (*limit * 2).clamp(GROW_START, MAX);
+        } else if block > MAX {
+            *limit /= 2;
+            if *limit < GROW_START {
+                *limit = 0;
+            }
+        }
     }
 
     pub(super) fn record_idle(&mut self, c: usize, dur: Nanos) {
