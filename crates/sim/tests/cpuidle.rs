@@ -15,7 +15,6 @@ fn run(machine: &str, cpuidle: Option<&str>) -> SimResult {
         datasize: 8000,
         pipe: true,
         threads: true,
-        ..Default::default()
     };
     let opt = SimOptions {
         check: true,
