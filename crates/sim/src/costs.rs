@@ -99,6 +99,11 @@ pub struct MachineCosts {
     /// `--costs off`; the states themselves stay, so policies that read a
     /// CPU's idle depth, like find_idlest_group_cpu, decide the same way).
     pub charge_idle_exit: bool,
+    /// A dummy cost charged to the waker's CPU at every try_to_wake_up,
+    /// after placement, ns: CPU time spent on nothing the model decides
+    /// from. Zero in every profile; the A/A check of the model's
+    /// sensitivity sets it (see `sim::run::SimOptions::dummy_wakeup_ns`).
+    pub dummy_wakeup_ns: Nanos,
 }
 
 impl MachineCosts {
@@ -165,6 +170,7 @@ impl MachineCosts {
             process_exit_ns: 0,
             hz: 0,
             charge_idle_exit: true,
+            dummy_wakeup_ns: 0,
         }
     }
 

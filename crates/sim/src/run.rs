@@ -56,6 +56,11 @@ pub struct SimOptions {
     pub eevdf: EevdfParams,
     /// Safety limit on simulated time.
     pub time_limit: Nanos,
+    /// Diagnostic only: a dummy cost charged to the waker's CPU at every
+    /// wake-up (`MachineCosts::dummy_wakeup_ns`), for the A/A check that a
+    /// cost this small does not move the results more than a change of
+    /// seed does. Ignored with `costs == false`.
+    pub dummy_wakeup_ns: Nanos,
 }
 
 impl Default for SimOptions {
@@ -69,6 +74,7 @@ impl Default for SimOptions {
             domains: None,
             eevdf: EevdfParams::default(),
             time_limit: 3600 * 1_000_000_000,
+            dummy_wakeup_ns: 0,
         }
     }
 }
@@ -423,6 +429,8 @@ pub fn simulate<W: Workload>(
     let mut costs = MachineCosts::for_machine(topo.name());
     if !opt.costs {
         costs = costs.zeroed();
+    } else {
+        costs.dummy_wakeup_ns = opt.dummy_wakeup_ns;
     }
     let mut eevdf = opt.eevdf;
     eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
