@@ -103,6 +103,11 @@ pub struct MachineCosts {
     /// distance class as `c2c_ns`. Equal to `c2c_ns` where no contended
     /// measurement exists.
     pub c2c_contended_ns: [Nanos; 6],
+    /// A dummy cost charged to the waker's CPU at every try_to_wake_up,
+    /// after placement, ns: CPU time spent on nothing the model decides
+    /// from. Zero in every profile; the A/A check of the model's
+    /// sensitivity sets it (see `sim::run::SimOptions::dummy_wakeup_ns`).
+    pub dummy_wakeup_ns: Nanos,
 }
 
 impl MachineCosts {
@@ -176,6 +181,7 @@ impl MachineCosts {
             hz: 0,
             charge_idle_exit: true,
             c2c_contended_ns: [0; 6],
+            dummy_wakeup_ns: 0,
         }
     }
 

@@ -59,6 +59,11 @@ pub struct SimOptions {
     /// The cpuidle driver and governor (None: the machine's, see
     /// [`crate::cpuidle::Cpuidle::for_machine`]).
     pub cpuidle: Option<crate::cpuidle::Cpuidle>,
+    /// Diagnostic only: a dummy cost charged to the waker's CPU at every
+    /// wake-up (`MachineCosts::dummy_wakeup_ns`), for the A/A check that a
+    /// cost this small does not move the results more than a change of
+    /// seed does. Ignored with `costs == false`.
+    pub dummy_wakeup_ns: Nanos,
 }
 
 impl Default for SimOptions {
@@ -73,6 +78,7 @@ impl Default for SimOptions {
             eevdf: EevdfParams::default(),
             time_limit: 3600 * 1_000_000_000,
             cpuidle: None,
+            dummy_wakeup_ns: 0,
         }
     }
 }
@@ -446,6 +452,8 @@ pub fn simulate<W: Workload>(
     let mut costs = MachineCosts::for_machine(topo.name());
     if !opt.costs {
         costs = costs.zeroed();
+    } else {
+        costs.dummy_wakeup_ns = opt.dummy_wakeup_ns;
     }
     let mut eevdf = opt.eevdf;
     eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
