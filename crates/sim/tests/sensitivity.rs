@@ -42,12 +42,13 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
-/// Known to fail on the current model: the seed only moves the tick
-/// phases, which do not act in the first milliseconds, so every seed
-/// follows the same start-up trajectory (spread 0.02 ms on 4.70 ms), and
-/// any perturbation of 1 ns or more leaves it (3.81 ms with 15 ns).
+/// Before the wake-up latency of an idle CPU varied per wake-up, the seed
+/// only moved the tick phases, which do not act in the first milliseconds:
+/// every seed followed one start-up trajectory (spread 0.02 ms on 4.70 ms)
+/// and a perturbation of 1 ns or more left it (3.81 ms with 15 ns). With
+/// the measured spread of IPI wake-ups drawn per wake-up, the seeds sample
+/// the trajectories a real machine's jitter would.
 #[test]
-#[ignore = "fails today: the seed does not sample start-up timing (see the doc comment)"]
 fn dummy_wakeup_cost_moves_time_less_than_seed_spread() {
     let base = times(0);
     let dummy = times(15);

@@ -213,10 +213,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.nohz_busy(cpu, true);
         }
         let gen = self.cpus[cpu].gen;
+        // IPI delivery and idle exit vary from one wake-up to the next
+        // (the measured spread in costs.rs); the seed decides the draws
+        let wake = if ipi + exit > 0 {
+            let u = self.jitter.next_u64();
+            self.costs.spread_wake_latency(ipi + exit, u)
+        } else {
+            0
+        };
         self.events.set_slot(
             cpu,
             Slot::Main,
-            now + lead + ipi + exit,
+            now + lead + wake,
             Event::IdleExit {
                 cpu: cpu as u32,
                 gen,

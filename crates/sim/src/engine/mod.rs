@@ -333,6 +333,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     lines: LineTable,
     /// Placement statistics.
     pub pstats: PlacementStats,
+    /// Draws for the wake-up latency spread (its own stream of the seed).
+    jitter: crate::rng::Rng,
     /// Run counters.
     pub counters: RunCounters,
     marks: Vec<Option<Nanos>>,
@@ -380,7 +382,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let n = topo.nr_cpus();
         let mut lines = LineTable::new(n);
         let tick_ns = 1_000_000_000 / costs.hz.max(1);
-        let mut rng = crate::rng::Rng::stream(cfg.seed, 1);
+        let seed = cfg.seed;
+        let mut rng = crate::rng::Rng::stream(seed, 1);
         let cpus = (0..n)
             .map(|c| Cpu {
                 rq: R::default(),
@@ -455,6 +458,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             chans: Vec::new(),
             lines,
             pstats: PlacementStats::default(),
+            jitter: crate::rng::Rng::stream(seed, 2),
             counters: RunCounters::default(),
             marks: Vec::new(),
             live_tasks: 0,
