@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod args;
 mod cmd_bench;
 mod cmd_compare;
+mod cmd_costs;
 mod cmd_sim;
 mod cmd_topology;
 mod output;
@@ -32,6 +33,9 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Run an experiment (baseline against variants, over a sweep, repeated) and print the mmtests comparison.
     Compare(cmd_compare::CompareArgs),
+    /// Show a machine preset's cost profile (every cost the simulator charges, with its source).
+    #[command(subcommand)]
+    Costs(cmd_costs::CostsCommand),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => cmd_sim::run(args),
         Command::Bench(args) => cmd_bench::run(args),
         Command::Compare(args) => cmd_compare::run(args),
+        Command::Costs(cmd) => cmd_costs::run(cmd),
     };
     match result {
         Ok(code) => code,

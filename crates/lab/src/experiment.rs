@@ -126,7 +126,7 @@ pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
-const RUN_KEYS: [&str; 10] = [
+const RUN_KEYS: [&str; 11] = [
     "mode",
     "machine",
     "cpus",
@@ -136,18 +136,20 @@ const RUN_KEYS: [&str; 10] = [
     "kernel_config",
     "policy",
     "costs",
+    "cost_profile",
     "check",
 ];
 
 /// Fields only the simulator reads: a native variant may not set them, and
 /// it does not inherit them from the run table.
-const SIM_ONLY_KEYS: [&str; 7] = [
+const SIM_ONLY_KEYS: [&str; 8] = [
     "machine",
     "kernel",
     "features",
     "kernel_config",
     "policy",
     "costs",
+    "cost_profile",
     "check",
 ];
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sim::placement::linux::Features;
 use sim::run::{PolicyChoice, SimOptions};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use topology::{CpuMask, Topology};
 
 /// A problem with one field of a run specification. It names the field as
@@ -115,6 +115,12 @@ pub struct RunSpec {
     /// Model costs (true) or make every modelled cost zero (simulator only).
     #[serde(default = "default_true")]
     pub costs: bool,
+    /// A cost profile file (TOML, as `schedlab costs show PRESET --toml`
+    /// or `schedlab calibrate` write it) to use instead of the machine
+    /// preset's costs; a relative path is taken from the current directory
+    /// (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_profile: Option<PathBuf>,
     /// Seed of every random stream.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -138,6 +144,7 @@ impl RunSpec {
             kernel_config: BTreeMap::new(),
             policy: Policy::Linux,
             costs: true,
+            cost_profile: None,
             seed: 1,
             check: false,
             workload,
@@ -165,6 +172,9 @@ impl RunSpec {
         }
         if !self.costs {
             v.push("costs");
+        }
+        if self.cost_profile.is_some() {
+            v.push("cost_profile");
         }
         if self.check {
             v.push("check");
@@ -246,6 +256,12 @@ impl RunSpec {
             check: self.check,
             costs: self.costs,
             policy,
+            costs_profile: match &self.cost_profile {
+                Some(p) => Some(
+                    sim::cost_profile::load(p).map_err(|e| SpecError::field("cost_profile", e))?,
+                ),
+                None => None,
+            },
             ..Default::default()
         })
     }

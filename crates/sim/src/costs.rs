@@ -39,7 +39,7 @@ const fn us(v: u64) -> Nanos {
 }
 
 /// All costs the simulator charges for one machine.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct MachineCosts {
     /// Preset this profile belongs to.
     pub machine: String,

@@ -56,6 +56,26 @@ pub struct SimOptions {
     pub eevdf: EevdfParams,
     /// Safety limit on simulated time.
     pub time_limit: Nanos,
+    /// The cost profile to use instead of the machine preset's
+    /// ([`MachineCosts::for_machine`]); `--cost-profile FILE`. `costs:
+    /// false` still zeroes it.
+    pub costs_profile: Option<MachineCosts>,
+}
+
+impl SimOptions {
+    /// The costs a run on `topo` charges: the given profile, or the
+    /// machine's own; zeroed under `--costs off`.
+    pub fn machine_costs(&self, topo: &Topology) -> MachineCosts {
+        let c = match &self.costs_profile {
+            Some(p) => p.clone(),
+            None => MachineCosts::for_machine(topo.name()),
+        };
+        if self.costs {
+            c
+        } else {
+            c.zeroed()
+        }
+    }
 }
 
 impl Default for SimOptions {
@@ -69,6 +89,7 @@ impl Default for SimOptions {
             domains: None,
             eevdf: EevdfParams::default(),
             time_limit: 3600 * 1_000_000_000,
+            costs_profile: None,
         }
     }
 }
@@ -372,10 +393,7 @@ pub fn simulate_schbench(
     let mut sb = sb.clone();
     sb.nprocs = topo.nr_cpus();
     sb.seed = opt.seed;
-    sb.madd_ps = match opt.costs {
-        true => MachineCosts::for_machine(topo.name()).matmul_madd_ps,
-        false => 0,
-    };
+    sb.madd_ps = opt.machine_costs(topo).matmul_madd_ps;
     sb.validate()?;
     simulate(topo, &sb, opt)
 }
@@ -420,10 +438,7 @@ pub fn simulate<W: Workload>(
         PolicyChoice::ScxDefault => (DomainOptions::default(), true, true, opt.eevdf.base_slice),
     };
     let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
-    let mut costs = MachineCosts::for_machine(topo.name());
-    if !opt.costs {
-        costs = costs.zeroed();
-    }
+    let costs = opt.machine_costs(topo);
     let mut eevdf = opt.eevdf;
     eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
     eevdf.base_slice = slice;
