@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod args;
 mod cmd_bench;
+mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_costs;
 mod cmd_sim;
@@ -33,6 +34,8 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Run an experiment (baseline against variants, over a sweep, repeated) and print the mmtests comparison.
     Compare(cmd_compare::CompareArgs),
+    /// Measure this host's OS and hardware costs and write them as a cost profile (for --cost-profile).
+    Calibrate(cmd_calibrate::CalibrateArgs),
     /// Show a machine preset's cost profile (every cost the simulator charges, with its source).
     #[command(subcommand)]
     Costs(cmd_costs::CostsCommand),
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd_bench::run(args),
         Command::Compare(args) => cmd_compare::run(args),
         Command::Costs(cmd) => cmd_costs::run(cmd),
+        Command::Calibrate(args) => cmd_calibrate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -203,3 +203,34 @@ fn experiments_take_a_cost_profile() {
     let e = fails(&["compare", &f]);
     assert!(e.contains("cost_profile"), "{e}");
 }
+
+#[test]
+fn calibrate_quick_writes_a_profile_that_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("host.toml");
+    let out = run(&["calibrate", "--quick", "-o", f.to_str().unwrap()]);
+    assert!(out.starts_with(&format!("wrote {}", f.display())), "{out}");
+    assert!(out.contains("pipe_syscall_ns"), "{out}");
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(text.starts_with("# schedlab calibrate --quick"), "{text}");
+    assert!(text.contains("machine = \"host\""));
+    assert!(text.contains("# source: measured by schedlab calibrate: getppid"));
+    // it loads, and a simulation of this host runs with it
+    let v = json(&[
+        "sim",
+        "hackbench",
+        "-p",
+        "-g",
+        "1",
+        "-l",
+        "20",
+        "--machine",
+        "host",
+        "--cost-profile",
+        f.to_str().unwrap(),
+    ]);
+    assert!(v["time_s"].as_f64().unwrap() > 0.0);
+    // without -o the profile goes to stdout
+    let text = run(&["calibrate", "--quick"]);
+    assert!(text.contains("\nhz = "), "{text}");
+}

@@ -427,7 +427,9 @@ fn validate(c: &MachineCosts) -> Result<(), (String, String)> {
 /// from files are kept here, each distinct one allocated once.
 static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
 
-fn intern(name: &str) -> &'static str {
+/// An idle-state name as [`IdleState`] holds it: each distinct name is
+/// allocated once and kept for the life of the process.
+pub fn intern(name: &str) -> &'static str {
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(n) = names.get(name) {
         return n;
