@@ -93,6 +93,9 @@ pub struct CommonSimArgs {
     /// Model costs (on) or make every modelled cost zero (off).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     pub costs: String,
+    /// Use this cost profile (TOML, from `schedlab costs show PRESET --toml` or `schedlab calibrate`) instead of the machine preset's costs.
+    #[arg(long, value_name = "FILE")]
+    pub cost_profile: Option<std::path::PathBuf>,
     /// Placement policy: the Linux wake-up path and load balancer, or the sched_ext default idle pick (no load balancer: sched_ext's default does not balance).
     #[arg(long, default_value = "linux", value_parser = ["linux", "scx"])]
     pub policy: String,
@@ -199,6 +202,7 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         policy,
         costs: c.costs == "on",
         cpuidle: c.cpuidle.clone(),
+        cost_profile: c.cost_profile.clone(),
         seed: c.seed,
         check: c.check,
         ..RunSpec::new(workload)

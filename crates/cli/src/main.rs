@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 mod args;
 mod cmd_bench;
+mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_costs;
 mod cmd_sim;
 mod cmd_topology;
 mod output;
@@ -27,11 +29,16 @@ enum Command {
     #[command(subcommand)]
     Topology(cmd_topology::TopologyCommand),
     /// Simulate a benchmark on a modelled machine and kernel.
-    Sim(cmd_sim::SimArgs),
+    Sim(Box<cmd_sim::SimArgs>),
     /// Run a benchmark natively on this host.
     Bench(cmd_bench::BenchArgs),
     /// Run an experiment (baseline against variants, over a sweep, repeated) and print the mmtests comparison.
     Compare(cmd_compare::CompareArgs),
+    /// Measure this host's OS and hardware costs and write them as a cost profile (for --cost-profile).
+    Calibrate(cmd_calibrate::CalibrateArgs),
+    /// Show a machine preset's cost profile (every cost the simulator charges, with its source).
+    #[command(subcommand)]
+    Costs(cmd_costs::CostsCommand),
 }
 
 fn main() -> ExitCode {
@@ -78,9 +85,11 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Topology(cmd) => cmd_topology::run(cmd),
-        Command::Sim(args) => cmd_sim::run(args),
+        Command::Sim(args) => cmd_sim::run(*args),
         Command::Bench(args) => cmd_bench::run(args),
         Command::Compare(args) => cmd_compare::run(args),
+        Command::Costs(cmd) => cmd_costs::run(cmd),
+        Command::Calibrate(args) => cmd_calibrate::run(args),
     };
     match result {
         Ok(code) => code,

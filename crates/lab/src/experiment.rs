@@ -126,7 +126,7 @@ pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
-const RUN_KEYS: [&str; 11] = [
+const RUN_KEYS: [&str; 12] = [
     "mode",
     "cpuidle",
     "machine",
@@ -137,12 +137,13 @@ const RUN_KEYS: [&str; 11] = [
     "kernel_config",
     "policy",
     "costs",
+    "cost_profile",
     "check",
 ];
 
 /// Fields only the simulator reads: a native variant may not set them, and
 /// it does not inherit them from the run table.
-const SIM_ONLY_KEYS: [&str; 8] = [
+const SIM_ONLY_KEYS: [&str; 9] = [
     "machine",
     "cpuidle",
     "kernel",
@@ -150,6 +151,7 @@ const SIM_ONLY_KEYS: [&str; 8] = [
     "kernel_config",
     "policy",
     "costs",
+    "cost_profile",
     "check",
 ];
 

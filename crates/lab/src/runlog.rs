@@ -84,7 +84,8 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
 /// 64-bit FNV-1a, as hex, of what decides the runs' results: the expanded
 /// experiment except its iteration count (more iterations only add runs, so
 /// a resume may ask for more), the schedlab version, and the contents
-/// behind file names (a `sysfs:`/`hwloc:` machine, a tbench loadfile), so
+/// behind file names (a `sysfs:`/`hwloc:` machine, a tbench loadfile, a
+/// cost profile), so
 /// that logs written on different hosts or builds are not mixed silently.
 pub fn fingerprint(exp: &Experiment) -> String {
     let mut e = exp.clone();
@@ -103,6 +104,11 @@ pub fn fingerprint(exp: &Experiment) -> String {
         if (m.starts_with("sysfs:") || m.starts_with("hwloc:")) && seen.insert(m.clone()) {
             if let Ok(t) = c.spec.topology() {
                 fnv1a(&mut h, format!("{t:?}").as_bytes());
+            }
+        }
+        if let Some(p) = &c.spec.cost_profile {
+            if seen.insert(format!("cost_profile:{}", p.display())) {
+                fnv1a(&mut h, &std::fs::read(p).unwrap_or_default());
             }
         }
         if let crate::WorkloadSpec::Tbench(t) = &c.spec.workload {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sim::placement::linux::Features;
 use sim::run::{PolicyChoice, SimOptions};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use topology::{CpuMask, Topology};
 
 /// A problem with one field of a run specification. It names the field as
@@ -119,6 +119,12 @@ pub struct RunSpec {
     /// (simulator only; default: the machine's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpuidle: Option<String>,
+    /// A cost profile file (TOML, as `schedlab costs show PRESET --toml`
+    /// or `schedlab calibrate` write it) to use instead of the machine
+    /// preset's costs; a relative path is taken from the current directory
+    /// (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_profile: Option<PathBuf>,
     /// Seed of every random stream.
     #[serde(default = "default_seed")]
     pub seed: u64,
@@ -143,6 +149,7 @@ impl RunSpec {
             policy: Policy::Linux,
             costs: true,
             cpuidle: None,
+            cost_profile: None,
             seed: 1,
             check: false,
             workload,
@@ -173,6 +180,9 @@ impl RunSpec {
         }
         if self.cpuidle.is_some() {
             v.push("cpuidle");
+        }
+        if self.cost_profile.is_some() {
+            v.push("cost_profile");
         }
         if self.check {
             v.push("check");
@@ -259,6 +269,12 @@ impl RunSpec {
             costs: self.costs,
             policy,
             cpuidle,
+            costs_profile: match &self.cost_profile {
+                Some(p) => Some(
+                    sim::cost_profile::load(p).map_err(|e| SpecError::field("cost_profile", e))?,
+                ),
+                None => None,
+            },
             ..Default::default()
         })
     }

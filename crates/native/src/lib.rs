@@ -36,6 +36,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod calibrate;
 pub mod cpus;
 mod error;
 pub mod hackbench;

@@ -6,7 +6,8 @@
 //! github.com/nviennot/core-to-core-latency and
 //! github.com/KCORES/core-to-core-latency-plus, one-way = CAS round trip / 2,
 //! median over the core pairs of each distance class; idle states:
-//! drivers/idle/intel_idle.c) and `scripts/measure-os-costs.c` run on the
+//! drivers/idle/intel_idle.c) and the OS-cost measurement that `schedlab calibrate`
+//! makes (crates/native/src/calibrate.rs, the same method) run on the
 //! development machine (an AMD EPYC Firecracker/KVM guest, Linux 6.18;
 //! "local" below). Rules followed:
 //! - a figure from a measurement table is used as printed (the median);
@@ -39,7 +40,7 @@ const fn us(v: u64) -> Nanos {
 }
 
 /// All costs the simulator charges for one machine.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct MachineCosts {
     /// Preset this profile belongs to.
     pub machine: String,
@@ -207,7 +208,7 @@ impl MachineCosts {
     /// The cost profile of a topology preset. Unknown machines (imported from
     /// sysfs or hwloc) get the generic profile.
     pub fn for_machine(machine: &str) -> MachineCosts {
-        // OS costs, local measurement (scripts/measure-os-costs.c, median of
+        // OS costs, local measurement (the method of `schedlab calibrate`, median of
         // 7 batches): pipe write+read of 100 B = 686 ns -> 343 ns per call;
         // unix socketpair write+read 100 B = 1771 ns -> 885 ns per call (timed
         // apart in batches, write and read differ by under 6%: unix 878 / 929,

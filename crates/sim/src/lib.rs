@@ -32,6 +32,7 @@ pub type Nanos = u64;
 pub mod balance;
 pub mod cacheline;
 pub mod channel;
+pub mod cost_profile;
 pub mod costs;
 pub mod cpuidle;
 pub mod eevdf;

@@ -64,6 +64,26 @@ pub struct SimOptions {
     /// cost this small does not move the results more than a change of
     /// seed does. Ignored with `costs == false`.
     pub dummy_wakeup_ns: Nanos,
+    /// The cost profile to use instead of the machine preset's
+    /// ([`MachineCosts::for_machine`]); `--cost-profile FILE`. `costs:
+    /// false` still zeroes it.
+    pub costs_profile: Option<MachineCosts>,
+}
+
+impl SimOptions {
+    /// The costs a run on `topo` charges: the given profile, or the
+    /// machine's own; zeroed under `--costs off`.
+    pub fn machine_costs(&self, topo: &Topology) -> MachineCosts {
+        let c = match &self.costs_profile {
+            Some(p) => p.clone(),
+            None => MachineCosts::for_machine(topo.name()),
+        };
+        if self.costs {
+            c
+        } else {
+            c.zeroed()
+        }
+    }
 }
 
 impl Default for SimOptions {
@@ -79,6 +99,7 @@ impl Default for SimOptions {
             time_limit: 3600 * 1_000_000_000,
             cpuidle: None,
             dummy_wakeup_ns: 0,
+            costs_profile: None,
         }
     }
 }
@@ -401,10 +422,7 @@ pub fn simulate_schbench(
     let mut sb = sb.clone();
     sb.nprocs = topo.nr_cpus();
     sb.seed = opt.seed;
-    sb.madd_ps = match opt.costs {
-        true => MachineCosts::for_machine(topo.name()).matmul_madd_ps,
-        false => 0,
-    };
+    sb.madd_ps = opt.machine_costs(topo).matmul_madd_ps;
     sb.validate()?;
     simulate(topo, &sb, opt)
 }
@@ -449,10 +467,8 @@ pub fn simulate<W: Workload>(
         PolicyChoice::ScxDefault => (DomainOptions::default(), true, true, opt.eevdf.base_slice),
     };
     let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
-    let mut costs = MachineCosts::for_machine(topo.name());
-    if !opt.costs {
-        costs = costs.zeroed();
-    } else {
+    let mut costs = opt.machine_costs(topo);
+    if opt.costs {
         costs.dummy_wakeup_ns = opt.dummy_wakeup_ns;
     }
     let mut eevdf = opt.eevdf;

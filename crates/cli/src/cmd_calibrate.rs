@@ -1,0 +1,563 @@
+//! `schedlab calibrate [-o FILE] [--quick]`: measure this host's costs
+//! (`native::calibrate`) and write them as a cost profile for
+//! `--cost-profile`, each value with how it was derived.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use native::calibrate::{CalibrateConfig, Measurements};
+use sim::cost_profile;
+use sim::costs::{IdleState, MachineCosts};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use topology::{Distance, Topology};
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Write the profile here (atomically) and print a summary; without it the profile goes to stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Fewer, shorter batches (a second or two): for a quick look or a test, not a profile to trust.
+    #[arg(long)]
+    pub quick: bool,
+    /// Measure core-to-core latency on at most the first N allowed CPUs (all by default; N^2/2 pairs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    pub c2c_cpus: Option<u32>,
+}
+
+pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
+    let topo = topology::preset("host").context("reading this host's topology from /sys")?;
+    let cfg = CalibrateConfig {
+        quick: args.quick,
+        max_c2c_cpus: args.c2c_cpus.map(|n| n as usize),
+    };
+    let m = native::calibrate::measure(&cfg, &mut |what| eprintln!("calibrate: {what}"))?;
+    let (costs, sources) = profile(
+        &m,
+        &topo,
+        &host_idle_states(m.cpus.get(1).copied()),
+        kernel_hz(),
+    );
+    let text = cost_profile::to_toml(&costs, &header(&m, &topo, args.quick), &sources);
+    // what we write must load back
+    cost_profile::from_toml(&text, "the calibrated profile")
+        .context("internal: the calibrated profile does not load")?;
+    match &args.output {
+        None => print!("{text}"),
+        Some(path) => {
+            crate::output::write_atomic(path, text.as_bytes())?;
+            print!("{}", summary(&costs, path));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn header(m: &Measurements, topo: &Topology, quick: bool) -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("cpu model"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let mut h = format!(
+        "schedlab calibrate{}: this host ({model}, {} CPUs, Linux {kernel}); each figure the median of {} batches\n",
+        if quick { " --quick (a quick look, not a profile to trust)" } else { "" },
+        topo.nr_cpus(),
+        m.batches
+    );
+    if !m.c2c.is_empty() {
+        h += "core-to-core latency per CPU pair, ns one way (CAS ping-pong median; contended: both CPUs incrementing, per increment), distance class:\n";
+        for p in &m.c2c {
+            h += &format!(
+                "  {}-{}: {:.1} (contended {:.1}), {}\n",
+                p.a,
+                p.b,
+                p.uncontended_ns,
+                p.contended_ns,
+                class_name(topo.distance(p.a, p.b))
+            );
+        }
+    }
+    h
+}
+
+fn class_name(d: Distance) -> &'static str {
+    match d {
+        Distance::SameCpu => "same CPU",
+        Distance::Smt => "SMT",
+        Distance::Cluster => "cluster",
+        Distance::Llc => "LLC",
+        Distance::Package => "package",
+        Distance::Remote => "remote",
+    }
+}
+
+const CLASSES: [Distance; 6] = [
+    Distance::SameCpu,
+    Distance::Smt,
+    Distance::Cluster,
+    Distance::Llc,
+    Distance::Package,
+    Distance::Remote,
+];
+
+/// The host's cpuidle states of `cpu` (name, exit latency, target
+/// residency, ns), shallowest first; empty without cpuidle.
+fn host_idle_states(cpu: Option<usize>) -> Vec<(String, u64, u64)> {
+    let Some(cpu) = cpu else { return Vec::new() };
+    let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
+    let mut out = Vec::new();
+    for i in 0.. {
+        let s = format!("{dir}/state{i}");
+        let read = |f: &str| std::fs::read_to_string(format!("{s}/{f}")).ok();
+        let (Some(name), Some(lat), Some(res)) = (read("name"), read("latency"), read("residency"))
+        else {
+            break;
+        };
+        let us = |v: String| v.trim().parse::<u64>().unwrap_or(0) * 1000;
+        out.push((name.trim().to_string(), us(lat), us(res)));
+    }
+    out
+}
+
+/// CONFIG_HZ of the running kernel, from /boot/config-RELEASE or
+/// /proc/config.gz (through `gzip -dc`), when either is there.
+fn kernel_hz() -> Option<(u64, String)> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let boot = format!("/boot/config-{}", release.trim());
+    let (text, from) = match std::fs::read_to_string(&boot) {
+        Ok(t) => (t, boot),
+        Err(_) => {
+            let out = std::process::Command::new("gzip")
+                .args(["-dc", "/proc/config.gz"])
+                .output()
+                .ok()?;
+            (
+                String::from_utf8(out.stdout).ok()?,
+                "/proc/config.gz".into(),
+            )
+        }
+    };
+    let hz = text
+        .lines()
+        .find_map(|l| l.strip_prefix("CONFIG_HZ="))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some((hz, from))
+}
+
+fn ns(v: f64) -> u64 {
+    v.max(0.0).round() as u64
+}
+
+/// The profile the measurements give, and each value's derivation. Costs
+/// the calibration does not measure (clean reads, SMT throughput, and
+/// whatever this host cannot show: c2c classes it has no CPU pair for, a
+/// wake-up across CPUs on one CPU) keep the generic profile's values.
+pub fn profile(
+    m: &Measurements,
+    topo: &Topology,
+    idle: &[(String, u64, u64)],
+    hz: Option<(u64, String)>,
+) -> (MachineCosts, BTreeMap<String, String>) {
+    let generic = MachineCosts::for_machine("host");
+    let gsrc = cost_profile::preset_sources("host");
+    let mut c = generic.clone();
+    let mut s: BTreeMap<String, String> = BTreeMap::new();
+    let mut put = |k: &str, v: String| {
+        s.insert(k.to_string(), v);
+    };
+    let measured = "measured by schedlab calibrate";
+    c.machine = "host".into();
+    put("machine", "this host".into());
+    let pipe_call = m.pipe100_ns / 2.0;
+    c.syscall_ns = ns(m.syscall_ns);
+    put(
+        "syscall_ns",
+        format!("{measured}: getppid {:.1} ns", m.syscall_ns),
+    );
+    c.pipe_syscall_ns = ns(pipe_call);
+    put(
+        "pipe_syscall_ns",
+        format!(
+            "{measured}: pipe write+read of 100 B {:.1} ns / 2 (timed apart: write {:.1}, read {:.1})",
+            m.pipe100_ns, m.pipe_write100_ns, m.pipe_read100_ns
+        ),
+    );
+    c.unix_syscall_ns = ns(m.unix100_ns / 2.0);
+    put(
+        "unix_syscall_ns",
+        format!(
+            "{measured}: unix socketpair write+read of 100 B {:.1} ns / 2 (timed apart: write {:.1}, read {:.1})",
+            m.unix100_ns, m.unix_write100_ns, m.unix_read100_ns
+        ),
+    );
+    let copy = (m.pipe4000_ns - m.pipe100_ns) / (2.0 * 3900.0);
+    c.copy_ps_per_byte = ns(copy * 1000.0);
+    put(
+        "copy_ps_per_byte",
+        format!(
+            "{measured}: pipe pair of 4000 B vs 100 B, ({:.1} - {:.1}) / (2 x 3900 B) = {copy:.4} ns/B",
+            m.pipe4000_ns, m.pipe100_ns
+        ),
+    );
+    c.ctx_switch_ns = ns((m.rtt_thread_same_cpu_ns - 4.0 * pipe_call) / 2.0);
+    put(
+        "ctx_switch_ns",
+        format!(
+            "{measured}: pipe ping-pong of two threads on one CPU {:.1} ns per round trip = 2 switches + 4 pipe calls -> ({:.1} - 4 x {pipe_call:.1}) / 2",
+            m.rtt_thread_same_cpu_ns, m.rtt_thread_same_cpu_ns
+        ),
+    );
+    c.mm_switch_extra_ns = ns((m.rtt_process_same_cpu_ns - m.rtt_thread_same_cpu_ns) / 2.0);
+    put(
+        "mm_switch_extra_ns",
+        format!(
+            "{measured}: the same ping-pong between processes {:.1} ns -> ({:.1} - {:.1}) / 2",
+            m.rtt_process_same_cpu_ns, m.rtt_process_same_cpu_ns, m.rtt_thread_same_cpu_ns
+        ),
+    );
+    c.thread_create_ns = ns(m.thread_run_ns);
+    put(
+        "thread_create_ns",
+        format!(
+            "{measured}: pthread_create until the thread runs, {:.0} ns",
+            m.thread_run_ns
+        ),
+    );
+    c.thread_exit_ns = ns(m.thread_exit_ns);
+    put(
+        "thread_exit_ns",
+        format!(
+            "{measured}: from the thread running until pthread_join returns, {:.0} ns",
+            m.thread_exit_ns
+        ),
+    );
+    c.fork_ns = ns(m.fork_run_ns);
+    put(
+        "fork_ns",
+        format!(
+            "{measured}: fork until the child runs, {:.0} ns",
+            m.fork_run_ns
+        ),
+    );
+    c.process_exit_ns = ns(m.fork_exit_ns);
+    put(
+        "process_exit_ns",
+        format!(
+            "{measured}: from the child running until waitpid reaps it, {:.0} ns",
+            m.fork_exit_ns
+        ),
+    );
+    let pb_w = (m.tcp_write65536_ns - m.tcp_write100_ns) / 65436.0;
+    let pb_r = (m.tcp_read65536_ns - m.tcp_read100_ns) / 65436.0;
+    c.tcp_send_ns = ns(m.tcp_write100_ns - 100.0 * pb_w);
+    c.tcp_recv_ns = ns(m.tcp_read100_ns - 100.0 * pb_r);
+    c.tcp_ps_per_byte = ns((pb_w + pb_r) / 2.0 * 1000.0);
+    let line = format!(
+        "{measured}: loopback TCP, calls timed apart: write 100 B {:.1} ns, 65536 B {:.1} ns; read {:.1} / {:.1} ns; straight lines: write {:.1} ns + {pb_w:.4} ns/B, read {:.1} ns + {pb_r:.4} ns/B",
+        m.tcp_write100_ns,
+        m.tcp_write65536_ns,
+        m.tcp_read100_ns,
+        m.tcp_read65536_ns,
+        m.tcp_write100_ns - 100.0 * pb_w,
+        m.tcp_read100_ns - 100.0 * pb_r
+    );
+    put("tcp_send_ns", format!("{line}; the write line's intercept"));
+    put("tcp_recv_ns", format!("{line}; the read line's intercept"));
+    put(
+        "tcp_ps_per_byte",
+        format!("{line}; the mean of the two slopes"),
+    );
+    c.gettimeofday_ns = ns(m.gettimeofday_ns);
+    put(
+        "gettimeofday_ns",
+        format!(
+            "{measured}: gettimeofday through the vDSO, {:.1} ns",
+            m.gettimeofday_ns
+        ),
+    );
+    c.futex_wake_ns = ns(m.futex_wake_nowaiter_ns);
+    put(
+        "futex_wake_ns",
+        format!(
+            "{measured}: FUTEX_WAKE_PRIVATE with no waiter, {:.1} ns",
+            m.futex_wake_nowaiter_ns
+        ),
+    );
+    c.futex_wait_ns = ns(m.futex_wait_eagain_ns);
+    put(
+        "futex_wait_ns",
+        format!(
+            "{measured}: FUTEX_WAIT_PRIVATE returning EAGAIN, {:.1} ns",
+            m.futex_wait_eagain_ns
+        ),
+    );
+    c.atomic_ns = ns(m.cas_ns).max(1);
+    put(
+        "atomic_ns",
+        format!(
+            "{measured}: an uncontended compare-and-swap, {:.2} ns",
+            m.cas_ns
+        ),
+    );
+    c.matmul_madd_ps = ns(m.matmul_madd_ns * 1000.0);
+    put(
+        "matmul_madd_ps",
+        format!(
+            "{measured}: schbench's n = 104 multiply (256 KB footprint), {:.3} ns per multiply-add",
+            m.matmul_madd_ns
+        ),
+    );
+    // IPI and wake-up of an idle CPU
+    match m.ipi_rtt_ns {
+        Some(rtt) => {
+            c.ipi_ns = ns(rtt / 2.0);
+            put(
+                "ipi_ns",
+                format!("{measured}: expedited membarrier with a thread spinning on another CPU minus without, {rtt:.0} ns = an IPI round trip; one way = half"),
+            );
+        }
+        None => put(
+            "ipi_ns",
+            format!(
+                "not measured (no second CPU or no membarrier); generic: {}",
+                gsrc["ipi_ns"]
+            ),
+        ),
+    }
+    match m.futex_rtt_two_cpu_ns {
+        Some(two) => {
+            let wake = (two - m.futex_rtt_same_cpu_ns) / 2.0;
+            let exit = ns(wake - c.ipi_ns as f64);
+            let how = format!(
+                "{measured}: schbench's futex ping-pong, {two:.0} ns per round trip across CPUs vs {:.0} ns on one: a wake-up of an idle CPU costs ({two:.0} - {:.0}) / 2 = {wake:.0} ns = IPI ({} ns) + idle exit",
+                m.futex_rtt_same_cpu_ns, m.futex_rtt_same_cpu_ns, c.ipi_ns
+            );
+            if idle.is_empty() {
+                c.idle_states = vec![IdleState {
+                    name: "idle",
+                    exit_latency_ns: exit,
+                    target_residency_ns: exit,
+                }];
+                put("idle_states", format!("{how}; no cpuidle states in sysfs: one state, target residency = its exit latency"));
+            } else {
+                let last = idle.len() - 1;
+                c.idle_states = idle
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, lat, res))| IdleState {
+                        name: cost_profile::intern(name),
+                        exit_latency_ns: if i == last { exit } else { (*lat).min(exit) },
+                        target_residency_ns: *res,
+                    })
+                    .collect();
+                put(
+                    "idle_states",
+                    format!("{how}; names and target residencies from sysfs cpuidle, the deepest state's exit latency the measured one (the shallower keep sysfs's, at most that)"),
+                );
+            }
+        }
+        None => put(
+            "idle_states",
+            format!("not measured (one CPU); generic: {}", gsrc["idle_states"]),
+        ),
+    }
+    // c2c: median per class
+    let mut by_class: Vec<Vec<f64>> = vec![Vec::new(); 6];
+    for p in &m.c2c {
+        by_class[topo.distance(p.a, p.b) as usize].push(p.uncontended_ns);
+    }
+    let mut parts = Vec::new();
+    let mut fallback = Vec::new();
+    for d in CLASSES {
+        let v = &mut by_class[d as usize];
+        if d == Distance::SameCpu {
+            c.c2c_ns[0] = 0;
+            continue;
+        }
+        if v.is_empty() {
+            fallback.push(format!("{} {}", class_name(d), generic.c2c(d)));
+            continue;
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let med = v[v.len() / 2];
+        c.c2c_ns[d as usize] = ns(med);
+        parts.push(format!("{} {med:.1} ({} pairs)", class_name(d), v.len()));
+    }
+    let mut c2c_src = format!(
+        "{measured}: CAS ping-pong on one line between two pinned threads (the method of github.com/nviennot/core-to-core-latency), one way = round trip / 2, median per pair, then median over the pairs of each distance class: {}",
+        if parts.is_empty() { "no pair measured".to_string() } else { parts.join(", ") }
+    );
+    if !fallback.is_empty() {
+        c2c_src += &format!(
+            "; no CPU pair of this host at the other classes, generic: {}",
+            fallback.join(", ")
+        );
+    }
+    put("c2c_ns", c2c_src);
+    // The contended figures measured here are per increment with both
+    // CPUs hammering the word (throughput), not the hand-off the line model
+    // charges when a transfer finds the line in flight; they stay in the
+    // header, and the contended hand-off takes the uncontended one.
+    c.c2c_contended_ns = c.c2c_ns;
+    put(
+        "wake_latency_spread_milli",
+        format!(
+            "not measured; generic: {}",
+            gsrc["wake_latency_spread_milli"]
+        ),
+    );
+    put("dummy_wakeup_ns", gsrc["dummy_wakeup_ns"].clone());
+    put(
+        "c2c_contended_ns",
+        "not measured as a hand-off: equal to c2c_ns (the per-increment contended figures are in the header)".into(),
+    );
+    match hz {
+        Some((hz, from)) => {
+            c.hz = hz;
+            put(
+                "hz",
+                format!("CONFIG_HZ={hz} of the running kernel ({from})"),
+            );
+        }
+        None => put(
+            "hz",
+            format!("the kernel config is not readable; generic: {}", gsrc["hz"]),
+        ),
+    }
+    for k in ["clean_read_ns", "smt_throughput_milli", "charge_idle_exit"] {
+        put(k, format!("not measured; generic: {}", gsrc[k]));
+    }
+    (c, s)
+}
+
+fn summary(c: &MachineCosts, path: &Path) -> String {
+    let g = MachineCosts::for_machine("host");
+    let mut out = format!(
+        "wrote {} (load it with --cost-profile {})\n{:<22} {:>16} {:>16}\n",
+        path.display(),
+        path.display(),
+        "cost",
+        "this host",
+        "preset figure"
+    );
+    let (ct, gt) = (table(c), table(&g));
+    for (k, v) in ct {
+        if k == "machine" {
+            continue;
+        }
+        let gv = gt.get(&k).map(cost_profile::value_text).unwrap_or_default();
+        let v = cost_profile::value_text(&v);
+        if v.contains('\n') || v.len() > 16 || gv.len() > 16 {
+            out += &format!(
+                "{k:<22}\n  this host:     {}\n  preset figure: {}\n",
+                v.replace('\n', " "),
+                gv.replace('\n', " ")
+            );
+        } else {
+            out += &format!("{k:<22} {v:>16} {gv:>16}\n");
+        }
+    }
+    out
+}
+
+fn table(c: &MachineCosts) -> toml::Table {
+    match toml::Value::try_from(c).expect("a cost profile serialises") {
+        toml::Value::Table(t) => t,
+        _ => unreachable!(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_derives_as_documented_and_loads_back() {
+        let topo = topology::preset("kunpeng920-node").unwrap();
+        let m = Measurements {
+            batches: 7,
+            cpus: vec![0, 1, 4],
+            syscall_ns: 100.0,
+            pipe100_ns: 600.0,
+            pipe4000_ns: 678.0,
+            unix100_ns: 1000.0,
+            rtt_thread_same_cpu_ns: 5200.0,
+            rtt_process_same_cpu_ns: 5400.0,
+            fork_run_ns: 90_000.0,
+            fork_exit_ns: 60_000.0,
+            thread_run_ns: 12_000.0,
+            thread_exit_ns: 11_000.0,
+            gettimeofday_ns: 17.6,
+            futex_wake_nowaiter_ns: 97.0,
+            futex_wait_eagain_ns: 143.0,
+            futex_rtt_same_cpu_ns: 4000.0,
+            futex_rtt_two_cpu_ns: Some(44_000.0),
+            ipi_rtt_ns: Some(3000.0),
+            tcp_write100_ns: 1100.0,
+            tcp_read100_ns: 265.0,
+            tcp_write65536_ns: 1100.0 + 65436.0 * 0.033,
+            tcp_read65536_ns: 265.0 + 65436.0 * 0.035,
+            cas_ns: 4.84,
+            matmul_madd_ns: 0.366,
+            c2c: vec![
+                native::calibrate::C2cPair {
+                    a: 0,
+                    b: 1,
+                    uncontended_ns: 30.0,
+                    contended_ns: 50.0,
+                },
+                native::calibrate::C2cPair {
+                    a: 0,
+                    b: 4,
+                    uncontended_ns: 40.0,
+                    contended_ns: 60.0,
+                },
+                native::calibrate::C2cPair {
+                    a: 1,
+                    b: 4,
+                    uncontended_ns: 44.0,
+                    contended_ns: 70.0,
+                },
+            ],
+            ..Default::default()
+        };
+        let idle = vec![("POLL".to_string(), 0, 0), ("C1".to_string(), 2000, 2000)];
+        let (c, s) = profile(&m, &topo, &idle, Some((1000, "x".into())));
+        assert_eq!(
+            (c.pipe_syscall_ns, c.unix_syscall_ns, c.syscall_ns),
+            (300, 500, 100)
+        );
+        assert_eq!(c.copy_ps_per_byte, 10);
+        assert_eq!((c.ctx_switch_ns, c.mm_switch_extra_ns), (2000, 100));
+        assert_eq!(
+            (c.tcp_send_ns, c.tcp_recv_ns, c.tcp_ps_per_byte),
+            (1097, 262, 34)
+        );
+        assert_eq!(c.ipi_ns, 1500);
+        // wake (44000 - 4000) / 2 = 20000 = 1500 IPI + 18500 exit
+        assert_eq!(c.idle_states[1].exit_latency_ns, 18_500);
+        assert_eq!(c.idle_states[0].name, "POLL");
+        // 0-1 same cluster (30), 0-4 and 1-4 other clusters of the LLC: median of (40, 44)
+        assert_eq!(c.c2c_ns[Distance::Cluster as usize], 30);
+        assert_eq!(c.c2c_ns[Distance::Llc as usize], 44);
+        assert_eq!(
+            c.c2c_ns[Distance::Remote as usize],
+            MachineCosts::for_machine("host").c2c_ns[5]
+        );
+        assert_eq!((c.hz, c.matmul_madd_ps, c.atomic_ns), (1000, 366, 5));
+        for k in cost_profile::keys() {
+            assert!(s.contains_key(&k), "{k}");
+        }
+        let text = cost_profile::to_toml(&c, "t", &s);
+        assert_eq!(cost_profile::from_toml(&text, "t").unwrap(), c);
+    }
+}

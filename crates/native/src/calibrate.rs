@@ -1,0 +1,801 @@
+//! Measures this host's OS and hardware costs, the figures a simulator cost
+//! profile holds (`schedlab calibrate`).
+//!
+//! # Method
+//! Every figure is the **median of B batches** (B = 7, or 3 with
+//! [`CalibrateConfig::quick`]); a batch repeats the operation many times
+//! back to back and divides its elapsed `CLOCK_MONOTONIC` time by the count.
+//! Medians rather than means keep a batch that a hypervisor or another task
+//! interrupted (common on a small VM) from moving the figure. The calling
+//! thread is pinned to the first allowed CPU (`a`) while it measures, and a
+//! partner that needs a CPU of its own goes to the second (`b`); the
+//! caller's affinity is restored at the end.
+//!
+//! - `syscall`: `getppid()` (glibc does not cache it), n back to back.
+//! - `pipe100`, `pipe4000`, `unix100`: `write` then `read` of 100 (4000)
+//!   bytes on one pipe (unix stream socketpair) in one thread: two syscalls
+//!   and two copies per pair. `*_write100` / `*_read100`: the same calls timed
+//!   apart: 200 writes, then 200 reads, the clock read around each group.
+//! - `rtt_thread`, `rtt_process`: a 1-byte pipe ping-pong (two pipes) with
+//!   an echoing thread (forked process) on the same CPU: per round trip two
+//!   context switches and four pipe calls.
+//! - `fork_run` / `fork_exit`: `fork()` until the child runs (it writes a
+//!   byte the parent reads), then from there until `waitpid` has reaped its
+//!   `_exit`. `thread_run` / `thread_exit`: the same with `pthread_create` and
+//!   `pthread_join`.
+//! - `gettimeofday`: one vDSO `gettimeofday`.
+//! - `futex_wake_nowaiter`: `FUTEX_WAKE_PRIVATE` on a word nobody waits on;
+//!   `futex_wait_eagain`: `FUTEX_WAIT_PRIVATE` expecting 0 on a word holding
+//!   1 (the kernel hashes the word, reads it and returns EAGAIN).
+//! - `futex_rtt_same_cpu` / `futex_rtt_two_cpu`: schbench's fpost/fwait
+//!   (compare-and-swap on a per-thread word, `FUTEX_WAKE` only when the word
+//!   was blocked; wait takes the post or sleeps in `FUTEX_WAIT`) ping-pong
+//!   between two threads, the partner on CPU `a` or on CPU `b`. On two CPUs
+//!   each wake-up finds the other CPU idle, so it costs a wake-up IPI and the
+//!   idle state's exit; `wake = (rtt_two_cpu - rtt_same_cpu) / 2` estimates
+//!   that extra per wake-up (both sides switch and make the same calls).
+//! - `ipi_rtt`: `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` with a
+//!   thread of this process spinning on CPU `b` minus the same call with
+//!   none running elsewhere: the kernel interrupts every CPU running one of
+//!   the process's threads and waits for each to answer, so the difference
+//!   is an IPI's round trip (one way: half).
+//! - `tcp_*`: one connected loopback TCP pair (127.0.0.1, `TCP_NODELAY`),
+//!   writes and reads of 100 and 65536 bytes timed apart in groups (200 and
+//!   1 per group, so at most 20 KB is queued); a straight line through the
+//!   two sizes gives per-call and per-byte figures for each side.
+//! - `cas`: an uncontended compare-and-swap on a 64-bit word in its own
+//!   line, each expecting the value the previous one stored.
+//! - `matmul_madd`: schbench's `do_some_math` for its default 256 KB
+//!   footprint (n = 104): i-j-k loops over u64, the running sum stored to C
+//!   on every k (as gcc -O2 compiles schbench.c), ns per multiply-add.
+//! - c2c: for every pair of allowed CPUs, the core-to-core latency of
+//!   github.com/nviennot/core-to-core-latency: two threads pinned to the
+//!   two CPUs hand one cache line back and forth with compare-and-swap
+//!   (ping: false -> true, pong: true -> false); a sample is R round trips
+//!   (1000; 100 quick), one way = sample time / R / 2; the first sample is
+//!   a warm-up and dropped; the pair's figure is the median of S samples
+//!   (300; 30 quick; nviennot reports the mean). `contended`: both threads
+//!   increment one shared word with compare-and-swap retry loops at once,
+//!   time / successful increments (what a contended lock word costs per
+//!   acquisition; a line may serve several increments before it moves).
+
+use crate::error::{Error, Result};
+use crate::sys::now_ns;
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::unistd::Pid;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What to measure and how long.
+#[derive(Clone, Debug, Default)]
+pub struct CalibrateConfig {
+    /// Fewer and shorter batches (a second or two in all): for tests and a
+    /// first look, not for a profile to trust.
+    pub quick: bool,
+    /// Measure the c2c latency of at most this many CPUs (the first ones
+    /// allowed; None: all).
+    pub max_c2c_cpus: Option<usize>,
+}
+
+/// One pair's core-to-core latency, ns one way.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct C2cPair {
+    /// The pinging CPU.
+    pub a: usize,
+    /// The ponging CPU.
+    pub b: usize,
+    /// CAS ping-pong, one way (round trip / 2), median of the samples.
+    pub uncontended_ns: f64,
+    /// Both CPUs incrementing the line at once, per successful increment.
+    pub contended_ns: f64,
+}
+
+/// Every raw figure, ns unless named otherwise (see the module's method).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+#[allow(missing_docs)]
+pub struct Measurements {
+    /// Batches per figure.
+    pub batches: usize,
+    /// The CPUs used (the first is `a`, the second `b`).
+    pub cpus: Vec<usize>,
+    pub syscall_ns: f64,
+    pub pipe100_ns: f64,
+    pub pipe4000_ns: f64,
+    pub unix100_ns: f64,
+    pub pipe_write100_ns: f64,
+    pub pipe_read100_ns: f64,
+    pub unix_write100_ns: f64,
+    pub unix_read100_ns: f64,
+    pub rtt_thread_same_cpu_ns: f64,
+    pub rtt_process_same_cpu_ns: f64,
+    pub fork_run_ns: f64,
+    pub fork_exit_ns: f64,
+    pub thread_run_ns: f64,
+    pub thread_exit_ns: f64,
+    pub gettimeofday_ns: f64,
+    pub futex_wake_nowaiter_ns: f64,
+    pub futex_wait_eagain_ns: f64,
+    pub futex_rtt_same_cpu_ns: f64,
+    /// None with a single CPU.
+    pub futex_rtt_two_cpu_ns: Option<f64>,
+    /// None with a single CPU or without membarrier.
+    pub ipi_rtt_ns: Option<f64>,
+    pub tcp_write100_ns: f64,
+    pub tcp_read100_ns: f64,
+    pub tcp_write65536_ns: f64,
+    pub tcp_read65536_ns: f64,
+    pub cas_ns: f64,
+    pub matmul_madd_ns: f64,
+    /// Every measured pair, a < b.
+    pub c2c: Vec<C2cPair>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn sys_err(what: &str) -> Error {
+    Error::io(what.to_string(), std::io::Error::last_os_error())
+}
+
+fn pin(cpu: usize) -> Result<()> {
+    let mut s = CpuSet::new();
+    s.set(cpu).map_err(|e| Error::sys("CPU set", e))?;
+    sched_setaffinity(Pid::from_raw(0), &s)
+        .map_err(|e| Error::sys(format!("pinning to CPU {cpu}"), e))
+}
+
+/// The calling thread's affinity comes back when this is dropped.
+struct Restore(CpuSet);
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = sched_setaffinity(Pid::from_raw(0), &self.0);
+    }
+}
+
+fn wr(fd: RawFd, buf: &[u8]) -> Result<()> {
+    // SAFETY: writing from a valid buffer.
+    let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+    if n != buf.len() as isize {
+        return Err(sys_err("write"));
+    }
+    Ok(())
+}
+
+fn rd(fd: RawFd, buf: &mut [u8]) -> Result<()> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: reading into the unfilled tail of a valid buffer.
+        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        if n <= 0 {
+            return Err(sys_err("read"));
+        }
+        got += n as usize;
+    }
+    Ok(())
+}
+
+struct Fds([RawFd; 2]);
+impl Drop for Fds {
+    fn drop(&mut self) {
+        for fd in self.0 {
+            // SAFETY: we own both fds.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+fn pipe() -> Result<Fds> {
+    let mut f = [0; 2];
+    // SAFETY: pipe writes two fds.
+    if unsafe { libc::pipe(f.as_mut_ptr()) } != 0 {
+        return Err(sys_err("pipe"));
+    }
+    Ok(Fds(f))
+}
+
+fn socketpair() -> Result<Fds> {
+    let mut f = [0; 2];
+    // SAFETY: socketpair writes two fds.
+    if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, f.as_mut_ptr()) } != 0 {
+        return Err(sys_err("socketpair"));
+    }
+    Ok(Fds(f))
+}
+
+fn futex(w: &AtomicI32, op: i32, val: i32) -> libc::c_long {
+    // SAFETY: the futex word is a valid, aligned i32 for the call's duration.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            w.as_ptr(),
+            op,
+            val,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0,
+        )
+    }
+}
+
+const FUTEX_WAIT_PRIVATE: i32 = libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG;
+const FUTEX_WAKE_PRIVATE: i32 = libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG;
+const BLOCKED: i32 = 0;
+const RUNNING: i32 = 1;
+
+/// schbench's fpost: wake only when the word was blocked.
+fn fpost(w: &AtomicI32) {
+    if w.compare_exchange(BLOCKED, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        futex(w, FUTEX_WAKE_PRIVATE, 1);
+    }
+}
+
+/// schbench's fwait: take the post, else sleep while blocked.
+fn fwait(w: &AtomicI32) {
+    while w
+        .compare_exchange(RUNNING, BLOCKED, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        futex(w, FUTEX_WAIT_PRIVATE, BLOCKED);
+    }
+}
+
+#[repr(align(128))]
+#[derive(Default)]
+struct Line<T>(T);
+
+/// Scale of the iteration counts.
+struct Plan {
+    batches: usize,
+    div: u64,
+}
+
+impl Plan {
+    fn n(&self, full: u64) -> u64 {
+        (full / self.div).max(1)
+    }
+    fn median(&self, mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
+        let mut v = Vec::with_capacity(self.batches);
+        for _ in 0..self.batches {
+            v.push(f()?);
+        }
+        Ok(median(v))
+    }
+}
+
+/// Times `n` calls of `f`, ns per call.
+fn per_call(n: u64, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let t = now_ns();
+    for _ in 0..n {
+        f()?;
+    }
+    Ok((now_ns() - t) as f64 / n as f64)
+}
+
+/// Measure this host (see the module's method). `progress` gets a short
+/// line as each group of figures starts.
+pub fn measure(cfg: &CalibrateConfig, progress: &mut dyn FnMut(&str)) -> Result<Measurements> {
+    let own =
+        sched_getaffinity(Pid::from_raw(0)).map_err(|e| Error::sys("sched_getaffinity", e))?;
+    let _restore = Restore(own);
+    let cpus: Vec<usize> = (0..CpuSet::count())
+        .filter(|&c| own.is_set(c).unwrap_or(false))
+        .collect();
+    let (a, b) = (cpus[0], cpus.get(1).copied());
+    let plan = Plan {
+        batches: if cfg.quick { 3 } else { 7 },
+        div: if cfg.quick { 50 } else { 1 },
+    };
+    let mut m = Measurements {
+        batches: plan.batches,
+        cpus: cpus.clone(),
+        ..Default::default()
+    };
+    pin(a)?;
+    progress("syscalls, pipes, unix sockets");
+    let n = plan.n(200_000);
+    m.syscall_ns = plan.median(|| {
+        per_call(n, || {
+            // SAFETY: getppid has no arguments and cannot fail.
+            unsafe { libc::getppid() };
+            Ok(())
+        })
+    })?;
+    let mut buf = vec![b'-'; 4096];
+    let p = pipe()?;
+    let s = socketpair()?;
+    let pair = |w: RawFd, r: RawFd, size: usize, buf: &mut [u8]| {
+        plan.median(|| {
+            per_call(n, || {
+                wr(w, &buf[..size])?;
+                rd(r, &mut buf[..size])
+            })
+        })
+    };
+    m.pipe100_ns = pair(p.0[1], p.0[0], 100, &mut buf)?;
+    m.pipe4000_ns = pair(p.0[1], p.0[0], 4000, &mut buf)?;
+    m.unix100_ns = pair(s.0[0], s.0[1], 100, &mut buf)?;
+    let apart = |w: RawFd, r: RawFd, k: u64, size: usize, count: u64, buf: &mut [u8]| {
+        let groups = (count / k).max(1);
+        let mut ws = Vec::new();
+        let mut rs = Vec::new();
+        for _ in 0..plan.batches {
+            let (mut tw, mut tr) = (0u64, 0u64);
+            for _ in 0..groups {
+                let t0 = now_ns();
+                for _ in 0..k {
+                    wr(w, &buf[..size])?;
+                }
+                let t1 = now_ns();
+                for _ in 0..k {
+                    rd(r, &mut buf[..size])?;
+                }
+                let t2 = now_ns();
+                tw += t1 - t0;
+                tr += t2 - t1;
+            }
+            ws.push(tw as f64 / (groups * k) as f64);
+            rs.push(tr as f64 / (groups * k) as f64);
+        }
+        Ok::<_, Error>((median(ws), median(rs)))
+    };
+    (m.unix_write100_ns, m.unix_read100_ns) = apart(s.0[0], s.0[1], 200, 100, n, &mut buf)?;
+    (m.pipe_write100_ns, m.pipe_read100_ns) = apart(p.0[1], p.0[0], 200, 100, n, &mut buf)?;
+    drop((p, s));
+
+    progress("context switches");
+    let iters = plan.n(50_000);
+    m.rtt_thread_same_cpu_ns = plan.median(|| pipe_pingpong(iters, a, false))?;
+    m.rtt_process_same_cpu_ns = plan.median(|| pipe_pingpong(iters, a, true))?;
+
+    progress("fork, clone, exit");
+    let nf = plan.n(2000);
+    let mut runs = Vec::new();
+    let mut exits = Vec::new();
+    for _ in 0..plan.batches {
+        let (r, e) = fork_lifetime(nf)?;
+        runs.push(r);
+        exits.push(e);
+    }
+    (m.fork_run_ns, m.fork_exit_ns) = (median(runs), median(exits));
+    let mut runs = Vec::new();
+    let mut exits = Vec::new();
+    for _ in 0..plan.batches {
+        let (r, e) = thread_lifetime(nf)?;
+        runs.push(r);
+        exits.push(e);
+    }
+    (m.thread_run_ns, m.thread_exit_ns) = (median(runs), median(exits));
+
+    progress("clock, futex, wake-ups, IPIs");
+    let nc = plan.n(2_000_000);
+    m.gettimeofday_ns = plan.median(|| {
+        let mut tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        };
+        per_call(nc, || {
+            // SAFETY: gettimeofday writes the timeval we pass.
+            unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
+            Ok(())
+        })
+    })?;
+    let w = AtomicI32::new(1);
+    m.futex_wake_nowaiter_ns = plan.median(|| {
+        per_call(n, || {
+            futex(&w, FUTEX_WAKE_PRIVATE, 1);
+            Ok(())
+        })
+    })?;
+    m.futex_wait_eagain_ns = plan.median(|| {
+        per_call(n, || {
+            futex(&w, FUTEX_WAIT_PRIVATE, 0);
+            Ok(())
+        })
+    })?;
+    m.futex_rtt_same_cpu_ns = plan.median(|| futex_pingpong(plan.n(50_000), a, a))?;
+    if let Some(b) = b {
+        m.futex_rtt_two_cpu_ns = Some(plan.median(|| futex_pingpong(plan.n(10_000), a, b))?);
+        m.ipi_rtt_ns = ipi_rtt(&plan, b)?;
+    }
+
+    progress("loopback TCP");
+    let (w100, r100, w64k, r64k) = tcp(&plan)?;
+    (m.tcp_write100_ns, m.tcp_read100_ns) = (w100, r100);
+    (m.tcp_write65536_ns, m.tcp_read65536_ns) = (w64k, r64k);
+
+    progress("compare-and-swap, matrix multiply");
+    let word = Line(AtomicU64::new(0));
+    let ncas = plan.n(10_000_000);
+    m.cas_ns = plan.median(|| {
+        word.0.store(0, Ordering::Relaxed);
+        let t = now_ns();
+        for i in 0..ncas {
+            if word
+                .0
+                .compare_exchange(i, i + 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                return Err(Error::Task("an uncontended CAS failed".into()));
+            }
+        }
+        Ok((now_ns() - t) as f64 / ncas as f64)
+    })?;
+    m.matmul_madd_ns = matmul_madd(&plan);
+
+    let c2c_cpus: Vec<usize> = cpus
+        .iter()
+        .copied()
+        .take(cfg.max_c2c_cpus.unwrap_or(usize::MAX))
+        .collect();
+    if c2c_cpus.len() >= 2 {
+        progress("core-to-core latency");
+        let (rt, samples) = if cfg.quick { (100, 30) } else { (1000, 300) };
+        for (i, &x) in c2c_cpus.iter().enumerate() {
+            for &y in &c2c_cpus[i + 1..] {
+                let uncontended_ns = c2c_pingpong(x, y, rt, samples)?;
+                let contended_ns = c2c_contended(x, y, &plan)?;
+                m.c2c.push(C2cPair {
+                    a: x,
+                    b: y,
+                    uncontended_ns,
+                    contended_ns,
+                });
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// One batch of the same-CPU pipe ping-pong, ns per round trip.
+fn pipe_pingpong(iters: u64, cpu: usize, process: bool) -> Result<f64> {
+    let p1 = pipe()?;
+    let p2 = pipe()?;
+    let (r1, w2) = (p1.0[0], p2.0[1]);
+    let echo = move || {
+        let mut c = [0u8];
+        for _ in 0..iters {
+            if rd(r1, &mut c).is_err() || wr(w2, &c).is_err() {
+                return false;
+            }
+        }
+        true
+    };
+    let mut c = [b'x'];
+    let run = |c: &mut [u8; 1]| {
+        let t = now_ns();
+        for _ in 0..iters {
+            wr(p1.0[1], c)?;
+            rd(p2.0[0], c)?;
+        }
+        Ok::<_, Error>((now_ns() - t) as f64 / iters as f64)
+    };
+    if process {
+        // SAFETY: the child only makes raw read/write calls and _exits.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(sys_err("fork"));
+        }
+        if pid == 0 {
+            let ok = echo();
+            // SAFETY: leaving the child without running the parent's destructors.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let r = run(&mut c);
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        r
+    } else {
+        let h = std::thread::spawn(move || {
+            let _ = pin(cpu);
+            echo()
+        });
+        let r = run(&mut c);
+        let _ = h.join();
+        r
+    }
+}
+
+static RUN_PIPE_W: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn signal_run(_: *mut libc::c_void) -> *mut libc::c_void {
+    let c = [b'r'];
+    let _ = wr(RUN_PIPE_W.load(Ordering::Relaxed), &c);
+    std::ptr::null_mut()
+}
+
+/// `n` forks: (until the child runs, from then until reaped), ns each.
+fn fork_lifetime(n: u64) -> Result<(f64, f64)> {
+    let p = pipe()?;
+    let (mut run, mut ex) = (0u64, 0u64);
+    let mut c = [0u8];
+    for _ in 0..n {
+        let t0 = now_ns();
+        // SAFETY: the child makes one write and _exits.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(sys_err("fork"));
+        }
+        if pid == 0 {
+            let _ = wr(p.0[1], b"r");
+            // SAFETY: see above.
+            unsafe { libc::_exit(0) };
+        }
+        rd(p.0[0], &mut c)?;
+        let t1 = now_ns();
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        let t2 = now_ns();
+        run += t1 - t0;
+        ex += t2 - t1;
+    }
+    Ok((run as f64 / n as f64, ex as f64 / n as f64))
+}
+
+/// `n` pthread_create/join: (until the thread runs, from then until
+/// joined), ns each.
+fn thread_lifetime(n: u64) -> Result<(f64, f64)> {
+    let p = pipe()?;
+    RUN_PIPE_W.store(p.0[1], Ordering::Relaxed);
+    let (mut run, mut ex) = (0u64, 0u64);
+    let mut c = [0u8];
+    for _ in 0..n {
+        // SAFETY: pthread_t is plain data, written by pthread_create.
+        let mut th: libc::pthread_t = unsafe { std::mem::zeroed() };
+        let t0 = now_ns();
+        // SAFETY: a default-attribute thread running an extern "C" function
+        // that only writes one byte to a pipe.
+        if unsafe {
+            libc::pthread_create(&mut th, std::ptr::null(), signal_run, std::ptr::null_mut())
+        } != 0
+        {
+            return Err(Error::Task("pthread_create failed".into()));
+        }
+        rd(p.0[0], &mut c)?;
+        let t1 = now_ns();
+        // SAFETY: joining the thread just created.
+        unsafe { libc::pthread_join(th, std::ptr::null_mut()) };
+        let t2 = now_ns();
+        run += t1 - t0;
+        ex += t2 - t1;
+    }
+    Ok((run as f64 / n as f64, ex as f64 / n as f64))
+}
+
+/// One batch of schbench's fpost/fwait ping-pong, the caller on `a`, the
+/// partner on `b`: ns per round trip.
+fn futex_pingpong(it: u64, a: usize, b: usize) -> Result<f64> {
+    pin(a)?;
+    let words = Arc::new([Line(AtomicI32::new(BLOCKED)), Line(AtomicI32::new(BLOCKED))]);
+    let w2 = words.clone();
+    let h = std::thread::spawn(move || {
+        let pinned = pin(b);
+        for _ in 0..=it {
+            fwait(&w2[1].0);
+            fpost(&w2[0].0);
+        }
+        pinned
+    });
+    // one untimed round: the partner's start-up
+    fpost(&words[1].0);
+    fwait(&words[0].0);
+    let t = now_ns();
+    for _ in 0..it {
+        fpost(&words[1].0);
+        fwait(&words[0].0);
+    }
+    let r = (now_ns() - t) as f64 / it as f64;
+    h.join()
+        .map_err(|_| Error::Task("futex partner panicked".into()))??;
+    Ok(r)
+}
+
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: i32 = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: i32 = 1 << 4;
+
+fn membarrier(cmd: i32) -> libc::c_long {
+    // SAFETY: membarrier takes a command and flags only.
+    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) }
+}
+
+/// Expedited membarrier with and without a spinning thread on `b`: the
+/// difference, ns (None when the kernel lacks the command).
+fn ipi_rtt(plan: &Plan, b: usize) -> Result<Option<f64>> {
+    if membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0 {
+        return Ok(None);
+    }
+    let n = plan.n(20_000);
+    let call = || {
+        per_call(n, || {
+            membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+            Ok(())
+        })
+    };
+    let alone = plan.median(call)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinning = Arc::new(AtomicBool::new(false));
+    let (s2, r2) = (stop.clone(), spinning.clone());
+    let h = std::thread::spawn(move || {
+        let pinned = pin(b);
+        r2.store(true, Ordering::Release);
+        while !s2.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+        pinned
+    });
+    // the partner must be running on b before the clock starts (waking it
+    // from a sleep takes tens of microseconds on a VM)
+    while !spinning.load(Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+    let busy = plan.median(call);
+    stop.store(true, Ordering::Relaxed);
+    h.join()
+        .map_err(|_| Error::Task("IPI partner panicked".into()))??;
+    Ok(Some((busy? - alone).max(0.0)))
+}
+
+/// Loopback TCP writes and reads of 100 and 65536 B timed apart:
+/// (write100, read100, write65536, read65536), ns per call.
+fn tcp(plan: &Plan) -> Result<(f64, f64, f64, f64)> {
+    let io = |what: &str, e: std::io::Error| Error::io(what.to_string(), e);
+    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| io("TCP listen", e))?;
+    let tx = std::net::TcpStream::connect(l.local_addr().map_err(|e| io("TCP address", e))?)
+        .map_err(|e| io("TCP connect", e))?;
+    let (rx, _) = l.accept().map_err(|e| io("TCP accept", e))?;
+    tx.set_nodelay(true).map_err(|e| io("TCP_NODELAY", e))?;
+    rx.set_nodelay(true).map_err(|e| io("TCP_NODELAY", e))?;
+    let (w, r) = (tx.as_raw_fd(), rx.as_raw_fd());
+    let mut buf = vec![b'm'; 65536];
+    let mut one = |size: usize, count: u64| -> Result<(f64, f64)> {
+        let k = (20_000 / size as u64).clamp(1, 200);
+        let groups = (plan.n(count) / k).max(1);
+        let mut ws = Vec::new();
+        let mut rs = Vec::new();
+        for _ in 0..plan.batches {
+            let (mut tw, mut tr) = (0u64, 0u64);
+            for _ in 0..groups {
+                let t0 = now_ns();
+                for _ in 0..k {
+                    wr(w, &buf[..size])?;
+                }
+                let t1 = now_ns();
+                for _ in 0..k {
+                    rd(r, &mut buf[..size])?;
+                }
+                let t2 = now_ns();
+                tw += t1 - t0;
+                tr += t2 - t1;
+            }
+            ws.push(tw as f64 / (groups * k) as f64);
+            rs.push(tr as f64 / (groups * k) as f64);
+        }
+        Ok((median(ws), median(rs)))
+    };
+    let (w100, r100) = one(100, 50_000)?;
+    let (w64k, r64k) = one(65536, 4000)?;
+    Ok((w100, r100, w64k, r64k))
+}
+
+/// schbench's multiply over `mem` (A, B, C of n x n u64 one after
+/// another): the running sum is stored to C on every k, as gcc -O2 builds
+/// schbench.c (a load, a multiply with a memory operand, an add and a
+/// store per k); the volatile store keeps any optimisation level from
+/// vectorising or sinking it.
+#[inline(never)]
+fn matmul(mem: &mut [u64], n: usize) {
+    let (ab, c) = mem.split_at_mut(2 * n * n);
+    let (a, b) = ab.split_at(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let cij: *mut u64 = &mut c[i * n + j];
+            let mut sum = 0u64;
+            // SAFETY: cij points into c, which we hold mutably.
+            unsafe { std::ptr::write_volatile(cij, 0) };
+            for k in 0..n {
+                sum = sum.wrapping_add(a[i * n + k].wrapping_mul(b[k * n + j]));
+                // SAFETY: as above.
+                unsafe { std::ptr::write_volatile(cij, sum) };
+            }
+        }
+    }
+}
+
+/// ns per multiply-add of schbench's default footprint (256 KB: n = 104).
+fn matmul_madd(plan: &Plan) -> f64 {
+    let v = 256 * 1024 / 3 / 8;
+    let n = (1..).take_while(|x| x * x <= v).last().unwrap_or(1);
+    // schbench never writes A and B: zero pages, as in its fresh malloc
+    let mut mem = vec![0u64; 3 * n * n];
+    let n3 = (n * n * n) as f64;
+    let reps = ((60e6 / plan.div as f64) / n3) as u64 + 1;
+    matmul(&mut mem, n);
+    let r = plan.median(|| {
+        let t = now_ns();
+        for _ in 0..reps {
+            matmul(std::hint::black_box(&mut mem), n);
+        }
+        Ok((now_ns() - t) as f64 / reps as f64)
+    });
+    r.unwrap_or(0.0) / n3
+}
+
+/// nviennot's single-line CAS ping-pong between CPUs `x` and `y`: median
+/// over `samples` samples (after one warm-up sample) of the one-way time.
+fn c2c_pingpong(x: usize, y: usize, rt: u64, samples: usize) -> Result<f64> {
+    let flag = Arc::new(Line(AtomicBool::new(false)));
+    let f2 = flag.clone();
+    let total = rt * (samples as u64 + 1);
+    let pong = std::thread::spawn(move || {
+        pin(y)?;
+        for _ in 0..total {
+            while f2
+                .0
+                .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {}
+        }
+        Ok::<_, Error>(())
+    });
+    let ping = std::thread::spawn(move || {
+        pin(x)?;
+        let mut out = Vec::with_capacity(samples + 1);
+        for _ in 0..=samples {
+            let t = now_ns();
+            for _ in 0..rt {
+                while flag
+                    .0
+                    .compare_exchange(true, false, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_err()
+                {}
+            }
+            out.push((now_ns() - t) as f64 / rt as f64 / 2.0);
+        }
+        out.remove(0);
+        Ok::<_, Error>(median(out))
+    });
+    let panicked = |_| Error::Task("c2c thread panicked".into());
+    pong.join().map_err(panicked)??;
+    ping.join().map_err(panicked)?
+}
+
+/// Both CPUs increment one word with CAS retry loops at once: ns per
+/// successful increment, median over the batches.
+fn c2c_contended(x: usize, y: usize, plan: &Plan) -> Result<f64> {
+    let per_thread = plan.n(200_000);
+    plan.median(|| {
+        let word = Arc::new(Line(AtomicU64::new(0)));
+        let ready = Arc::new(AtomicU64::new(0));
+        let spawn = |cpu: usize| {
+            let (w, g) = (word.clone(), ready.clone());
+            std::thread::spawn(move || {
+                pin(cpu)?;
+                // start together: a sleeping barrier would wake them tens
+                // of microseconds apart on a VM
+                g.fetch_add(1, Ordering::AcqRel);
+                while g.load(Ordering::Acquire) < 2 {
+                    std::hint::spin_loop();
+                }
+                let start = now_ns();
+                for _ in 0..per_thread {
+                    let mut v = w.0.load(Ordering::Relaxed);
+                    while let Err(now) =
+                        w.0.compare_exchange(v, v + 1, Ordering::Relaxed, Ordering::Relaxed)
+                    {
+                        v = now;
+                    }
+                }
+                Ok::<_, Error>((start, now_ns()))
+            })
+        };
+        let (hx, hy) = (spawn(x), spawn(y));
+        let panicked = |_| Error::Task("c2c thread panicked".into());
+        let (sx, ex) = hx.join().map_err(panicked)??;
+        let (sy, ey) = hy.join().map_err(panicked)??;
+        Ok((ex.max(ey) - sx.min(sy)) as f64 / (2 * per_thread) as f64)
+    })
+}

@@ -1,0 +1,558 @@
+//! Cost profiles as files: a [`MachineCosts`] written as TOML with the
+//! meaning and the source of every value in comments, and read back.
+//!
+//! `schedlab costs show PRESET --toml` writes a preset's profile,
+//! `schedlab calibrate` writes one measured on the host, and
+//! `--cost-profile FILE` (or `cost_profile = "FILE"` in an experiment) makes
+//! a simulation use it instead of the machine preset's own. The file holds
+//! one key per field of [`MachineCosts`], every one required; comments are
+//! ignored when it is loaded, so what a profile says about its sources is
+//! for the reader only. A missing, unknown or malformed key is an error
+//! naming the file and the key.
+//!
+//! The sources of the built-in profiles ([`preset_sources`]) restate, as
+//! data, what the comments of [`MachineCosts::for_machine`] say about where
+//! each figure comes from.
+
+use crate::costs::{IdleState, MachineCosts};
+use serde::{Deserialize, Deserializer};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// A cost profile that cannot be used: names the file and the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {key}: {message}")]
+pub struct ProfileError {
+    /// The file (or `origin` given to [`from_toml`]).
+    pub file: String,
+    /// The key (`pipe_syscall_ns`, `idle_states[1].name`), or `(file)` for
+    /// a problem with the file as a whole.
+    pub key: String,
+    /// What is wrong, in a few words.
+    pub message: String,
+}
+
+impl ProfileError {
+    fn new(file: &str, key: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        ProfileError {
+            file: file.to_string(),
+            key: key.into(),
+            message: message.to_string().trim().replace('\n', " "),
+        }
+    }
+}
+
+/// What each key means, in one line (the TOML comment above it).
+const MEANINGS: &[(&str, &str)] = &[
+    ("machine", "the machine this profile describes (a label only)"),
+    (
+        "c2c_ns",
+        "one-way cache-line transfer by distance class [same CPU, SMT, cluster, LLC, package, remote], ns",
+    ),
+    ("clean_read_ns", "a read of a line another CPU already holds clean (no transfer), ns"),
+    ("ipi_ns", "IPI delivery to another CPU, ns"),
+    (
+        "idle_states",
+        "cpuidle states, shallowest first: name, exit latency and target residency, ns",
+    ),
+    (
+        "smt_throughput_milli",
+        "core throughput with k busy hardware threads, 1/1000 of one thread alone; entry k-1",
+    ),
+    ("pipe_syscall_ns", "one pipe read or write syscall, ns"),
+    ("unix_syscall_ns", "one unix stream socket send or receive syscall, ns"),
+    ("syscall_ns", "a plain syscall round trip (getppid), ns"),
+    ("tcp_send_ns", "one loopback TCP send syscall (TCP_NODELAY), ns"),
+    ("tcp_recv_ns", "one loopback TCP receive syscall, ns"),
+    ("tcp_ps_per_byte", "per byte on each side of a loopback TCP transfer, 1/1000 ns"),
+    ("gettimeofday_ns", "gettimeofday / clock_gettime through the vDSO, ns"),
+    ("futex_wake_ns", "FUTEX_WAKE_PRIVATE syscall without the wake-up itself, ns"),
+    ("futex_wait_ns", "FUTEX_WAIT_PRIVATE syscall entry until the task sleeps, ns"),
+    ("atomic_ns", "an uncontended compare-and-swap on an owned line, ns"),
+    (
+        "matmul_madd_ps",
+        "one multiply-add of schbench's naive matrix multiply, in cache, 1/1000 ns",
+    ),
+    ("copy_ps_per_byte", "user/kernel copy per byte, 1/1000 ns"),
+    ("ctx_switch_ns", "voluntary context switch between threads of one process, ns"),
+    ("mm_switch_extra_ns", "extra cost when a switch changes address space, ns"),
+    ("thread_create_ns", "creating a thread, clone until it runs, ns"),
+    ("fork_ns", "creating a process, fork until the child runs, ns"),
+    ("thread_exit_ns", "a thread's exit until it is joined, ns"),
+    ("process_exit_ns", "a process's exit until it is reaped, ns"),
+    ("hz", "scheduler tick frequency, Hz"),
+    (
+        "charge_idle_exit",
+        "idle-state exit latencies delay a woken CPU (false only in --costs off profiles)",
+    ),
+    (
+        "c2c_contended_ns",
+        "a line transfer that finds the line still moving (contended), by distance class as c2c_ns, ns",
+    ),
+    (
+        "wake_latency_spread_milli",
+        "an idle CPU's wake-up latency (IPI + exit) relative to its median at quantiles 0, 0.25, 0.5, 0.99, 1, in 1/1000",
+    ),
+    (
+        "dummy_wakeup_ns",
+        "diagnostic only: CPU time charged to the waker at every wake-up, ns (0 except in the A/A check)",
+    ),
+];
+
+/// The one-line meaning of a profile key, if it has one.
+pub fn meaning(key: &str) -> Option<&'static str> {
+    MEANINGS.iter().find(|(k, _)| *k == key).map(|(_, m)| *m)
+}
+
+/// The keys of a profile file, in the order [`MachineCosts`] declares them.
+pub fn keys() -> Vec<String> {
+    table_of(&MachineCosts::for_machine("generic"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn table_of(costs: &MachineCosts) -> toml::Table {
+    match toml::Value::try_from(costs).expect("a cost profile serialises") {
+        toml::Value::Table(t) => t,
+        _ => unreachable!("a struct serialises to a table"),
+    }
+}
+
+/// Where each figure of a built-in profile comes from, by key.
+pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
+    let notes = "the project's calibration notes; original not recorded";
+    let first_local =
+        "OS costs measured on the development machine (an AMD EPYC Firecracker/KVM guest, \
+         Linux 6.18) with the measurement that `schedlab calibrate` now makes, median of 7 batches";
+    let second_local =
+        "measured with the same method on an Intel Sapphire-Rapids-class Firecracker \
+         guest (2 vCPUs, Linux 6.18), median of 5 runs of 7 batches";
+    let mut s: BTreeMap<String, String> = BTreeMap::new();
+    let mut put = |k: &str, v: String| {
+        s.insert(k.to_string(), v);
+    };
+    put("machine", "the preset's name".into());
+    put(
+        "clean_read_ns",
+        format!("a probe of a shared-clean line, ~10-20 ns -> 15 ({notes})"),
+    );
+    put(
+        "ipi_ns",
+        format!(
+            "~1 us ({notes}); below the 1.2 us minimum IPI wake, C1 exit included, of an MWAIT-idle \
+             AMD Zen 3 CPU in Wyes Karny's LKML patch of 2022-04-05"
+        ),
+    );
+    put(
+        "pipe_syscall_ns",
+        format!("{first_local}: pipe write+read of 100 B = 686 ns -> 343 ns per call (write 299, read 307 ns timed apart)"),
+    );
+    put(
+        "unix_syscall_ns",
+        format!("{first_local}: unix socketpair write+read of 100 B = 1771 ns -> 885 ns per call (write 878, read 929 ns timed apart)"),
+    );
+    put("syscall_ns", format!("{first_local}: getppid 169 ns"));
+    put(
+        "copy_ps_per_byte",
+        format!(
+            "{first_local}: pipe pair of 4000 B vs 100 B, (778 - 686) / (2 x 3900 B) = 0.0118 ns/B"
+        ),
+    );
+    put(
+        "ctx_switch_ns",
+        format!("{first_local}: pipe ping-pong of two threads on one CPU, 5122 ns per round trip = 2 switches + 4 pipe calls -> (5122 - 4 x 343) / 2"),
+    );
+    put(
+        "mm_switch_extra_ns",
+        format!(
+            "{first_local}: the same ping-pong between processes, 5375 ns -> (5375 - 5122) / 2"
+        ),
+    );
+    put(
+        "thread_create_ns",
+        format!("{first_local}: pthread_create until the thread runs, 13 us"),
+    );
+    put(
+        "thread_exit_ns",
+        format!("{first_local}: a thread's exit until joined, 12 us (includes the parent's wake-up, which the engine also models)"),
+    );
+    put(
+        "fork_ns",
+        format!("{first_local}: fork until the child runs, 94 us"),
+    );
+    put(
+        "process_exit_ns",
+        format!("{first_local}: a child's exit until reaped, 65 us (includes the parent's wake-up, which the engine also models)"),
+    );
+    put(
+        "tcp_send_ns",
+        format!("{second_local}: loopback TCP write of 100 B 1101 ns; straight line through 100 B and 65536 B: 1098 ns + 0.033 ns/B"),
+    );
+    put(
+        "tcp_recv_ns",
+        format!(
+            "{second_local}: loopback TCP read of 100 B 265 ns; straight line: 262 ns + 0.034 ns/B"
+        ),
+    );
+    put(
+        "tcp_ps_per_byte",
+        format!("{second_local}: the write line's slope, 0.033 ns/B"),
+    );
+    put(
+        "gettimeofday_ns",
+        format!("{second_local}: gettimeofday through the vDSO (clocksource tsc), 17.6 ns"),
+    );
+    put(
+        "futex_wake_ns",
+        format!("{second_local}: FUTEX_WAKE_PRIVATE with no waiter, 96.9 ns"),
+    );
+    put(
+        "futex_wait_ns",
+        format!("{second_local}: FUTEX_WAIT_PRIVATE returning EAGAIN, 143 ns"),
+    );
+    put(
+        "atomic_ns",
+        format!("{second_local}: an uncontended __sync_bool_compare_and_swap, 4.84 ns"),
+    );
+    put(
+        "matmul_madd_ps",
+        format!("{second_local}: schbench's n = 104 multiply (its default 256 KB footprint), gcc -O2, 411.4 us = 0.366 ns per multiply-add"),
+    );
+    put(
+        "hz",
+        "HZ=250, the common distribution default (kernel/Kconfig.hz)".into(),
+    );
+    put(
+        "charge_idle_exit",
+        "on: a woken idle CPU pays its idle state's exit latency".into(),
+    );
+    let wfi = format!(
+        "arm64 idles in WFI (cpu_do_idle), exit on the order of 1 us, no public measurement ({notes}): 1 us exit, entered whenever idle"
+    );
+    let no_smt = "no SMT: empty".to_string();
+    let intel_smt = "Intel SMT: 0.65 per thread (plantegg's sysbench point-select on a Xeon 8269CY, 28208 -> 36754 QPS; Intel's \"How to Determine the Effectiveness of HT\": up to 1.30x)";
+    let (c2c, idle, smt): (String, String, String) = match machine {
+        "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => (
+            "github.com/nviennot/core-to-core-latency, Kunpeng 920-6426, 1 socket: cluster 34.5, same die other cluster 35.7, other die 80.5; cross socket not measured: midpoint of the 108-141 medians of nviennot's dual-socket Xeons from Sandy Bridge on, 125; the SMT class (8) is unused: no SMT".into(),
+            wfi,
+            no_smt,
+        ),
+        "power9-smt8" => (
+            "github.com/KCORES/core-to-core-latency-plus, 2x POWER9 SMT4 16c: within the core pair <= 17, other core 483, cross socket 717".into(),
+            "snooze (0 us), CEDE wake median 5.7 us (github.com/linuxppc/issues/issues/370), residency 10 us".into(),
+            "IBM's POWER8 claim SMT2 = 1.6x (AnandTech POWER8 review), SMT8 ~ 2x ST (AnandTech, 7-zip; weak): 1.0, 1.6, 1.8 (interpolated), 2.0 for the 4-thread small core".into(),
+        ),
+        "xeon-12c24t" => (
+            "github.com/nviennot/core-to-core-latency, dual X5650 Westmere: SMT 7.1, LLC 37.2, cross socket 73.7".into(),
+            "drivers/idle/intel_idle.c nehalem_cstates".into(),
+            intel_smt.into(),
+        ),
+        "jacobsville" => (
+            "no c2c data: cluster 35 (Kunpeng's 4-core cluster, nviennot 34.5); LLC and package 50, the middle of the 45-55 ns of nviennot's and KCORES' monolithic Xeon medians (Cascade Lake 46.6 to Sapphire Rapids 55.3); remote 125 as for kunpeng920; the SMT class (8) is unused: no SMT".into(),
+            "drivers/idle/intel_idle.c snr_cstates".into(),
+            no_smt,
+        ),
+        "epyc-zen3" => (
+            "github.com/nviennot/core-to-core-latency, 2x EPYC 7R13 Milan, socket 0: SMT 9.8, CCX 22.7, cross CCX 108, cross socket 197".into(),
+            "MWAIT C1: IPI wake median 1.5 us in total (AMD Zen 3, 10k pinned samples; Wyes Karny, LKML 2022-04-05): 0.5 us exit after the 1 us IPI, residency 2 us".into(),
+            "AMD 0.70-0.75 per thread (plantegg's sysbench on an EPYC 7H12: 0.73) -> 0.725".into(),
+        ),
+        "sapphire-rapids" => (
+            "github.com/KCORES/core-to-core-latency-plus, w9-3475X mesh 55.3; SMT 8 (nviennot's Xeon SMT medians, 7.1-8.9); cross socket not measured for SPR: the nearest generation, 2x 8375C Ice Lake (nviennot), 108".into(),
+            "drivers/idle/intel_idle.c spr_cstates".into(),
+            intel_smt.into(),
+        ),
+        "altra" => (
+            "github.com/KCORES/core-to-core-latency-plus, Altra Q80-30: 2-core cluster 83, other 158; the SMT class (8) is unused: no SMT".into(),
+            wfi,
+            no_smt,
+        ),
+        "kvm-8vcpu" => (
+            "host c2c unknown; vCPUs float over an EPYC host: cross-CCX 108 (nviennot, 2x 7R13) for every class, remote 197".into(),
+            "a halted vCPU's wake ~20 us one way (pinned pipe ping-pong on a 2-vCPU guest, 46-54 us round trip across vCPUs vs 7-8 us on one): 1 us IPI + 19 us HLT exit".into(),
+            no_smt,
+        ),
+        _ => (
+            "generic (machines without a preset): midpoints of the ranges the preset sources give: SMT 8, cluster 35, LLC 50, package 110, remote 125".into(),
+            format!("generic: C1 2 us ({notes})"),
+            "generic: SMT 1.30x (as Intel's)".into(),
+        ),
+    };
+    put(
+        "c2c_contended_ns",
+        match machine {
+            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => "Barry Song's false-sharing loop (RFC v3 of the cluster scheduler, linux-arm-kernel 2021-01-06): 0.832 s in one cluster, 1.133 s across two, a ratio of 0.734 applied to the uncontended cross-cluster hand-off (36 ns): cluster 26; other classes: no contended measurement, the uncontended figures".to_string(),
+            _ => "no contended measurement: the uncontended figures (c2c_ns)".to_string(),
+        },
+    );
+    put(
+        "wake_latency_spread_milli",
+        "IPI wake of an idle AMD Zen 3 CPU in HLT, 10k pinned samples (Lewis Caroll / Wyes Karny, LKML 2022-04-05): min 1.7, p25 1.9, median 2.0, p99 2.8 us -> 0.85, 0.95, 1, 1.40 of the median (maximum not given: p99); the only published per-wake-up distribution".to_string(),
+    );
+    put(
+        "dummy_wakeup_ns",
+        "diagnostic only; zero in every profile".to_string(),
+    );
+    put("c2c_ns", c2c);
+    put("idle_states", idle);
+    put("smt_throughput_milli", smt);
+    s
+}
+
+/// The profile as a TOML file: a header, then per key its meaning and
+/// source as comments and its value. `header` lines are written as
+/// comments at the top.
+pub fn to_toml(costs: &MachineCosts, header: &str, sources: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    for line in header.lines() {
+        out += &comment(line);
+    }
+    out += "# A cost profile for schedlab: `schedlab sim ... --cost-profile FILE`, or\n\
+            # `cost_profile = \"FILE\"` in an experiment. Every key is required; comments are ignored.\n";
+    for (key, value) in table_of(costs) {
+        out += "\n";
+        if let Some(m) = meaning(&key) {
+            out += &comment(m);
+        }
+        if let Some(src) = sources.get(&key) {
+            out += &comment(&format!("source: {src}"));
+        }
+        out += &format!("{key} = {}\n", value_text(&value));
+    }
+    out
+}
+
+/// A value as TOML, inline; arrays of tables one element per line.
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Array(a) if a.iter().any(|x| x.is_table()) => {
+            let mut s = "[\n".to_string();
+            for x in a {
+                s += &format!("    {},\n", inline(x));
+            }
+            s + "]"
+        }
+        other => inline(other),
+    }
+}
+
+fn inline(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Table(t) => {
+            let fields: Vec<String> = t
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", inline(v)))
+                .collect();
+            format!("{{ {} }}", fields.join(", "))
+        }
+        toml::Value::Array(a) => {
+            let xs: Vec<String> = a.iter().map(inline).collect();
+            format!("[{}]", xs.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `text` as `# ` comment lines, wrapped at about 100 columns.
+fn comment(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::from("#");
+    for word in text.split_whitespace() {
+        if line.len() > 1 && line.len() + 1 + word.len() > 100 {
+            out += &line;
+            out += "\n";
+            line = String::from("#  ");
+        }
+        line.push(' ');
+        line += word;
+    }
+    out += &line;
+    out += "\n";
+    out
+}
+
+/// The largest value any cost may have: one second (in ns, or ps per
+/// byte or per multiply-add). Larger is surely a typing error, and would
+/// overflow the engine's arithmetic.
+pub const MAX_COST: u64 = 1_000_000_000;
+
+/// Reads a profile from TOML text; `origin` names it in errors.
+pub fn from_toml(text: &str, origin: &str) -> Result<MachineCosts, ProfileError> {
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        let key = line.map_or("(file)".to_string(), |l| format!("line {l}"));
+        ProfileError::new(origin, key, e.message())
+    })?;
+    let known = keys();
+    if let Some(k) = table.keys().find(|k| !known.contains(k)) {
+        return Err(ProfileError::new(
+            origin,
+            k.clone(),
+            "unknown key (the keys are those of `schedlab costs show PRESET --toml`)",
+        ));
+    }
+    if let Some(k) = known.iter().find(|k| !table.contains_key(*k)) {
+        return Err(ProfileError::new(
+            origin,
+            k.clone(),
+            "missing (every key is required)",
+        ));
+    }
+    let costs: MachineCosts =
+        serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+            let key = e.path().to_string();
+            ProfileError::new(origin, key, e.into_inner().message())
+        })?;
+    validate(&costs).map_err(|(k, m)| ProfileError::new(origin, k, m))?;
+    Ok(costs)
+}
+
+/// Reads a profile file.
+pub fn load(path: &Path) -> Result<MachineCosts, ProfileError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ProfileError::new(&origin, "(file)", format!("cannot read: {e}")))?;
+    from_toml(&text, &origin)
+}
+
+/// Checks the values the types alone do not: every cost at most
+/// [`MAX_COST`], a tick rate in 1..=10000 Hz, SMT throughputs above 0.
+fn validate(c: &MachineCosts) -> Result<(), (String, String)> {
+    fn walk(key: &str, v: &toml::Value) -> Result<(), (String, String)> {
+        match v {
+            toml::Value::Integer(i) if *i as u64 > MAX_COST => Err((
+                key.to_string(),
+                format!("{i} is too large (at most {MAX_COST})"),
+            )),
+            toml::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .try_for_each(|(n, x)| walk(&format!("{key}[{n}]"), x)),
+            toml::Value::Table(t) => t
+                .iter()
+                .try_for_each(|(k, x)| walk(&format!("{key}.{k}"), x)),
+            _ => Ok(()),
+        }
+    }
+    for (k, v) in table_of(c) {
+        walk(&k, &v)?;
+    }
+    if !(1..=10_000).contains(&c.hz) {
+        return Err(("hz".into(), format!("{} is not in 1..=10000", c.hz)));
+    }
+    if let Some(i) = c.smt_throughput_milli.iter().position(|&t| t == 0) {
+        return Err((format!("smt_throughput_milli[{i}]"), "must be > 0".into()));
+    }
+    Ok(())
+}
+
+/// Idle-state names live as `&'static str` in [`IdleState`]; names read
+/// from files are kept here, each distinct one allocated once.
+static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+
+/// An idle-state name as [`IdleState`] holds it: each distinct name is
+/// allocated once and kept for the life of the process.
+pub fn intern(name: &str) -> &'static str {
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(n);
+    n
+}
+
+impl<'de> Deserialize<'de> for IdleState {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Owned {
+            name: String,
+            exit_latency_ns: u64,
+            target_residency_ns: u64,
+        }
+        let o = Owned::deserialize(d)?;
+        Ok(IdleState {
+            name: intern(&o.name),
+            exit_latency_ns: o.exit_latency_ns,
+            target_residency_ns: o.target_residency_ns,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_round_trips() {
+        for (name, _) in topology::presets() {
+            let c = MachineCosts::for_machine(name);
+            let text = to_toml(&c, "test", &preset_sources(name));
+            assert_eq!(from_toml(&text, "x").unwrap(), c, "{name}");
+            let z = c.zeroed();
+            assert_eq!(
+                from_toml(&to_toml(&z, "", &BTreeMap::new()), "x").unwrap(),
+                z
+            );
+        }
+    }
+
+    #[test]
+    fn every_key_has_a_meaning_and_a_source() {
+        for (name, _) in topology::presets() {
+            let s = preset_sources(name);
+            for k in keys() {
+                assert!(meaning(&k).is_some(), "{k}");
+                assert!(s.contains_key(&k), "{name}: {k}");
+            }
+        }
+    }
+
+    fn edit(from: &str, to: &str) -> Result<MachineCosts, ProfileError> {
+        let text = to_toml(
+            &MachineCosts::for_machine("kunpeng920"),
+            "",
+            &BTreeMap::new(),
+        );
+        assert!(text.contains(from), "{from}");
+        from_toml(&text.replacen(from, to, 1), "p.toml")
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = |from, to| edit(from, to).unwrap_err().to_string();
+        assert_eq!(
+            e("pipe_syscall_ns = 343", "pipe_syscall_ns = \"x\""),
+            "p.toml: pipe_syscall_ns: invalid type: string \"x\", expected u64"
+        );
+        assert_eq!(
+            e("pipe_syscall_ns = 343\n", ""),
+            "p.toml: pipe_syscall_ns: missing (every key is required)"
+        );
+        assert!(e("hz = 250", "hz = 250\npipe_ns = 3").starts_with("p.toml: pipe_ns: unknown key"));
+        assert_eq!(e("hz = 250", "hz = 0"), "p.toml: hz: 0 is not in 1..=10000");
+        assert!(e("fork_ns = 94000", "fork_ns = -1").starts_with("p.toml: fork_ns: invalid value"));
+        assert_eq!(
+            e("ipi_ns = 1000", "ipi_ns = 10000000000"),
+            "p.toml: ipi_ns: 10000000000 is too large (at most 1000000000)"
+        );
+        assert!(e("c2c_ns = [0, ", "c2c_ns = [").starts_with("p.toml: c2c_ns: invalid length 5"));
+        assert!(
+            e("name = \"WFI\", ", "").starts_with("p.toml: idle_states[0]: missing field `name`")
+        );
+        assert!(e("hz = 250", "hz = ").starts_with("p.toml: line "));
+    }
+
+    #[test]
+    fn edited_values_load() {
+        let c = edit("ipi_ns = 1000", "ipi_ns = 2500").unwrap();
+        assert_eq!(c.ipi_ns, 2500);
+        let c = edit("name = \"WFI\"", "name = \"deep\"").unwrap();
+        assert_eq!(c.idle_states[0].name, "deep");
+    }
+}
