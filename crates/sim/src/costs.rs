@@ -35,6 +35,14 @@ pub struct IdleState {
     pub target_residency_ns: Nanos,
 }
 
+impl IdleState {
+    /// A polling state (cpuidle's POLL, POWER's snooze): the CPU spins with
+    /// TIF_POLLING set, so a waker needs no IPI.
+    pub fn polls(&self) -> bool {
+        matches!(self.name, "POLL" | "snooze")
+    }
+}
+
 const fn us(v: u64) -> Nanos {
     v * 1000
 }
@@ -427,6 +435,15 @@ impl MachineCosts {
                 vec![1000, 1300],
             ),
         }
+    }
+
+    /// The shallowest state that halts (does not poll): where
+    /// `default_idle_call()` and haltpoll's halt step go.
+    pub fn halt_state(&self) -> usize {
+        self.idle_states
+            .iter()
+            .position(|s| !s.polls())
+            .unwrap_or(0)
     }
 
     /// The deepest idle state whose target residency fits `predicted_ns`

@@ -181,12 +181,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         // A polling CPU (TIF_POLLING_NRFLAG) sees need_resched without an
         // IPI (set_nr_if_polling in ttwu_queue_wakelist / resched_curr).
-        let ipi = if waker_cpu != cpu && state != super::POLL_STATE {
+        let polling = state == super::POLL_STATE
+            || self.costs.idle_states.get(state).is_some_and(|s| s.polls());
+        let ipi = if waker_cpu != cpu && !polling {
             self.costs.ipi_ns
         } else {
             0
         };
-        self.counters.polled_wakeups += (state == super::POLL_STATE) as u64;
+        self.counters.polled_wakeups += polling as u64;
         if let Some(h) = self.cpus[cpu].idle.halt_since.take() {
             if self.cfg.cpuidle.driver == crate::cpuidle::Driver::Haltpoll {
                 self.haltpoll_reflect(cpu, now - h);

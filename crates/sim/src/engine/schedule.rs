@@ -161,7 +161,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // the tick stops.
             Driver::None => {
                 self.cpus[c].idle.halt_since = Some(now);
-                (0, true)
+                (self.costs.halt_state(), true)
             }
             // haltpoll_select(): poll with the tick kept while the poll
             // limit is non-zero, then halt with it stopped (`poll_end`).
@@ -169,7 +169,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let limit = self.cpus[c].idle.poll_limit_ns;
                 if limit == 0 || !self.costs.charge_idle_exit {
                     self.cpus[c].idle.halt_since = Some(now);
-                    (0, true)
+                    (self.costs.halt_state(), true)
                 } else {
                     poll_until = Some(now + limit);
                     (POLL_STATE, false)
@@ -248,9 +248,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         else {
             return;
         };
+        let halt = self.costs.halt_state();
         self.cpus[c].mode = Mode::Idle {
             since,
-            state: 0,
+            state: halt,
             tick_stopped: true,
         };
         self.cpus[c].idle.halt_since = Some(self.now);
@@ -258,7 +259,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpu_state[c].idle_exit_latency = self
             .costs
             .idle_states
-            .first()
+            .get(halt)
             .map_or(0, |s| s.exit_latency_ns);
         if self.balancer.is_some() {
             let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
