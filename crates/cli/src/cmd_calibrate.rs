@@ -416,6 +416,11 @@ pub fn profile(
         ),
     );
     put("dummy_wakeup_ns", gsrc["dummy_wakeup_ns"].clone());
+    c.os_scale_milli = 1000;
+    put(
+        "os_scale_milli",
+        "1000: every OS cost is this host's own measurement".into(),
+    );
     put(
         "c2c_contended_ns",
         "not measured as a hand-off: equal to c2c_ns (the per-increment contended figures are in the header)".into(),
