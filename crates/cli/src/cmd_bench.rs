@@ -397,3 +397,18 @@ fn run_schbench(
     to_stderr(report.text());
     emit_json(common, &report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_clients_is_benchspecs_limit() {
+        let t = |clients| tbench::Tbench {
+            clients,
+            ..Default::default()
+        };
+        t(MAX_CLIENTS as u32).validate().unwrap();
+        assert!(t(MAX_CLIENTS as u32 + 1).validate().is_err());
+    }
+}
