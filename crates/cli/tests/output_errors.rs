@@ -181,6 +181,14 @@ fn an_unwritable_output_fails_before_the_run() {
 }
 
 #[test]
+fn calibrate_checks_its_output_before_measuring() {
+    assert_eq!(
+        one_error_line(&["calibrate", "-o", "/nonexistent/dir/host.toml"]),
+        "schedlab: error: --output: cannot write /nonexistent/dir/host.toml: directory /nonexistent/dir does not exist"
+    );
+}
+
+#[test]
 fn a_bad_loadfile_fails_before_anything_is_printed() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.txt");
