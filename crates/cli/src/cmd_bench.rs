@@ -18,14 +18,25 @@
 //! schbench prints its report on stderr (as the C schbench does since
 //! 2023), so under `--json` stdout again holds only the JSON object.
 //!
-//! SIGINT/SIGTERM stop the run, reap every task and exit with status 130
-//! (no report is printed for an interrupted run).
+//! SIGINT, SIGTERM and SIGHUP stop the run, reap every task and exit with
+//! the shell's status for the signal: 130, 143 and 129 (no report is
+//! printed for an interrupted run). Forked tasks die with the run even when
+//! it is SIGKILLed.
+//!
+//! Everything that can be checked before the run is: the parameters, the
+//! loadfile, and that `--output`'s directory exists and is writable.
+//!
+//! Output: when stdout is a closed pipe (`| head`), the run stops quietly
+//! (exit 0) at the first line it cannot print, unless `--output` is given,
+//! whose file is then still written; any other failure to write stdout
+//! (a full disk) is an error naming stdout (exit 2).
 
 use crate::args::HackbenchArgs;
-use crate::output::write_atomic;
+use crate::output::{check_writable, write_atomic, StdoutError};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use native::{hackbench, schbench, tbench, CpuSelection};
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,18 +72,30 @@ pub struct CommonArgs {
 }
 
 /// The benchmarks.
+///
+/// A negative number is read as a value (and rejected with the flag's
+/// range), not as an unknown flag.
 #[derive(Subcommand, Debug)]
 pub enum Bench {
     /// rt-tests hackbench: groups of senders and receivers over sockets or pipes.
-    #[command(disable_help_flag = false, mut_args(HackbenchArgs::for_bench))]
+    #[command(
+        disable_help_flag = false,
+        mut_args(HackbenchArgs::for_bench),
+        allow_negative_numbers = true
+    )]
     Hackbench(HackbenchArgs),
     /// dbench's tbench: N clients replaying an NBENCH loadfile against
     /// a loopback TCP server (started by the run itself).
+    #[command(allow_negative_numbers = true)]
     Tbench(TbenchArgs),
     /// schbench (2023+): message and worker threads, wakeup and request
     /// latency percentiles. The report goes to stderr, as schbench's does.
+    #[command(allow_negative_numbers = true)]
     Schbench(SchbenchArgs),
 }
+
+/// The most tbench clients `benchspec` accepts (checked by a test below).
+const MAX_CLIENTS: i64 = 100_000;
 
 /// schbench flags (same letters, same defaults as the new schbench).
 #[derive(Args, Debug)]
@@ -145,7 +168,10 @@ pub struct SchbenchArgs {
 #[derive(Args, Debug)]
 pub struct TbenchArgs {
     /// Number of client processes.
-    #[arg(value_name = "NCLIENTS")]
+    #[arg(
+        value_name = "NCLIENTS",
+        value_parser = clap::value_parser!(u32).range(1..=MAX_CLIENTS)
+    )]
     pub clients: u32,
     /// Seconds of execute phase, after the warm-up (dbench's -t).
     #[arg(
@@ -173,17 +199,27 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => Some(Duration::from_secs_f64(t)),
         Some(t) => bail!("--timeout: {t} is not a positive number of seconds"),
     };
+    if let Some(path) = &common.output {
+        // Before the run, not after it: a typo must not cost the whole run.
+        check_writable(path).context("--output")?;
+    }
+    let text = Text::new(common);
     let result = match args.bench {
-        Bench::Hackbench(a) => run_hackbench(a, cpus, timeout, common),
-        Bench::Tbench(a) => run_tbench(a, cpus, timeout, common),
+        Bench::Hackbench(a) => run_hackbench(a, cpus, timeout, common, &text),
+        Bench::Tbench(a) => run_tbench(a, cpus, timeout, common, &text),
         Bench::Schbench(a) => run_schbench(a, cpus, timeout, common),
     };
     match result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
+        // A line the run could not print (and that the --output file did
+        // not make up for) fails the run, even though it completed.
+        Ok(()) => text.finish().map(|()| ExitCode::SUCCESS),
         Err(e) => match e.downcast_ref::<native::Error>() {
             Some(n) if n.is_interrupted() => {
                 to_stderr(&format!("schedlab: {n}\n"));
-                Ok(ExitCode::from(130))
+                // 128 + the signal, as a shell reports it; SIGINT's 2 if
+                // the library ever reports an interruption without one.
+                let sig = n.interrupt_signal().unwrap_or(2);
+                Ok(ExitCode::from(128 + sig as u8))
             }
             _ => Err(e),
         },
@@ -200,22 +236,71 @@ fn cpu_selection(common: &CommonArgs) -> Result<CpuSelection> {
 }
 
 /// Where the text report goes: stdout normally, stderr under `--json`.
+///
+/// A failed write to stdout is kept (further lines are dropped) and
+/// reported by [`Text::check`] / [`Text::finish`]: a closed pipe stops the
+/// run quietly unless an `--output` file is still to be written, any other
+/// failure stops it as an error.
 struct Text {
     json: bool,
+    /// An `--output` file will hold the result: a closed stdout is no
+    /// reason to stop the run.
+    has_output: bool,
+    failed: RefCell<Option<std::io::Error>>,
 }
 
 impl Text {
+    fn new(common: &CommonArgs) -> Self {
+        Text {
+            json: common.json,
+            has_output: common.output.is_some(),
+            failed: RefCell::new(None),
+        }
+    }
+
+    /// Prints `s`; a failure is kept for [`Text::check`].
     fn print(&self, s: &str) {
         if self.json {
             to_stderr(s);
-        } else {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(s.as_bytes());
-            let _ = out.flush();
+            return;
+        }
+        if self.failed.borrow().is_some() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+            *self.failed.borrow_mut() = Some(e);
+        }
+    }
+
+    /// Prints `s` and stops the run if stdout failed (see [`Text`]).
+    fn print_checked(&self, s: &str) -> Result<()> {
+        self.print(s);
+        self.check()
+    }
+
+    /// Err when a failed write must stop the run now.
+    fn check(&self) -> Result<()> {
+        let mut failed = self.failed.borrow_mut();
+        match &*failed {
+            Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe && self.has_output => Ok(()),
+            Some(_) => Err(StdoutError(failed.take().expect("matched Some")).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// After the run: the error for a line that could not be printed. A
+    /// closed pipe is the reader's choice and main() exits 0 for it.
+    fn finish(&self) -> Result<()> {
+        match self.failed.borrow_mut().take() {
+            Some(e) => Err(StdoutError(e).into()),
+            None => Ok(()),
         }
     }
 }
 
+/// Writes the JSON object to `--output` (first: a closed stdout must not
+/// lose it) and, under `--json`, to stdout.
 fn emit_json(common: &CommonArgs, value: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(value).context("serialising the JSON report")?;
     if let Some(path) = &common.output {
@@ -223,13 +308,9 @@ fn emit_json(common: &CommonArgs, value: &impl serde::Serialize) -> Result<()> {
     }
     if common.json {
         let mut out = std::io::stdout().lock();
-        match writeln!(out, "{text}").and_then(|_| out.flush()) {
-            // A closed pipe (`| head`) is the reader's choice, not an error.
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                return Err(e).context("writing the JSON report to stdout")
-            }
-            _ => {}
-        }
+        writeln!(out, "{text}")
+            .and_then(|_| out.flush())
+            .map_err(StdoutError)?;
     }
     Ok(())
 }
@@ -244,6 +325,7 @@ fn run_hackbench(
     cpus: CpuSelection,
     timeout: Option<Duration>,
     common: &CommonArgs,
+    text: &Text,
 ) -> Result<()> {
     let cfg = hackbench::HackbenchConfig {
         bench: a.to_bench(),
@@ -251,8 +333,7 @@ fn run_hackbench(
         timeout,
     };
     cfg.validate()?;
-    let text = Text { json: common.json };
-    text.print(&cfg.header());
+    text.print_checked(&cfg.header())?;
     let report = hackbench::run(&cfg)?;
     text.print(&format!("{}\n", report.time_line()));
     emit_json(common, &report)
@@ -263,6 +344,7 @@ fn run_tbench(
     cpus: CpuSelection,
     timeout: Option<Duration>,
     common: &CommonArgs,
+    text: &Text,
 ) -> Result<()> {
     let cfg = tbench::TbenchConfig {
         bench: tbench::Tbench {
@@ -274,9 +356,9 @@ fn run_tbench(
         cpus,
         timeout,
     };
+    // Checks the loadfile too, before anything is printed.
     cfg.validate()?;
-    let text = Text { json: common.json };
-    text.print(&cfg.header());
+    text.print_checked(&cfg.header())?;
     let report = tbench::run(&cfg, &mut |line| text.print(line))?;
     text.print(&report.summary());
     emit_json(common, &report)
@@ -314,4 +396,19 @@ fn run_schbench(
     let report = schbench::run(&cfg, &mut |text| to_stderr(text))?;
     to_stderr(report.text());
     emit_json(common, &report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_clients_is_benchspecs_limit() {
+        let t = |clients| tbench::Tbench {
+            clients,
+            ..Default::default()
+        };
+        t(MAX_CLIENTS as u32).validate().unwrap();
+        assert!(t(MAX_CLIENTS as u32 + 1).validate().is_err());
+    }
 }

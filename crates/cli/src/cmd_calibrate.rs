@@ -26,6 +26,10 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.output {
+        // Before measuring, not after: a typo must not cost the whole run.
+        crate::output::check_writable(path).context("--output")?;
+    }
     let topo = topology::preset("host").context("reading this host's topology from /sys")?;
     let cfg = CalibrateConfig {
         quick: args.quick,

@@ -358,7 +358,7 @@ fn tbench_bad_input_is_one_line_exit_2() {
     );
     fails_with(
         &["bench", "tbench", "0"],
-        "NCLIENTS: must be an integer > 0",
+        "NCLIENTS: 0 is not in 1..=100000",
     );
     fails_with(
         &["bench", "tbench", "1", "--time", "0"],

@@ -23,7 +23,8 @@ pub enum Error {
     /// task is started. The message names the limit and how to raise it.
     #[error("{0}")]
     Limit(String),
-    /// The run was stopped by SIGINT or SIGTERM; all tasks were reaped.
+    /// The run was stopped by SIGINT, SIGTERM or SIGHUP; all tasks were
+    /// reaped.
     #[error("interrupted by {0}; all benchmark tasks were stopped and reaped")]
     Interrupted(&'static str),
     /// The run exceeded `--timeout`; all tasks were reaped.
@@ -77,9 +78,21 @@ impl Error {
         }
     }
 
-    /// True when the run was stopped by a signal (the CLI exits 130 then).
+    /// True when the run was stopped by a signal.
     pub fn is_interrupted(&self) -> bool {
         matches!(self, Error::Interrupted(_))
+    }
+
+    /// The number of the signal that stopped the run ([`Error::Interrupted`]),
+    /// for the shell's exit status 128 + N (130 for SIGINT, 143 for SIGTERM,
+    /// 129 for SIGHUP).
+    pub fn interrupt_signal(&self) -> Option<i32> {
+        match self {
+            Error::Interrupted("SIGTERM") => Some(libc::SIGTERM),
+            Error::Interrupted("SIGHUP") => Some(libc::SIGHUP),
+            Error::Interrupted(_) => Some(libc::SIGINT),
+            _ => None,
+        }
     }
 }
 

@@ -15,8 +15,11 @@
 //! - pins every task to [`CpuSelection`] (like `taskset -c` / `numactl -N`);
 //! - checks file-descriptor and process limits before starting anything;
 //! - reaps every child process and thread on success, error, `timeout`, or
-//!   SIGINT/SIGTERM (which it catches while it runs and reports as
-//!   [`Error::Interrupted`]).
+//!   SIGINT/SIGTERM/SIGHUP (which it catches while it runs and reports as
+//!   [`Error::Interrupted`]);
+//! - has every forked child die with the run's process, even when that is
+//!   SIGKILLed (`PR_SET_PDEATHSIG`, checked against a parent that died
+//!   before the child set it).
 //!
 //! Linux only.
 //!

@@ -1,5 +1,5 @@
 //! Low-level plumbing shared by the three benchmarks: the clock, signal
-//! handling (SIGINT/SIGTERM through a self-pipe), shared memory for forked
+//! handling (SIGINT/SIGTERM/SIGHUP through a self-pipe), shared memory for forked
 //! children, child-process supervision, and raw read/write loops that are
 //! safe to run in a child of a multi-threaded parent.
 //!
@@ -7,7 +7,7 @@
 //! A run never blocks signals or waits for SIGCHLD: both are process-wide
 //! and would misbehave when the library runs inside a multi-threaded host
 //! (a test harness, for one). Instead:
-//! - SIGINT/SIGTERM handlers write the signal number into a self-pipe that
+//! - SIGINT/SIGTERM/SIGHUP handlers write the signal number into a self-pipe that
 //!   the supervising thread polls;
 //! - every forked child inherits the write end of an *exit pipe*: the read
 //!   end reports POLLHUP when the last child has exited (the kernel closes
@@ -57,7 +57,11 @@ extern "C" fn on_stop_signal(sig: libc::c_int) {
 
 extern "C" fn on_kick(_sig: libc::c_int) {}
 
-/// While alive, SIGINT and SIGTERM are caught and reported through
+/// The signals that stop a run (and that a forked child leaves at their
+/// default action): Ctrl-C, `kill`, and the hang-up of the terminal.
+pub(crate) const STOP_SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// While alive, SIGINT, SIGTERM and SIGHUP are caught and reported through
 /// [`SignalGuard::fd`] instead of killing the process; the previous
 /// dispositions come back when the last guard is dropped.
 pub(crate) struct SignalGuard(());
@@ -80,20 +84,11 @@ impl SignalGuard {
         if *users == 0 {
             let mut old = SIG_OLD.lock().unwrap_or_else(|e| e.into_inner());
             old.clear();
-            for (sig, handler, flags) in [
-                (
-                    libc::SIGINT,
-                    on_stop_signal as *const () as usize,
-                    libc::SA_RESTART,
-                ),
-                (
-                    libc::SIGTERM,
-                    on_stop_signal as *const () as usize,
-                    libc::SA_RESTART,
-                ),
-                // No SA_RESTART: the kick must interrupt blocking calls.
-                (SIG_KICK, on_kick as *const () as usize, 0),
-            ] {
+            let stop = STOP_SIGNALS
+                .map(|sig| (sig, on_stop_signal as *const () as usize, libc::SA_RESTART));
+            // No SA_RESTART: the kick must interrupt blocking calls.
+            let kick = (SIG_KICK, on_kick as *const () as usize, 0);
+            for (sig, handler, flags) in stop.into_iter().chain([kick]) {
                 // SAFETY: sigaction with a zeroed struct, a valid handler and
                 // an empty mask; the old action is saved for restoring.
                 unsafe {
@@ -122,7 +117,7 @@ impl SignalGuard {
         Ok(SignalGuard(()))
     }
 
-    /// The read end of the self-pipe: readable once SIGINT or SIGTERM came.
+    /// The read end of the self-pipe: readable once a stop signal came.
     pub(crate) fn fd(&self) -> RawFd {
         SIG_PIPE_RD.load(Ordering::Relaxed)
     }
@@ -148,6 +143,7 @@ impl SignalGuard {
         let n = unsafe { libc::read(self.fd(), (&mut b as *mut u8).cast(), 1) };
         match (n, b as i32) {
             (1, libc::SIGTERM) => Some("SIGTERM"),
+            (1, libc::SIGHUP) => Some("SIGHUP"),
             (1, _) => Some("SIGINT"),
             _ => None,
         }
@@ -173,7 +169,7 @@ impl Drop for SignalGuard {
 pub(crate) enum Event {
     /// One of the watched fds is ready (index into the list).
     Ready(usize),
-    /// SIGINT or SIGTERM.
+    /// SIGINT, SIGTERM or SIGHUP.
     Signal(&'static str),
     /// The deadline passed.
     Deadline,
@@ -466,8 +462,9 @@ impl ChildCtx {
             if libc::getppid() != self.parent {
                 libc::_exit(1);
             }
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            for sig in STOP_SIGNALS {
+                libc::signal(sig, libc::SIG_DFL);
+            }
         }
     }
 

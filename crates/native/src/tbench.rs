@@ -69,10 +69,15 @@ impl std::ops::Deref for TbenchConfig {
     }
 }
 
+/// The largest loadfile read (dbench's client.txt is about 26 MB).
+const MAX_LOADFILE_BYTES: u64 = 256 << 20;
+
 impl TbenchConfig {
-    /// Checks the values, the CPU selection and the fd/process limits.
+    /// Checks the values, the loadfile (readable, text, parseable), the
+    /// CPU selection and the fd/process limits.
     pub fn validate(&self) -> Result<()> {
         self.bench.validate()?;
+        self.load_ops()?;
         cpus::resolve(&self.cpus)?;
         // The parent holds both ends of every connection while forking.
         limits::check_fds(8 + 3 * self.clients as u64, "NCLIENTS")?;
@@ -82,6 +87,80 @@ impl TbenchConfig {
             "NCLIENTS",
         )
     }
+}
+
+impl TbenchConfig {
+    /// The operations one pass replays: the loadfile's, or the built-in
+    /// mix. A file that is not text (a binary picked by mistake) is refused
+    /// naming its line and the first offending byte, rather than parsed
+    /// into an "unknown operation" quoting binary junk; a huge file (or
+    /// /dev/zero) is refused before it fills memory.
+    pub fn load_ops(&self) -> Result<Vec<Op>> {
+        let Some(path) = &self.loadfile else {
+            return Ok(loadfile::builtin());
+        };
+        let shown = path.display().to_string();
+        let fail = |line, problem: String| {
+            Error::Loadfile(benchspec::FileError {
+                flag: "--loadfile",
+                path: shown.clone(),
+                line,
+                problem,
+            })
+        };
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(path).and_then(|f| {
+            use std::io::Read;
+            f.take(MAX_LOADFILE_BYTES + 1).read_to_end(&mut bytes)
+        });
+        if let Err(e) = read {
+            return Err(fail(None, e.to_string()));
+        }
+        if bytes.len() as u64 > MAX_LOADFILE_BYTES {
+            return Err(fail(
+                None,
+                format!("larger than {} MiB", MAX_LOADFILE_BYTES >> 20),
+            ));
+        }
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            // benchspec says what to do with a gzip'd loadfile.
+            return Ok(loadfile::load(path)?);
+        }
+        if let Some((line, column, byte)) = first_binary_byte(&bytes) {
+            return Err(fail(
+                Some(line),
+                format!("not a text file (byte 0x{byte:02x} at column {column})"),
+            ));
+        }
+        let text = std::str::from_utf8(&bytes).expect("checked by first_binary_byte");
+        Ok(loadfile::parse(text, &shown)?)
+    }
+}
+
+/// The first byte that cannot be in a text loadfile: a control character
+/// other than tab, CR, LF and form feed, or invalid UTF-8. Returns its
+/// 1-based line and column (in bytes) and the byte.
+fn first_binary_byte(bytes: &[u8]) -> Option<(usize, usize, u8)> {
+    let bad_at = match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    let control = bytes[..bad_at]
+        .iter()
+        .position(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f);
+    let at = control.unwrap_or(bad_at);
+    if at == bytes.len() {
+        return None;
+    }
+    let before = &bytes[..at];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let column = at
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1)
+        + 1;
+    Some((line, column, bytes[at]))
 }
 
 /// What a tbench run measured. Field names match the simulator's JSON
@@ -171,7 +250,7 @@ const CTL_EPOCH: usize = 1;
 /// [`TbenchReport::summary`].
 pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchReport> {
     cfg.validate()?;
-    let ops = cfg.ops()?;
+    let ops = cfg.load_ops()?;
     let pinned = cpus::resolve(&cfg.cpus)?;
     let flag = if matches!(cfg.cpus, CpuSelection::Node(_)) {
         "--node"
@@ -662,6 +741,47 @@ mod tests {
                 "--loadfile {}: line 2: unknown operation \"Frobnicate\"",
                 path.display()
             )
+        );
+    }
+
+    #[test]
+    fn a_binary_loadfile_is_refused_naming_the_byte() {
+        assert_eq!(first_binary_byte(b"Close 1\n\tok\r\n"), None);
+        assert_eq!(first_binary_byte(b"\x7fELF\x02"), Some((1, 1, 0x7f)));
+        assert_eq!(first_binary_byte(b"Close 1\nab\0c"), Some((2, 3, 0)));
+        assert_eq!(first_binary_byte(b"ok\n\xff\xfe"), Some((2, 1, 0xff)));
+        assert_eq!(first_binary_byte("é".as_bytes()), None);
+
+        let path = std::env::temp_dir().join(format!("native-bin-{}.txt", std::process::id()));
+        std::fs::write(&path, b"Close 1 NT_STATUS_OK\n\x7fELF\x02\x01\x01\0\0").unwrap();
+        let cfg = config(Tbench {
+            time: 1,
+            loadfile: Some(path.clone()),
+            ..Default::default()
+        });
+        let e = cfg.validate().unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "--loadfile {}: line 2: not a text file (byte 0x7f at column 1)",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn validate_reads_the_loadfile() {
+        let e = config(Tbench {
+            loadfile: Some("/nonexistent/client.txt".into()),
+            ..Default::default()
+        })
+        .validate()
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("--loadfile /nonexistent/client.txt: "),
+            "{e}"
         );
     }
 
