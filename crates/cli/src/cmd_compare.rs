@@ -75,6 +75,12 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // every output can be written, before any run starts
+    for (flag, path) in [("--json", &a.json), ("--csv", &a.csv), ("--plot", &a.plot)] {
+        if let Some(p) = path {
+            crate::output::check_writable(p).with_context(|| flag.to_string())?;
+        }
+    }
     let (exp, records) = if !a.merge.is_empty() {
         runner::merge(&a.merge)?
     } else {
@@ -168,8 +174,9 @@ fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Res
     }
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    out.write_all(report.text().as_bytes())?;
-    out.flush()?;
+    out.write_all(report.text().as_bytes())
+        .map_err(crate::output::StdoutError)?;
+    out.flush().map_err(crate::output::StdoutError)?;
     Ok(())
 }
 

@@ -488,3 +488,23 @@ fn ctrl_c_then_resume_gives_the_same_report() {
     );
     assert_eq!((text, json, csv), (text0, json0, csv0));
 }
+
+/// An output that cannot be written stops the command before any run.
+#[test]
+fn unwritable_outputs_fail_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("x.runs.jsonl");
+    for flag in ["--json", "--csv", "--plot"] {
+        let e = fails(&[
+            "compare",
+            "builtin:select-idle-core-early-break",
+            "--quick",
+            flag,
+            "/nonexistent-dir/out",
+            "--log",
+            log.to_str().unwrap(),
+        ]);
+        assert!(e.contains(flag) && e.contains("/nonexistent-dir"), "{e}");
+        assert!(!log.exists(), "{flag}: a run started");
+    }
+}
