@@ -63,7 +63,7 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
     let footprint = this.datasize.div_ceil(64);
     let id = e.add_task(TaskSpec {
         name: "hackbench".into(),
-        program: main_prog,
+        program: main_prog.into(),
         mm: 0,
         parent: None,
         spawned: false,
@@ -103,7 +103,7 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
             ]);
             e.add_task(TaskSpec {
                 name: format!("receiver-{g}-{r}"),
-                program: p,
+                program: p.into(),
                 mm: mm(this.threads),
                 parent: Some(main_id),
                 spawned: true,
@@ -112,17 +112,20 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
                 footprint_lines: footprint,
             });
         }
+        // every sender of the group runs this one program (it names all
+        // the group's channels: one copy per sender would be F x F ops)
+        let mut p = start.to_vec();
+        p.push(Op::Loop(this.loops));
+        p.extend(chans.iter().map(|&ch| Op::Write {
+            chan: ch,
+            bytes: this.datasize,
+        }));
+        p.extend([Op::EndLoop, Op::Exit]);
+        let sender: crate::task::Program = p.into();
         for s in 0..this.fds {
-            let mut p = start.to_vec();
-            p.push(Op::Loop(this.loops));
-            p.extend(chans.iter().map(|&ch| Op::Write {
-                chan: ch,
-                bytes: this.datasize,
-            }));
-            p.extend([Op::EndLoop, Op::Exit]);
             e.add_task(TaskSpec {
                 name: format!("sender-{g}-{s}"),
-                program: p,
+                program: sender.clone(),
                 mm: mm(this.threads),
                 parent: Some(main_id),
                 spawned: true,
