@@ -92,15 +92,22 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
         let chans: Vec<_> = (0..this.fds).map(|_| e.add_channel(kind, true)).collect();
         for (r, &ch) in chans.iter().enumerate() {
             let mut p = start.to_vec();
-            p.extend([
-                Op::Loop(this.fds * this.loops),
-                Op::Read {
-                    chan: ch,
-                    bytes: this.datasize,
-                },
-                Op::EndLoop,
-                Op::Exit,
-            ]);
+            let read = Op::Read {
+                chan: ch,
+                bytes: this.datasize,
+            };
+            match this.fds.checked_mul(this.loops) {
+                Some(n) => p.extend([Op::Loop(n), read, Op::EndLoop]),
+                // F x loops reads do not fit one loop count: loops of F
+                None => p.extend([
+                    Op::Loop(this.loops),
+                    Op::Loop(this.fds),
+                    read,
+                    Op::EndLoop,
+                    Op::EndLoop,
+                ]),
+            }
+            p.push(Op::Exit);
             e.add_task(TaskSpec {
                 name: format!("receiver-{g}-{r}"),
                 program: p.into(),
