@@ -65,7 +65,7 @@ fn file_kind(meta: &std::fs::Metadata) -> &'static str {
 /// `limit` in the largest binary unit that divides it.
 fn show_bytes(limit: u64) -> String {
     for (unit, name) in [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
-        if limit >= unit && limit % unit == 0 {
+        if limit >= unit && limit.is_multiple_of(unit) {
             return format!("{} {name}", limit / unit);
         }
     }

@@ -676,13 +676,19 @@ mod footprint_tests {
     fn hackbench_estimate_grows_with_tasks_and_channels_not_their_product() {
         let mib = |g, f, l| hackbench_footprint(&hb(g, f, l)).bytes(24) >> 20;
         // one group of F senders shares one program: F x 10 is ~10 x F
-        assert!(mib(1, 20_000, 1) < 12 * mib(1, 2_000, 1), "{}", mib(1, 20_000, 1));
+        assert!(
+            mib(1, 20_000, 1) < 12 * mib(1, 2_000, 1),
+            "{}",
+            mib(1, 20_000, 1)
+        );
         assert!(mib(10, 20, 100) <= 1);
         // the issue's -g 4 -f 100000 fits the default limit; a million
         // tasks of -g 25000 does not
         let opt = SimOptions::default();
         let topo = topology::preset("kunpeng920-node").unwrap();
-        assert!(hackbench_footprint(&hb(4, 100_000, 100)).check(&topo, &opt, "-g/-f").is_ok());
+        assert!(hackbench_footprint(&hb(4, 100_000, 100))
+            .check(&topo, &opt, "-g/-f")
+            .is_ok());
         let e = hackbench_footprint(&hb(25_000, 20, 100))
             .check(&topo, &opt, "-g/-f")
             .unwrap_err()
@@ -693,7 +699,10 @@ mod footprint_tests {
             "{e}"
         );
         // absurd sizes saturate instead of overflowing
-        let huge = Footprint { tasks: u64::MAX, ..Default::default() };
+        let huge = Footprint {
+            tasks: u64::MAX,
+            ..Default::default()
+        };
         assert_eq!(huge.bytes(24), u64::MAX);
     }
 }

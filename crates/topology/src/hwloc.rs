@@ -264,8 +264,7 @@ pub const MAX_HWLOC_XML_BYTES: u64 = 64 << 20;
 pub fn from_hwloc_xml(path: &Path) -> Result<Topology> {
     let bytes = crate::input::read_capped(path, MAX_HWLOC_XML_BYTES)
         .map_err(|what| TopologyError::file(path, what))?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| TopologyError::file(path, "not UTF-8 text"))?;
+    let text = String::from_utf8(bytes).map_err(|_| TopologyError::file(path, "not UTF-8 text"))?;
     // lstopo writes a DOCTYPE line; allow it (entities are not expanded).
     let opts = roxmltree::ParsingOptions {
         allow_dtd: true,
