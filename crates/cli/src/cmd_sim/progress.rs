@@ -43,7 +43,8 @@ fn poll(p: &Progress, done: &AtomicBool) {
             continue;
         }
         let bar = bar.get_or_insert_with(|| {
-            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+                .with_elapsed(t0.elapsed());
             b.set_style(
                 ProgressStyle::with_template("{spinner} simulating: {msg} ({elapsed})")
                     .expect("valid template"),
