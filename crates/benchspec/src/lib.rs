@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod hackbench;
+pub mod input;
 pub mod loadfile;
 pub mod plat;
 pub mod schbench;

@@ -280,10 +280,15 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Op>, FileError> {
     Ok(ops)
 }
 
-/// Reads and parses a loadfile from disk.
+/// The largest loadfile read (dbench's own client.txt is a few MB).
+pub const MAX_LOADFILE_BYTES: u64 = 256 << 20;
+
+/// Reads and parses a loadfile from disk: a regular file of at most
+/// [`MAX_LOADFILE_BYTES`].
 pub fn load(path: &std::path::Path) -> Result<Vec<Op>, FileError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| error(&shown, None, e.to_string()))?;
+    let bytes =
+        crate::input::read_capped(path, MAX_LOADFILE_BYTES).map_err(|e| error(&shown, None, e))?;
     // dbench reads a gzip'd loadfile through zlib; this parser does not.
     if bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(error(

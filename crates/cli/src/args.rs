@@ -6,6 +6,53 @@
 
 use clap::{value_parser, Arg, Args};
 use native::hackbench::Hackbench;
+use std::collections::BTreeMap;
+
+/// The parser of a number flag: an integer in `min..=max`. Anything else
+/// (a negative number where none is allowed, one too large, not a number)
+/// is refused in one form, which clap prints as `invalid value 'V' for
+/// 'FLAG': V is not in MIN..=MAX` (the form of clap's own ranged parsers).
+/// A command that takes negative numbers as values needs
+/// `allow_negative_numbers`, or clap reads `-5` as an unknown flag.
+/// `min..=max` must fit in `T`.
+///
+/// ```ignore
+/// #[arg(long, value_parser = int_in::<u32>(1, u32::MAX.into()))]
+/// ```
+pub fn int_in<T: TryFrom<i128>>(
+    min: i128,
+    max: i128,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        s.parse::<i128>()
+            .ok()
+            .filter(|v| (min..=max).contains(v))
+            .and_then(|v| T::try_from(v).ok())
+            .ok_or_else(|| format!("{s} is not in {min}..={max}"))
+    }
+}
+
+/// Repeatable `NAME=VALUE` flags (`--feature`, `--kernel-config`) as a
+/// map; a name given twice with different values is an error naming both
+/// (the same value twice is harmless). `form` is what one must look like.
+pub fn name_values(
+    list: &[String],
+    flag: &str,
+    form: &str,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for kv in list {
+        let Some((k, v)) = kv.split_once('=') else {
+            anyhow::bail!("{flag} {kv:?}: expected {form}");
+        };
+        if let Some(old) = map.insert(k.to_string(), v.to_string()) {
+            if old != v {
+                anyhow::bail!("{flag} {k}: given twice, as {k}={old} and {k}={v}");
+            }
+        }
+    }
+    Ok(map)
+}
 
 /// rt-tests `hackbench` flags (same letters, same defaults).
 ///
@@ -42,11 +89,13 @@ const COUNTS: [&str; 4] = ["groups", "fds", "loops", "datasize"];
 
 impl HackbenchArgs {
     /// `schedlab sim hackbench`'s reading: `-T` with `-P` is a usage error,
-    /// and a count is any integer (the command itself rejects one outside
-    /// `1..=u32::MAX`, saying what it got).
+    /// and a count is an integer in `1..=u32::MAX` ([`int_in`]).
     pub fn for_sim(arg: Arg) -> Arg {
         match arg.get_id().as_str() {
             "threads" => arg.conflicts_with("process"),
+            id if COUNTS.contains(&id) => arg
+                .value_name("N")
+                .value_parser(int_in::<i64>(1, u32::MAX.into())),
             _ => arg,
         }
     }
@@ -140,17 +189,62 @@ mod tests {
     }
 
     #[test]
-    fn sim_reads_any_integer_and_refuses_both_modes() {
+    fn sim_reads_counts_in_range_and_refuses_both_modes() {
         let s = |args: &[&str]| parse(HackbenchArgs::for_sim, true, args);
-        let a = s(&["-g", "-1", "-l", "5000000000", "-T"]).unwrap();
-        assert_eq!((a.groups, a.loops, a.threaded()), (-1, 5_000_000_000, true));
+        let a = s(&["-g", "1", "-l", "4294967295", "-T"]).unwrap();
+        assert_eq!(
+            (a.groups, a.loops, a.threaded()),
+            (1, u32::MAX as i64, true)
+        );
         assert_eq!(
             s(&["-P", "-T"]).unwrap_err(),
             "error: the argument '--process' cannot be used with '--threads'"
         );
+        for (flag, v) in [
+            ("-g", "x"),
+            ("-g", "-1"),
+            ("-f", "0"),
+            ("-l", "99999999999"),
+        ] {
+            let long = match flag {
+                "-g" => "groups",
+                "-f" => "fds",
+                _ => "loops",
+            };
+            assert_eq!(
+                s(&[flag, v]).unwrap_err(),
+                format!(
+                    "error: invalid value '{v}' for '--{long} <N>': {v} is not in 1..=4294967295"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn int_in_takes_the_range_and_nothing_else() {
+        let p = int_in::<u8>(0, 100);
+        assert_eq!(p("100"), Ok(100));
+        assert_eq!(p("101").unwrap_err(), "101 is not in 0..=100");
+        assert_eq!(p("-1").unwrap_err(), "-1 is not in 0..=100");
+        assert_eq!(p("1e3").unwrap_err(), "1e3 is not in 0..=100");
+    }
+
+    #[test]
+    fn a_name_given_twice_must_keep_its_value() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let m = name_values(&l(&["a=on", "b=off", "a=on"]), "--feature", "NAME=VALUE").unwrap();
+        assert_eq!(m.len(), 2);
         assert_eq!(
-            s(&["-g", "x"]).unwrap_err(),
-            "error: invalid value 'x' for '--groups <GROUPS>': invalid digit found in string"
+            name_values(&l(&["a=on", "a=off"]), "--feature", "NAME=VALUE")
+                .unwrap_err()
+                .to_string(),
+            "--feature a: given twice, as a=on and a=off"
+        );
+        assert_eq!(
+            name_values(&l(&["a"]), "--feature", "NAME=VALUE")
+                .unwrap_err()
+                .to_string(),
+            "--feature \"a\": expected NAME=VALUE"
         );
     }
 }

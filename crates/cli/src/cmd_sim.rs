@@ -1,17 +1,24 @@
 //! `schedlab sim <benchmark> [the benchmark's own flags] --machine M ...`:
 //! simulate a benchmark and print what the real one prints, plus a placement
 //! summary (or one JSON object with `--json`).
+//!
+//! Every number flag takes an integer in a range ([`int_in`]); a run is
+//! bounded by `--max-events`, `--time-limit` (simulated seconds) and
+//! `--max-memory` (its estimate, checked before it is built), and shows
+//! its progress on stderr when that is a terminal.
 
-use anyhow::{bail, Context, Result};
+use crate::args::{int_in, name_values};
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 use lab::workload::{HackbenchSpec, SchbenchSpec, SchbenchVersion, SpinSpec, TbenchSpec};
 use lab::{Policy, RunSpec, WorkloadSpec};
 use serde_json::{json, Value};
 use sim::placement::linux::Features;
 use sim::run::SimResult;
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
+
+mod progress;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -41,6 +48,7 @@ pub enum SimBench {
     Schbench(SimSchbenchArgs),
     /// dbench's tbench: N clients replaying an NBENCH loadfile, each against
     /// its own tbench_srv process over loopback TCP (times are simulated).
+    #[command(allow_negative_numbers = true)]
     Tbench(SimTbenchArgs),
     /// A false-sharing loop: one task stores to a word, another loads it, on
     /// the first two CPUs the run may use (e.g. --cpus 0,4).
@@ -51,8 +59,9 @@ pub enum SimBench {
 #[derive(Args, Debug)]
 pub struct FalseShareArgs {
     /// Stores by the writer and loads by the reader.
-    #[arg(short = 'n', long = "iterations", default_value_t = 1_000_000)]
-    pub iterations: i64,
+    #[arg(short = 'n', long = "iterations", value_name = "N", default_value_t = 1_000_000,
+          value_parser = int_in::<u32>(1, u32::MAX.into()))]
+    pub iterations: u32,
     #[command(flatten)]
     pub common: CommonSimArgs,
 }
@@ -60,11 +69,13 @@ pub struct FalseShareArgs {
 #[derive(Args, Debug)]
 pub struct SpinArgs {
     /// Number of tasks (default: twice the CPUs the run may use).
-    #[arg(short = 'n', long = "tasks")]
-    pub tasks: Option<i64>,
+    #[arg(short = 'n', long = "tasks", value_name = "N",
+          value_parser = int_in::<u32>(1, sim::run::MAX_SPIN_TASKS.into()))]
+    pub tasks: Option<u32>,
     /// User work of each task, ms.
-    #[arg(short = 'w', long = "work-ms", default_value_t = 100)]
-    pub work_ms: i64,
+    #[arg(short = 'w', long = "work-ms", value_name = "MS", default_value_t = 100,
+          value_parser = int_in::<u32>(1, u32::MAX.into()))]
+    pub work_ms: u32,
     #[command(flatten)]
     pub common: CommonSimArgs,
 }
@@ -79,11 +90,22 @@ pub struct CommonSimArgs {
     #[arg(long, conflicts_with = "node")]
     pub cpus: Option<String>,
     /// Restrict the run to the CPUs of this NUMA node, like numactl -N.
-    #[arg(long)]
+    #[arg(long, value_name = "N", value_parser = int_in::<usize>(0, MAX_NODE))]
     pub node: Option<usize>,
     /// Seed of every random stream.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = int_in::<u64>(0, u64::MAX.into()))]
     pub seed: u64,
+    /// Stop with an error after this many events (default: no limit).
+    #[arg(long, value_name = "N", value_parser = int_in::<u64>(1, u64::MAX.into()))]
+    pub max_events: Option<u64>,
+    /// Stop with an error when the simulated time passes S seconds.
+    #[arg(long, value_name = "S", default_value_t = sim::run::DEFAULT_TIME_LIMIT_S,
+          value_parser = int_in::<u64>(1, MAX_TIME_LIMIT_S))]
+    pub time_limit: u64,
+    /// Refuse a run whose estimated memory exceeds MIB mebibytes (checked before anything is allocated).
+    #[arg(long, value_name = "MIB", default_value_t = sim::run::DEFAULT_MAX_MEMORY_MIB,
+          value_parser = int_in::<u64>(1, MAX_MEMORY_MIB))]
+    pub max_memory: u64,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -113,6 +135,25 @@ pub struct CommonSimArgs {
     pub cpuidle: Option<String>,
 }
 
+/// The highest `--node`: Linux's MAX_NUMNODES with the largest
+/// CONFIG_NODES_SHIFT (10).
+const MAX_NODE: i128 = 1023;
+/// The highest `--time-limit`, seconds (about 31 years; simulated time
+/// is counted in u64 nanoseconds).
+const MAX_TIME_LIMIT_S: i128 = 1_000_000_000;
+/// The highest `--max-memory`, MiB (16 TiB).
+const MAX_MEMORY_MIB: i128 = 16 << 20;
+
+impl CommonSimArgs {
+    /// Apply the run's bounds (`--max-events`, `--time-limit`,
+    /// `--max-memory`) to its options.
+    fn bound(&self, o: &mut sim::run::SimOptions) {
+        o.max_events = self.max_events;
+        o.time_limit = self.time_limit * 1_000_000_000;
+        o.max_memory = self.max_memory << 20;
+    }
+}
+
 /// hackbench's own flags (shared with `schedlab bench`), then the
 /// simulation's.
 #[derive(Args, Debug)]
@@ -124,11 +165,9 @@ pub struct SimHackbenchArgs {
     pub common: CommonSimArgs,
 }
 
-fn positive(v: i64, flag: &str) -> Result<u32> {
-    if v <= 0 || v > u32::MAX as i64 {
-        bail!("{flag} must be an integer > 0 (got {v})");
-    }
-    Ok(v as u32)
+/// A count the parser has kept in `1..=u32::MAX` ([`int_in`]).
+fn count(v: i64) -> u32 {
+    u32::try_from(v).expect("the parser bounds every count to u32")
 }
 
 /// The flag that sets a run-spec field, for errors (`features.NAME` is
@@ -175,15 +214,7 @@ fn cli_error(e: lab::exec::RunError) -> anyhow::Error {
 
 /// The run the common flags describe, for `workload`.
 fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
-    let pairs = |list: &[String], flag: &str, form: &str| -> Result<BTreeMap<String, String>> {
-        list.iter()
-            .map(|kv| {
-                kv.split_once('=')
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .with_context(|| format!("{flag} {kv:?}: expected {form}"))
-            })
-            .collect()
-    };
+    let pairs = name_values;
     let policy = if c.policy == "scx" {
         if !c.features.is_empty() || !c.kernel_config.is_empty() {
             bail!("--feature and --kernel-config apply to --policy linux only");
@@ -213,7 +244,13 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
 fn simulate(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<ExitCode> {
     let spec = spec(c, workload)?;
     let t0 = Instant::now();
-    let s = lab::exec::simulate(&spec).map_err(cli_error)?;
+    let s = progress::show(|p| {
+        lab::exec::simulate_with(&spec, |o| {
+            c.bound(o);
+            o.progress = p;
+        })
+    })
+    .map_err(cli_error)?;
     report(&s.result, t0, &s.params, c.json)
 }
 
@@ -239,13 +276,12 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
         Some(SimBench::Spin(a)) => spin(a),
         Some(SimBench::Schbench(a)) => schbench(a),
         Some(SimBench::Tbench(a)) => tbench(a),
-        Some(SimBench::Falseshare(a)) => {
-            let n = positive(a.iterations, "-n/--iterations")?;
-            simulate(
-                &a.common,
-                WorkloadSpec::Falseshare(lab::workload::FalseShareSpec { iterations: n }),
-            )
-        }
+        Some(SimBench::Falseshare(a)) => simulate(
+            &a.common,
+            WorkloadSpec::Falseshare(lab::workload::FalseShareSpec {
+                iterations: a.iterations,
+            }),
+        ),
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }
@@ -253,10 +289,10 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
 fn hackbench(a: SimHackbenchArgs) -> Result<ExitCode> {
     let b = &a.bench;
     let hb = HackbenchSpec {
-        groups: positive(b.groups, "-g/--groups")?,
-        fds: positive(b.fds, "-f/--fds")?,
-        loops: positive(b.loops, "-l/--loops")?,
-        datasize: positive(b.datasize, "-s/--datasize")?,
+        groups: count(b.groups),
+        fds: count(b.fds),
+        loops: count(b.loops),
+        datasize: count(b.datasize),
         pipe: b.pipe,
         threads: b.threaded(),
     };
@@ -265,20 +301,33 @@ fn hackbench(a: SimHackbenchArgs) -> Result<ExitCode> {
 
 fn spin(a: SpinArgs) -> Result<ExitCode> {
     let sp = SpinSpec {
-        tasks: a.tasks.map(|n| positive(n, "-n/--tasks")).transpose()?,
-        work_ms: positive(a.work_ms, "-w/--work-ms")?,
+        tasks: a.tasks,
+        work_ms: a.work_ms,
     };
     simulate(&a.common, WorkloadSpec::Spin(sp))
 }
 
-/// tbench's own flags (the same as `schedlab bench tbench`'s), then the
-/// simulation's.
+/// tbench's own flags (the same as `schedlab bench tbench`'s, with their
+/// ranges: [`SimTbenchArgs::ranges`]), then the simulation's.
 #[derive(Args, Debug)]
+#[command(mut_args(SimTbenchArgs::ranges))]
 pub struct SimTbenchArgs {
     #[command(flatten)]
     pub bench: crate::cmd_bench::TbenchArgs,
     #[command(flatten)]
     pub common: CommonSimArgs,
+}
+
+impl SimTbenchArgs {
+    /// The range of each number flag of tbench.
+    fn ranges(arg: clap::Arg) -> clap::Arg {
+        let u32s = |min: i128| int_in::<u32>(min, u32::MAX.into());
+        match arg.get_id().as_str() {
+            "clients" | "time" => arg.value_parser(u32s(1)),
+            "warmup" => arg.value_parser(u32s(0)),
+            _ => arg,
+        }
+    }
 }
 
 fn tbench(a: SimTbenchArgs) -> Result<ExitCode> {
@@ -302,13 +351,13 @@ pub struct SimSchbenchArgs {
     #[arg(long = "version", value_name = "old|new", default_value = "new", value_parser = ["old", "new"])]
     pub version: String,
     /// Message threads [default: new 1, old 2].
-    #[arg(short = 'm', long = "message-threads", value_name = "N")]
+    #[arg(short = 'm', long = "message-threads", value_name = "N", value_parser = int_in::<u32>(1, 10_000))]
     pub message_threads: Option<u32>,
     /// Workers per message thread [default: new ceil(machine CPUs / M), old 16].
-    #[arg(short = 't', long = "threads", value_name = "N")]
+    #[arg(short = 't', long = "threads", value_name = "N", value_parser = int_in::<u32>(1, u32::MAX.into()))]
     pub threads: Option<u32>,
     /// Seconds to run (simulated).
-    #[arg(short = 'r', long = "runtime", value_name = "S", default_value_t = 30)]
+    #[arg(short = 'r', long = "runtime", value_name = "S", default_value_t = 30, value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub runtime: u32,
     /// new: microseconds each request sleeps [100]; old: the message thread's delay [30000].
     #[arg(
@@ -316,31 +365,31 @@ pub struct SimSchbenchArgs {
         long = "sleep_usec",
         visible_alias = "sleeptime",
         value_name = "USEC"
-    )]
+    , value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub sleep: Option<u32>,
     /// old only: microseconds each worker spins [30000].
-    #[arg(short = 'c', long = "cputime", value_name = "USEC")]
+    #[arg(short = 'c', long = "cputime", value_name = "USEC", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub cputime: Option<u32>,
     /// new only: warm-up seconds after which the statistics are zeroed [0] (ignored under a 30 s runtime, as schbench does).
-    #[arg(short = 'w', long = "warmuptime", value_name = "S")]
+    #[arg(short = 'w', long = "warmuptime", value_name = "S", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub warmup: Option<u32>,
     /// new only: cache footprint of each worker's matrices, KB [256].
-    #[arg(short = 'F', value_name = "KB")]
+    #[arg(short = 'F', value_name = "KB", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub footprint_kb: Option<u32>,
     /// new only: matrix multiplications per request [5].
-    #[arg(short = 'n', long = "operations", value_name = "N")]
+    #[arg(short = 'n', long = "operations", value_name = "N", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub operations: Option<u32>,
     /// new only: seconds between interval reports [10] (0: every second).
-    #[arg(short = 'i', long = "intervaltime", value_name = "S")]
+    #[arg(short = 'i', long = "intervaltime", value_name = "S", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub interval: Option<u32>,
     /// new only: zero the statistics every S seconds [0: never].
-    #[arg(short = 'z', long = "zerotime", value_name = "S")]
+    #[arg(short = 'z', long = "zerotime", value_name = "S", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub zerotime: Option<u32>,
     /// new only: requests per second (RPS mode), divided across the message threads [0: closed loop].
-    #[arg(short = 'R', long = "rps", value_name = "N")]
+    #[arg(short = 'R', long = "rps", value_name = "N", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub rps: Option<u32>,
     /// Auto-RPS (target CPU busy percent): not modelled, refused.
-    #[arg(short = 'A', long = "auto-rps", value_name = "PCT")]
+    #[arg(short = 'A', long = "auto-rps", value_name = "PCT", value_parser = int_in::<u32>(0, u32::MAX.into()))]
     pub auto_rps: Option<u32>,
     /// new only: no per-CPU lock around the matrix work.
     #[arg(short = 'L', long = "no-locking")]
@@ -349,7 +398,7 @@ pub struct SimSchbenchArgs {
     #[arg(short = 'C', long = "calibrate")]
     pub calibrate: bool,
     /// new only: percent of the footprint private to each worker (0-100); the rest is one matrix set shared by all.
-    #[arg(long = "split", value_name = "PCT")]
+    #[arg(long = "split", value_name = "PCT", value_parser = int_in::<u32>(0, 100))]
     pub split: Option<u32>,
     #[command(flatten)]
     pub common: CommonSimArgs,

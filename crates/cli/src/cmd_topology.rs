@@ -25,6 +25,7 @@ pub enum TopologyCommand {
     /// List the built-in machine presets.
     List,
     /// Show a machine (preset, sysfs tree or hwloc XML) and its sched domains.
+    #[command(allow_negative_numbers = true)]
     Show {
         /// Preset name (see `topology list`); default kunpeng920.
         #[arg(conflicts_with_all = ["sysfs", "hwloc"])]
@@ -57,7 +58,7 @@ pub enum TopologyCommand {
         #[arg(long)]
         no_sd_cluster: bool,
         /// Default imbalance_pct of sd_init() (default: the kernel's, 117; 125 before 5.10).
-        #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u32).range(100..=1000))]
+        #[arg(long, value_name = "PCT", value_parser = crate::args::int_in::<u32>(100, 1000))]
         imbalance_pct: Option<u32>,
     },
 }
@@ -78,6 +79,8 @@ fn kernel_choice(
     imbalance_pct: Option<u32>,
 ) -> Result<KernelChoice> {
     let mut f = Features::kernel(kernel).context("--kernel")?;
+    // a name given twice must keep its value
+    crate::args::name_values(kernel_config, "--kernel-config", "NAME=y|n")?;
     for kv in kernel_config {
         let (k, v) = kv
             .split_once('=')

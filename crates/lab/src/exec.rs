@@ -39,8 +39,20 @@ fn to_json(v: &impl serde::Serialize) -> Value {
 
 /// Simulate `spec` (its mode is not consulted).
 pub fn simulate(spec: &RunSpec) -> Result<Simulated, RunError> {
+    simulate_with(spec, |_| {})
+}
+
+/// Simulate `spec` with its options adjusted by `adjust`: the bounds of
+/// the run and its progress display, which are not part of the run's
+/// specification (they do not change what it computes, only whether it
+/// is allowed to finish).
+pub fn simulate_with(
+    spec: &RunSpec,
+    adjust: impl FnOnce(&mut sim::run::SimOptions),
+) -> Result<Simulated, RunError> {
     let topo = spec.topology()?;
-    let opts = spec.sim_options(&topo)?;
+    let mut opts = spec.sim_options(&topo)?;
+    adjust(&mut opts);
     let (result, params) = match &spec.workload {
         WorkloadSpec::Hackbench(h) => {
             let hb: Hackbench = h.bench();

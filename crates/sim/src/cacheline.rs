@@ -1,7 +1,7 @@
 //! The cache-line model for shared scheduler and channel state.
 //!
-//! Each modelled line remembers its last writer and a write sequence number;
-//! every CPU remembers which version of each line it last pulled in. A read by
+//! Each modelled line remembers its last writer and which CPUs hold its
+//! current version (one bit per CPU). A read by
 //! a CPU that has not seen the current version costs a one-way transfer (c2c)
 //! at the topological distance between writer and reader; a repeated read of a
 //! clean copy costs `clean_read_ns`. A write by a CPU that does not own the
@@ -30,7 +30,6 @@ const NOBODY: u32 = u32::MAX;
 #[derive(Clone, Copy)]
 struct Line {
     writer: u32,
-    seq: u32,
     last_reader: u32,
     shared: bool,
     /// When the last transfer of this line completes.
@@ -39,10 +38,14 @@ struct Line {
 
 /// All modelled lines of a run.
 pub struct LineTable {
-    ncpus: usize,
+    /// Words of `holders` per line (one bit per CPU).
+    words: usize,
     lines: Vec<Line>,
-    /// `seen[line * ncpus + cpu]`: the version `cpu` holds (0 = none).
-    seen: Vec<u32>,
+    /// `holders[line * words..][cpu / 64] >> (cpu % 64) & 1`: `cpu` holds
+    /// the line's current version (has read or written it since the last
+    /// write). A bit per CPU rather than a version number per CPU: the
+    /// table is lines x CPUs, and hackbench alone has a line per channel.
+    holders: Vec<u64>,
     /// Transfers charged (reads and writes that moved a line).
     pub transfers: u64,
     /// Of which found the line still in flight (contended).
@@ -55,9 +58,9 @@ impl LineTable {
     /// A table for a machine of `ncpus` CPUs.
     pub fn new(ncpus: usize) -> Self {
         LineTable {
-            ncpus,
+            words: ncpus.div_ceil(64).max(1),
             lines: Vec::new(),
-            seen: Vec::new(),
+            holders: Vec::new(),
             transfers: 0,
             contended: 0,
             now: 0,
@@ -69,13 +72,18 @@ impl LineTable {
         let id = self.lines.len() as LineId;
         self.lines.push(Line {
             writer: NOBODY,
-            seq: 1,
             last_reader: NOBODY,
             shared: false,
             busy_until: 0,
         });
-        self.seen.resize(self.seen.len() + self.ncpus, 0);
+        self.holders.resize(self.holders.len() + self.words, 0);
         id
+    }
+
+    /// Bytes of table per line on a machine of `ncpus` CPUs (for memory
+    /// estimates).
+    pub fn bytes_per_line(ncpus: usize) -> usize {
+        std::mem::size_of::<Line>() + 8 * ncpus.div_ceil(64).max(1)
     }
 
     /// Number of lines.
@@ -98,12 +106,13 @@ impl LineTable {
         costs: &MachineCosts,
     ) -> Nanos {
         let l = &mut self.lines[line as usize];
-        let seen = &mut self.seen[line as usize * self.ncpus + cpu];
-        if l.writer == NOBODY || l.writer as usize == cpu || *seen == l.seq {
-            *seen = l.seq;
+        let word = &mut self.holders[line as usize * self.words + cpu / 64];
+        let bit = 1u64 << (cpu % 64);
+        let held = *word & bit != 0;
+        *word |= bit;
+        if l.writer == NOBODY || l.writer as usize == cpu || held {
             return costs.clean_read_ns;
         }
-        *seen = l.seq;
         l.shared = true;
         l.last_reader = cpu as u32;
         let d = topo.distance(l.writer as usize, cpu);
@@ -152,10 +161,12 @@ impl LineTable {
         };
         let l = &mut self.lines[line as usize];
         l.writer = cpu as u32;
-        l.seq = l.seq.wrapping_add(1).max(1);
         l.shared = false;
         l.last_reader = NOBODY;
-        self.seen[line as usize * self.ncpus + cpu] = l.seq;
+        // a new version: only the writer holds it
+        let row = &mut self.holders[line as usize * self.words..][..self.words];
+        row.fill(0);
+        row[cpu / 64] |= 1u64 << (cpu % 64);
         cost
     }
 }

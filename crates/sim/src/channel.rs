@@ -120,6 +120,9 @@ pub struct Wakes {
 }
 
 impl Channel {
+    /// Bytes of one buffered chunk (for memory estimates).
+    pub const CHUNK_BYTES: usize = std::mem::size_of::<Chunk>();
+
     /// A new empty channel.
     pub fn new(kind: ChanKind, line: LineId) -> Self {
         Channel {

@@ -5,7 +5,7 @@ use crate::balance::linux::{LbFeatures, LinuxBalancer};
 use crate::balance::{BalanceStats, Balancer};
 use crate::costs::MachineCosts;
 use crate::eevdf::EevdfParams;
-use crate::engine::{Engine, EngineConfig, InvariantError, RunCounters};
+use crate::engine::{Bound, Engine, EngineConfig, InvariantError, Progress, RunCounters};
 use crate::placement::linux::{Features, LinuxPlacement};
 use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
 use crate::workload::hackbench::Hackbench;
@@ -54,8 +54,16 @@ pub struct SimOptions {
     /// EEVDF parameters (the base slice is the kernel's when the policy is
     /// Linux).
     pub eevdf: EevdfParams,
-    /// Safety limit on simulated time.
+    /// Safety limit on simulated time (`--time-limit`).
     pub time_limit: Nanos,
+    /// Limit on the events processed (`--max-events`; None: no limit).
+    pub max_events: Option<u64>,
+    /// Limit on the memory a run is estimated to need, bytes
+    /// (`--max-memory`): a larger run is refused before anything is
+    /// allocated ([`Footprint`]).
+    pub max_memory: u64,
+    /// Where the run publishes how far it has got (for a progress display).
+    pub progress: Option<std::sync::Arc<Progress>>,
     /// The cpuidle driver and governor (None: the machine's, see
     /// [`crate::cpuidle::Cpuidle::for_machine`]).
     pub cpuidle: Option<crate::cpuidle::Cpuidle>,
@@ -86,6 +94,11 @@ impl SimOptions {
     }
 }
 
+/// The default simulated-time limit, seconds.
+pub const DEFAULT_TIME_LIMIT_S: u64 = 3600;
+/// The default memory limit, MiB.
+pub const DEFAULT_MAX_MEMORY_MIB: u64 = 4096;
+
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
@@ -96,7 +109,10 @@ impl Default for SimOptions {
             policy: PolicyChoice::default(),
             domains: None,
             eevdf: EevdfParams::default(),
-            time_limit: 3600 * 1_000_000_000,
+            time_limit: DEFAULT_TIME_LIMIT_S * 1_000_000_000,
+            max_events: None,
+            max_memory: DEFAULT_MAX_MEMORY_MIB << 20,
+            progress: None,
             cpuidle: None,
             dummy_wakeup_ns: 0,
             costs_profile: None,
@@ -125,6 +141,18 @@ pub enum SimError {
     /// The run broke an invariant.
     #[error(transparent)]
     Invariant(#[from] InvariantError),
+    /// The run reached a bound (`--time-limit`, `--max-events`).
+    #[error(transparent)]
+    Bound(#[from] Bound),
+}
+
+impl From<crate::engine::RunError> for SimError {
+    fn from(e: crate::engine::RunError) -> Self {
+        match e {
+            crate::engine::RunError::Invariant(e) => SimError::Invariant(e),
+            crate::engine::RunError::Bound(b) => SimError::Bound(b),
+        }
+    }
 }
 
 /// Distribution summary of a histogram.
@@ -312,6 +340,76 @@ pub struct SimResult {
     pub workload: serde_json::Map<String, serde_json::Value>,
 }
 
+/// What a run allocates, for the memory estimate checked before anything
+/// is built ([`SimOptions::max_memory`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Footprint {
+    /// Tasks.
+    pub tasks: u64,
+    /// Channels.
+    pub channels: u64,
+    /// Chunks (pipe pages, skbs) one channel may hold at once.
+    pub chunks_per_channel: u64,
+    /// Ops of all the distinct programs.
+    pub ops: u64,
+}
+
+impl Footprint {
+    /// Estimated bytes on a machine of `ncpus` CPUs (a buffer's capacity
+    /// doubles as it grows: chunks are counted at the next power of two).
+    pub fn bytes(&self, ncpus: usize) -> u64 {
+        let chunks = self.chunks_per_channel.checked_next_power_of_two();
+        let per_channel = chunks
+            .and_then(|c| c.checked_mul(crate::channel::Channel::CHUNK_BYTES as u64))
+            .and_then(|b| b.checked_add(crate::engine::bytes_per_channel(ncpus)));
+        let total = [
+            self.tasks.checked_mul(crate::engine::bytes_per_task(ncpus)),
+            per_channel.and_then(|b| b.checked_mul(self.channels)),
+            self.ops
+                .checked_mul(std::mem::size_of::<crate::task::Op>() as u64),
+        ];
+        total
+            .into_iter()
+            .try_fold(0u64, |sum, b| b.and_then(|b| sum.checked_add(b)))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Refuse the run when its estimate exceeds `opt.max_memory`; `what`
+    /// names the flags that size it.
+    pub fn check(&self, topo: &Topology, opt: &SimOptions, what: &str) -> Result<(), SimError> {
+        let need = self.bytes(topo.nr_cpus());
+        if need <= opt.max_memory {
+            return Ok(());
+        }
+        let mib = |b: u64| b.div_ceil(1 << 20);
+        Err(SimError::TooLarge(format!(
+            "{what}: the run needs an estimated {} MiB of memory, more than the limit of {} MiB (raise it with --max-memory MIB)",
+            mib(need),
+            mib(opt.max_memory)
+        )))
+    }
+}
+
+/// hackbench's footprint: its tasks, a channel per receiver (plus the
+/// ready and wake channels), a program per receiver and one per group's
+/// senders, and what a channel can buffer of a receiver's messages.
+pub fn hackbench_footprint(hb: &Hackbench) -> Footprint {
+    let (g, f) = (hb.groups as u64, hb.fds as u64);
+    let per_chan_msgs = f.saturating_mul(hb.loops as u64);
+    let capacity = if hb.pipe {
+        // a page per write at most; pipe_write merges small ones
+        crate::channel::PIPE_DEF_BUFFERS as u64
+    } else {
+        crate::channel::WMEM_DEFAULT / crate::channel::unix_skb_truesize(hb.datasize) as u64 + 1
+    };
+    Footprint {
+        tasks: hb.tasks() + 1,
+        channels: g * f + 2,
+        chunks_per_channel: per_chan_msgs.min(capacity),
+        ops: 2 * hb.tasks() + 8 + g * f * 7 + g * (f + 6),
+    }
+}
+
 fn make_policy(c: &PolicyChoice) -> Box<dyn Placement> {
     match c {
         PolicyChoice::Linux(f) => Box::new(LinuxPlacement::new((**f).clone())),
@@ -347,18 +445,28 @@ pub fn simulate_hackbench(
             hb.tasks()
         )));
     }
+    hackbench_footprint(hb).check(topo, opt, "-g/-f")?;
     simulate(topo, hb, opt)
 }
+
+/// The most tasks of the compute-only workload.
+pub const MAX_SPIN_TASKS: u32 = 1_000_000;
 
 /// Simulate the compute-only workload on `topo`: Time runs from the first
 /// task's start until the last one exits.
 pub fn simulate_spin(topo: &Topology, sp: &Spin, opt: &SimOptions) -> Result<SimResult, SimError> {
-    if sp.tasks == 0 || sp.tasks > 1_000_000 {
+    if sp.tasks == 0 || sp.tasks > MAX_SPIN_TASKS {
         return Err(SimError::TooLarge(format!(
-            "-n/--tasks: {} (1 to 1000000)",
+            "-n/--tasks: {} (1 to {MAX_SPIN_TASKS})",
             sp.tasks
         )));
     }
+    Footprint {
+        tasks: sp.tasks as u64,
+        ops: 3 * sp.tasks as u64,
+        ..Default::default()
+    }
+    .check(topo, opt, "-n/--tasks")?;
     simulate(topo, sp, opt)
 }
 
@@ -408,6 +516,16 @@ pub fn simulate_tbench(
             m.ops().len()
         )));
     }
+    let clients = tb.clients as u64;
+    Footprint {
+        tasks: 2 * clients + 1,
+        channels: 2 * clients + 1,
+        // a receive buffer's worth of the largest segments, or a message a
+        // chunk when they are small
+        chunks_per_channel: 64,
+        ops: ops.saturating_add(8),
+    }
+    .check(topo, opt, "NCLIENTS/--loadfile")?;
     simulate(topo, &m, opt)
 }
 
@@ -424,6 +542,14 @@ pub fn simulate_schbench(
     sb.seed = opt.seed;
     sb.madd_ps = opt.machine_costs(topo).matmul_madd_ps;
     sb.validate()?;
+    let tasks = sb.threads().saturating_add(1);
+    Footprint {
+        tasks,
+        // each task's program, futex word and lines
+        ops: tasks.saturating_mul(32),
+        ..Default::default()
+    }
+    .check(topo, opt, "-m/-t")?;
     simulate(topo, &sb, opt)
 }
 
@@ -483,6 +609,8 @@ pub fn simulate<W: Workload>(
         vcpu_preempt_check: vcpu_check,
         sched_idle_as_idle: sched_idle,
         time_limit: opt.time_limit,
+        max_events: opt.max_events.unwrap_or(u64::MAX),
+        progress: opt.progress.clone(),
         cpuidle: opt
             .cpuidle
             .unwrap_or_else(|| crate::cpuidle::Cpuidle::for_machine(topo.name()).0),
@@ -529,4 +657,52 @@ pub fn simulate<W: Workload>(
         text: report.text,
         workload: report.json,
     })
+}
+
+#[cfg(test)]
+mod footprint_tests {
+    use super::*;
+
+    fn hb(groups: u32, fds: u32, loops: u32) -> Hackbench {
+        Hackbench {
+            groups,
+            fds,
+            loops,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn hackbench_estimate_grows_with_tasks_and_channels_not_their_product() {
+        let mib = |g, f, l| hackbench_footprint(&hb(g, f, l)).bytes(24) >> 20;
+        // one group of F senders shares one program: F x 10 is ~10 x F
+        assert!(
+            mib(1, 20_000, 1) < 12 * mib(1, 2_000, 1),
+            "{}",
+            mib(1, 20_000, 1)
+        );
+        assert!(mib(10, 20, 100) <= 1);
+        // the issue's -g 4 -f 100000 fits the default limit; a million
+        // tasks of -g 25000 does not
+        let opt = SimOptions::default();
+        let topo = topology::preset("kunpeng920-node").unwrap();
+        assert!(hackbench_footprint(&hb(4, 100_000, 100))
+            .check(&topo, &opt, "-g/-f")
+            .is_ok());
+        let e = hackbench_footprint(&hb(25_000, 20, 100))
+            .check(&topo, &opt, "-g/-f")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("-g/-f: the run needs an estimated ")
+                && e.ends_with(" MiB of memory, more than the limit of 4096 MiB (raise it with --max-memory MIB)"),
+            "{e}"
+        );
+        // absurd sizes saturate instead of overflowing
+        let huge = Footprint {
+            tasks: u64::MAX,
+            ..Default::default()
+        };
+        assert_eq!(huge.bytes(24), u64::MAX);
+    }
 }

@@ -21,6 +21,10 @@ pub type VarId = u8;
 /// Index of a recorded metric (see [`Op::RecordSince`]).
 pub type MetricId = u8;
 
+/// A task program: a flat list of ops, shared (cheaply cloned) between
+/// the tasks that run it.
+pub type Program = std::sync::Arc<[Op]>;
+
 /// Per-task time variables.
 pub const TASK_VARS: usize = 4;
 
@@ -195,8 +199,11 @@ pub enum Op {
 pub struct TaskSpec {
     /// Name (comm).
     pub name: String,
-    /// The program.
-    pub program: Vec<Op>,
+    /// The program, shared by the tasks that run the same one (hackbench's
+    /// senders of a group: each sender's program names every channel of
+    /// its group, so private copies would grow with the square of the
+    /// group size).
+    pub program: Program,
     /// Address space id: threads of a process share one.
     pub mm: u32,
     /// Parent task (None for the initial task).

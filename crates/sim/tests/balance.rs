@@ -208,7 +208,7 @@ fn idle_ticks_stop() {
     )))));
     let task = |program: Vec<Op>, cpu: usize| TaskSpec {
         name: "t".into(),
-        program,
+        program: program.into(),
         mm: cpu as u32,
         parent: None,
         spawned: false,

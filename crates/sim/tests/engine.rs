@@ -119,7 +119,7 @@ fn two_tasks(kind: ChanKind, a: Vec<Op>, b: Vec<Op>) -> (Option<u64>, Option<u64
     for (name, p) in [("a", fix(a)), ("b", fix(b))] {
         e.add_task(TaskSpec {
             name: name.into(),
-            program: p,
+            program: p.into(),
             mm: 0,
             parent: None,
             spawned: false,
@@ -229,7 +229,7 @@ fn compute_takes_its_time_and_two_tasks_share_a_cpu() {
     for m in 0..2 {
         e.add_task(TaskSpec {
             name: "spin".into(),
-            program: vec![Op::Compute(10 * MS), Op::Mark(m), Op::Exit],
+            program: vec![Op::Compute(10 * MS), Op::Mark(m), Op::Exit].into(),
             mm: 0,
             parent: None,
             spawned: false,
@@ -260,7 +260,7 @@ fn engine_on<'a>(
 fn spec(program: Vec<Op>) -> TaskSpec {
     TaskSpec {
         name: "t".into(),
-        program,
+        program: program.into(),
         mm: 0,
         parent: None,
         spawned: false,

@@ -26,7 +26,7 @@ fn engine<'t>(topo: &'t Topology, sd: &'t SchedDomains, costs: bool) -> Engine<'
 fn task(program: Vec<Op>, cpu: usize) -> TaskSpec {
     TaskSpec {
         name: "t".into(),
-        program,
+        program: program.into(),
         mm: 0,
         parent: None,
         spawned: false,

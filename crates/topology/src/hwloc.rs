@@ -250,23 +250,21 @@ fn read_distances(r: &Reader, nodes: &[&Obj]) -> Result<Option<Vec<Vec<u32>>>> {
     Ok(Some(m))
 }
 
-/// Read an hwloc XML file (`lstopo --of xml`).
+/// The largest hwloc XML file read (`lstopo --of xml` of a machine of
+/// thousands of CPUs is a few MB).
+pub const MAX_HWLOC_XML_BYTES: u64 = 64 << 20;
+
+/// Read an hwloc XML file (`lstopo --of xml`), a regular file of at most
+/// [`MAX_HWLOC_XML_BYTES`].
 ///
 /// ```no_run
 /// let t = topology::from_hwloc_xml(std::path::Path::new("machine.xml")).unwrap();
 /// println!("{} CPUs in {} nodes", t.nr_cpus(), t.nr_nodes());
 /// ```
 pub fn from_hwloc_xml(path: &Path) -> Result<Topology> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        TopologyError::file(
-            path,
-            if e.kind() == std::io::ErrorKind::NotFound {
-                "missing file".to_string()
-            } else {
-                format!("cannot read: {e}")
-            },
-        )
-    })?;
+    let bytes = crate::input::read_capped(path, MAX_HWLOC_XML_BYTES)
+        .map_err(|what| TopologyError::file(path, what))?;
+    let text = String::from_utf8(bytes).map_err(|_| TopologyError::file(path, "not UTF-8 text"))?;
     // lstopo writes a DOCTYPE line; allow it (entities are not expanded).
     let opts = roxmltree::ParsingOptions {
         allow_dtd: true,

@@ -47,6 +47,7 @@ mod cpumask;
 pub mod domains;
 mod error;
 mod hwloc;
+mod input;
 mod presets;
 mod sysfs;
 mod topology;

@@ -27,14 +27,13 @@ use std::path::{Path, PathBuf};
 
 type Result<T> = std::result::Result<T, TopologyError>;
 
+/// The largest sysfs file read: they hold a CPU list or a few numbers.
+pub const MAX_SYSFS_FILE_BYTES: u64 = 1 << 20;
+
 fn read(path: &Path) -> Result<String> {
-    fs::read_to_string(path).map_err(|e| {
-        let what = match e.kind() {
-            io::ErrorKind::NotFound => "missing file".to_string(),
-            _ => format!("cannot read: {e}"),
-        };
-        TopologyError::file(path, what)
-    })
+    let bytes = crate::input::read_capped(path, MAX_SYSFS_FILE_BYTES)
+        .map_err(|what| TopologyError::file(path, what))?;
+    String::from_utf8(bytes).map_err(|_| TopologyError::file(path, "not UTF-8 text"))
 }
 
 fn read_opt(path: &Path) -> Result<Option<String>> {

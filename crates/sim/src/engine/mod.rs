@@ -276,8 +276,67 @@ pub struct EngineConfig {
     pub sched_idle_as_idle: bool,
     /// Stop after this much simulated time (safety net).
     pub time_limit: Nanos,
+    /// Stop after this many events (u64::MAX: no bound).
+    pub max_events: u64,
+    /// Where the run publishes how far it has got (None: nowhere).
+    pub progress: Option<std::sync::Arc<Progress>>,
     /// The cpuidle driver and governor: what idle entry does with the tick.
     pub cpuidle: crate::cpuidle::Cpuidle,
+}
+
+/// How far a run has got, published every [`Progress::EVERY`] events for
+/// a display polled from another thread (the engine itself shows nothing).
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Events processed.
+    pub events: std::sync::atomic::AtomicU64,
+    /// Simulated time, ns.
+    pub now: std::sync::atomic::AtomicU64,
+}
+
+impl Progress {
+    /// Events between two updates (a power of two).
+    pub const EVERY: u64 = 1 << 16;
+
+    fn publish(&self, events: u64, now: Nanos) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.events.store(events, Relaxed);
+        self.now.store(now, Relaxed);
+    }
+}
+
+/// A bound of the run reached before the workload finished.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Bound {
+    /// The simulated-time limit ([`EngineConfig::time_limit`]).
+    #[error("--time-limit: the run reached the simulated-time limit of {} s with {alive} tasks alive (raise it with --time-limit S)", limit / 1_000_000_000)]
+    Time {
+        /// The limit, ns.
+        limit: Nanos,
+        /// Tasks still alive.
+        alive: usize,
+    },
+    /// The event limit ([`EngineConfig::max_events`]).
+    #[error("--max-events: the run reached the limit of {limit} events at {:.3} s simulated with {alive} tasks alive (raise it with --max-events N)", *now as f64 / 1e9)]
+    Events {
+        /// The limit.
+        limit: u64,
+        /// Simulated time when it was reached, ns.
+        now: Nanos,
+        /// Tasks still alive.
+        alive: usize,
+    },
+}
+
+/// Why [`Engine::run`] stopped before the workload finished.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// `--check` found an invariant violated, or the run deadlocked.
+    #[error(transparent)]
+    Invariant(#[from] InvariantError),
+    /// A bound of the run was reached.
+    #[error(transparent)]
+    Bound(#[from] Bound),
 }
 
 impl EngineConfig {
@@ -293,6 +352,8 @@ impl EngineConfig {
             vcpu_preempt_check: true,
             sched_idle_as_idle: true,
             time_limit: 10_000_000_000,
+            max_events: u64::MAX,
+            progress: None,
             // a driver with the menu governor (what every run modelled
             // before per-machine idle configurations)
             cpuidle: crate::cpuidle::Cpuidle {
@@ -311,6 +372,24 @@ pub struct InvariantError {
     pub time: Nanos,
     /// What.
     pub what: String,
+}
+
+/// Bytes the engine holds per task on a machine of `ncpus` CPUs, not
+/// counting its program (for memory estimates): the task, its entity and
+/// placement fields, a heap CPU mask on large machines, and an allowance
+/// for its name, loop stack and queue entries.
+pub fn bytes_per_task(ncpus: usize) -> u64 {
+    (std::mem::size_of::<Task>()
+        + std::mem::size_of::<Entity>()
+        + std::mem::size_of::<TaskPlacement>()
+        + 8 * ncpus.div_ceil(64)
+        + 128) as u64
+}
+
+/// Bytes the engine holds per channel on a machine of `ncpus` CPUs, not
+/// counting its buffered chunks (for memory estimates).
+pub fn bytes_per_channel(ncpus: usize) -> u64 {
+    (std::mem::size_of::<Channel>() + LineTable::bytes_per_line(ncpus) + 32) as u64
 }
 
 /// The simulated machine.
@@ -590,9 +669,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.live_tasks
     }
 
-    /// Run until every task has exited (or the time limit). Returns an error
-    /// if `--check` found an invariant violation or the run deadlocked.
-    pub fn run(&mut self) -> Result<(), InvariantError> {
+    /// Run until every task has exited (or the stop time). Returns an error
+    /// if `--check` found an invariant violation, the run deadlocked or it
+    /// reached a bound (time limit, event limit).
+    pub fn run(&mut self) -> Result<(), RunError> {
         // Start the initial tasks.
         for t in 0..self.tasks.len() {
             if !self.tasks[t].spec.spawned {
@@ -622,24 +702,35 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 return Err(InvariantError {
                     time: t,
                     what: "time went backwards".into(),
-                });
+                }
+                .into());
             }
             if t > self.cfg.time_limit {
-                return Err(InvariantError {
-                    time: t,
-                    what: format!(
-                        "time limit of {} s reached with {} tasks alive",
-                        self.cfg.time_limit / 1_000_000_000,
-                        self.live_tasks
-                    ),
-                });
+                return Err(Bound::Time {
+                    limit: self.cfg.time_limit,
+                    alive: self.live_tasks,
+                }
+                .into());
+            }
+            if self.counters.events >= self.cfg.max_events {
+                return Err(Bound::Events {
+                    limit: self.cfg.max_events,
+                    now: self.now,
+                    alive: self.live_tasks,
+                }
+                .into());
             }
             self.now = t;
             self.lines.now = t;
             self.counters.events += 1;
+            if self.counters.events.is_multiple_of(Progress::EVERY) {
+                if let Some(p) = &self.cfg.progress {
+                    p.publish(self.counters.events, t);
+                }
+            }
             self.dispatch(ev);
             if let Some(v) = self.violation.take() {
-                return Err(v);
+                return Err(v.into());
             }
             if self.cfg.check && self.counters.events.is_multiple_of(64) {
                 self.check_invariants()?;
@@ -652,7 +743,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     "deadlock: {} tasks blocked forever (lost wakeup?)",
                     self.live_tasks
                 ),
-            });
+            }
+            .into());
         }
         self.finish_accounting();
         if self.cfg.check {

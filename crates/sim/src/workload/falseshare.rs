@@ -53,7 +53,7 @@ impl super::Workload for FalseShare {
             program.extend([Op::Loop(n), body, Op::EndLoop, Op::Exit]);
             TaskSpec {
                 name: name.into(),
-                program,
+                program: program.into(),
                 mm: 1,
                 parent: None,
                 spawned: false,

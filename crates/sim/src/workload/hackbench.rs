@@ -63,7 +63,7 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
     let footprint = this.datasize.div_ceil(64);
     let id = e.add_task(TaskSpec {
         name: "hackbench".into(),
-        program: main_prog,
+        program: main_prog.into(),
         mm: 0,
         parent: None,
         spawned: false,
@@ -92,18 +92,25 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
         let chans: Vec<_> = (0..this.fds).map(|_| e.add_channel(kind, true)).collect();
         for (r, &ch) in chans.iter().enumerate() {
             let mut p = start.to_vec();
-            p.extend([
-                Op::Loop(this.fds * this.loops),
-                Op::Read {
-                    chan: ch,
-                    bytes: this.datasize,
-                },
-                Op::EndLoop,
-                Op::Exit,
-            ]);
+            let read = Op::Read {
+                chan: ch,
+                bytes: this.datasize,
+            };
+            match this.fds.checked_mul(this.loops) {
+                Some(n) => p.extend([Op::Loop(n), read, Op::EndLoop]),
+                // F x loops reads do not fit one loop count: loops of F
+                None => p.extend([
+                    Op::Loop(this.loops),
+                    Op::Loop(this.fds),
+                    read,
+                    Op::EndLoop,
+                    Op::EndLoop,
+                ]),
+            }
+            p.push(Op::Exit);
             e.add_task(TaskSpec {
                 name: format!("receiver-{g}-{r}"),
-                program: p,
+                program: p.into(),
                 mm: mm(this.threads),
                 parent: Some(main_id),
                 spawned: true,
@@ -112,17 +119,20 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
                 footprint_lines: footprint,
             });
         }
+        // every sender of the group runs this one program (it names all
+        // the group's channels: one copy per sender would be F x F ops)
+        let mut p = start.to_vec();
+        p.push(Op::Loop(this.loops));
+        p.extend(chans.iter().map(|&ch| Op::Write {
+            chan: ch,
+            bytes: this.datasize,
+        }));
+        p.extend([Op::EndLoop, Op::Exit]);
+        let sender: crate::task::Program = p.into();
         for s in 0..this.fds {
-            let mut p = start.to_vec();
-            p.push(Op::Loop(this.loops));
-            p.extend(chans.iter().map(|&ch| Op::Write {
-                chan: ch,
-                bytes: this.datasize,
-            }));
-            p.extend([Op::EndLoop, Op::Exit]);
             e.add_task(TaskSpec {
                 name: format!("sender-{g}-{s}"),
-                program: p,
+                program: sender.clone(),
                 mm: mm(this.threads),
                 parent: Some(main_id),
                 spawned: true,

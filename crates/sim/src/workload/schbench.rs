@@ -678,9 +678,9 @@ impl super::Workload for SchbenchSim {
             main.push(Op::USleep(self.run_ns()));
         }
         main.extend([Op::Loop(u32::MAX), Op::USleep(SEC), Op::EndLoop]);
-        let spec = |name: &str, program, parent, footprint_lines| TaskSpec {
+        let spec = |name: &str, program: Vec<Op>, parent, footprint_lines| TaskSpec {
             name: name.into(),
-            program,
+            program: program.into(),
             mm: 0,
             parent,
             spawned: parent.is_some(),

@@ -40,7 +40,7 @@ pub fn build<R: RunQueue>(s: &Spin, cpu: usize, e: &mut Engine<'_, R>) {
         program.extend([Op::Compute(s.work_ns), Op::Exit]);
         e.add_task(TaskSpec {
             name: format!("spin{i}"),
-            program,
+            program: program.into(),
             mm: i + 1,
             parent: None,
             spawned: false,

@@ -252,7 +252,8 @@ pub fn build<R: RunQueue>(m: &TbenchModel, e: &mut Engine<'_, R>) {
             Op::Sleep(SEC),
             Op::EndLoop,
             Op::Exit,
-        ],
+        ]
+        .into(),
         mm: 0,
         parent: None,
         spawned: false,
@@ -277,7 +278,7 @@ pub fn build<R: RunQueue>(m: &TbenchModel, e: &mut Engine<'_, R>) {
     for (id, &(req, rep)) in conns.iter().enumerate() {
         e.add_task(TaskSpec {
             name: format!("tbench_srv-{id}"),
-            program: server_program(&m.ops, id as u32, req, rep),
+            program: server_program(&m.ops, id as u32, req, rep).into(),
             mm: 1 + id as u32,
             parent: Some(parent),
             spawned: false,
@@ -289,7 +290,7 @@ pub fn build<R: RunQueue>(m: &TbenchModel, e: &mut Engine<'_, R>) {
     for (id, &(req, rep)) in conns.iter().enumerate() {
         e.add_task(TaskSpec {
             name: format!("tbench-{id}"),
-            program: client_program(&m.ops, id as u32, req, rep, go),
+            program: client_program(&m.ops, id as u32, req, rep, go).into(),
             mm: 1 + n + id as u32,
             parent: Some(parent),
             spawned: false,
