@@ -5,8 +5,9 @@
 //!
 //! The suite runs a few cases; `SCHEDLAB_FUZZ_CASES=N` runs N instead, e.g.
 //! `SCHEDLAB_FUZZ_CASES=50000 cargo test -p lab --test fuzz -- --nocapture`.
-//! A failing input is shrunk and its seed kept under `proptest-regressions/`
-//! beside this file, so every later run tries it first.
+//! A failing input is shrunk and its seed kept in
+//! `fuzz.proptest-regressions` beside this file, so every later run tries
+//! it first.
 
 use lab::Experiment;
 use proptest::prelude::*;
