@@ -151,7 +151,8 @@ fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Res
     let report = Report::build(&spec, records)?;
     if let Some(path) = &a.json {
         let v = json!({
-            "experiment": exp,
+            "schedlab": crate::cmd_sim::provenance(),
+            "experiment": experiment_json(exp)?,
             "report": report.json(),
             "runs": records,
         });
@@ -178,6 +179,25 @@ fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Res
         .map_err(crate::output::StdoutError)?;
     out.flush().map_err(crate::output::StdoutError)?;
     Ok(())
+}
+
+/// The experiment as `--json` records it: every cell's run specification,
+/// and for a simulated run under the Linux policy the kernel it modelled
+/// with every feature value that differs from the profile's (`kernel`, as
+/// `schedlab sim --json` records it).
+fn experiment_json(exp: &Experiment) -> Result<serde_json::Value> {
+    let mut v = serde_json::to_value(exp)?;
+    if let Some(cells) = v["cells"].as_array_mut() {
+        for (json, cell) in cells.iter_mut().zip(&exp.cells) {
+            let s = &cell.spec;
+            if s.mode == lab::Mode::Sim && s.policy == lab::Policy::Linux {
+                if let Ok(k) = s.kernel_name() {
+                    json["kernel"] = json!(k);
+                }
+            }
+        }
+    }
+    Ok(v)
 }
 
 /// `out.svg` + `tput` → `out-tput.svg`.

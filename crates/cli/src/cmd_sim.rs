@@ -6,15 +6,18 @@
 //! bounded by `--max-events`, `--time-limit` (simulated seconds) and
 //! `--max-memory` (its estimate, checked before it is built), and shows
 //! its progress on stderr when that is a terminal.
+//!
+//! `schedlab sim --replay FILE` reruns the run a `--json` result records.
 
 use crate::args::{int_in, name_values};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use lab::workload::{HackbenchSpec, SchbenchSpec, SchbenchVersion, SpinSpec, TbenchSpec};
 use lab::{Policy, RunSpec, WorkloadSpec};
 use serde_json::{json, Value};
 use sim::placement::linux::Features;
 use sim::run::SimResult;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -31,6 +34,12 @@ pub struct SimArgs {
     /// List the wake-up path and load-balancer features (--feature) and exit.
     #[arg(long)]
     pub list_features: bool,
+    /// Rerun the run a `schedlab sim ... --json` result file records and print it as that command did (exit status 1 if the result differs).
+    #[arg(long, value_name = "RESULT.json", conflicts_with_all = ["list_kernels", "list_features"])]
+    pub replay: Option<PathBuf>,
+    /// Print the replayed run as JSON (as the file) or as the text report (as the command without --json).
+    #[arg(long, value_name = "json|text", requires = "replay", default_value = "json", value_parser = ["json", "text"])]
+    pub replay_format: String,
 }
 
 #[derive(Subcommand, Debug)]
@@ -243,15 +252,103 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
 /// Simulate the run the flags describe and print it.
 fn simulate(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<ExitCode> {
     let spec = spec(c, workload)?;
+    let (record, text) = run_spec(&spec, |o| c.bound(o))?;
+    print_run(&record, &text, c.json)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Simulate `spec` within the bounds `bound` sets: its JSON record and its
+/// text report.
+fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result<(Value, String)> {
     let t0 = Instant::now();
     let s = progress::show(|p| {
-        lab::exec::simulate_with(&spec, |o| {
-            c.bound(o);
+        lab::exec::simulate_with(spec, |o| {
+            bound(o);
             o.progress = p;
         })
     })
     .map_err(cli_error)?;
-    report(&s.result, t0, &s.params, c.json)
+    let wall = t0.elapsed().as_secs_f64();
+    let record = report(&s.result, wall, &s.params, spec)?;
+    let text = format!("{}{}", s.result.text, placement_text(&s.result));
+    Ok((record, text))
+}
+
+/// This schedlab: its version and the git commit it was built from
+/// (`unknown` when not built from a checkout).
+pub fn provenance() -> Value {
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "commit": env!("SCHEDLAB_GIT_COMMIT"),
+    })
+}
+
+/// The fields of a `--json` record that measure the host, not the run: a
+/// replay recomputes them and does not compare them.
+pub const HOST_FIELDS: [&str; 2] = ["wall_s", "events_per_s"];
+
+/// `schedlab sim --replay FILE`: rerun the run FILE records (its `run`
+/// field), print it as JSON or text, and check the new record against the
+/// file's. The fields that measure the host ([`HOST_FIELDS`]) are this
+/// run's and are not compared, nor is `schedlab` (the binary that wrote
+/// it). A difference is reported on stderr, naming the fields, with exit
+/// status 1; relative paths in the run (cost profile, `sysfs:`/`hwloc:`
+/// machine, tbench loadfile) are taken from the current directory, as the
+/// original run took them.
+fn replay(file: &Path, format: &str) -> Result<ExitCode> {
+    let what = file.display();
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("--replay {what}: cannot read"))?;
+    let recorded: Value = serde_json::from_str(&text)
+        .with_context(|| format!("--replay {what}: not a JSON result"))?;
+    let run = recorded.get("run").with_context(|| {
+        format!("--replay {what}: no \"run\" field (not written by `schedlab sim --json`, or written before results recorded their run)")
+    })?;
+    let spec: RunSpec = serde_json::from_value(run.clone())
+        .with_context(|| format!("--replay {what}: bad \"run\" field"))?;
+    if spec.mode != lab::Mode::Sim {
+        bail!(
+            "--replay {what}: a {} run; only simulated runs replay",
+            spec.mode.name()
+        );
+    }
+    let (record, text) = run_spec(&spec, |_| {})?;
+    print_run(&record, &text, format == "json")?;
+    let differ = differing_fields(&recorded, &record);
+    if differ.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let by = match recorded.get("schedlab") {
+        Some(p) if *p != provenance() => format!(
+            " (it was written by schedlab {} commit {}; this is {} commit {})",
+            p["version"].as_str().unwrap_or("?"),
+            p["commit"].as_str().unwrap_or("?"),
+            env!("CARGO_PKG_VERSION"),
+            env!("SCHEDLAB_GIT_COMMIT"),
+        ),
+        _ => String::new(),
+    };
+    eprintln!(
+        "schedlab: replay of {what} differs from the recorded result in {}{by}",
+        differ.join(", ")
+    );
+    Ok(ExitCode::from(1))
+}
+
+/// The top-level fields whose values differ between two records, except
+/// the host's and the binary's.
+fn differing_fields(a: &Value, b: &Value) -> Vec<String> {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return vec!["the whole record".into()];
+    };
+    let skip = |k: &str| HOST_FIELDS.contains(&k) || k == "schedlab";
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).filter(|k| !skip(k)).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
 }
 
 pub fn run(args: SimArgs) -> Result<ExitCode> {
@@ -270,6 +367,12 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
             println!("{name:<30} {values:<36} {desc}");
         }
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(file) = &args.replay {
+        if args.bench.is_some() {
+            bail!("--replay reruns the run its file records: give no benchmark");
+        }
+        return replay(file, &args.replay_format);
     }
     match args.bench {
         Some(SimBench::Hackbench(a)) => hackbench(a),
@@ -441,25 +544,41 @@ fn schbench(a: SimSchbenchArgs) -> Result<ExitCode> {
     simulate(&a.common, w)
 }
 
-/// Print a run: one JSON object with the workload's parameters under
-/// `params` (`--json`), or the tool's lines and the placement and balance
-/// summary.
+/// The `--json` record of a run: the simulator's fields, the workload's
+/// parameters as the run used them (`params`), and its provenance: the
+/// schedlab that made it (`schedlab`: version and commit), the run
+/// specification (`run`, which `--replay` reruns) and, for the Linux
+/// policy, the kernel it modelled with every feature value that differs
+/// from the profile's (`kernel`, e.g. `linux-5.12+sis_prop=off`).
 fn report(
     r: &SimResult,
-    t0: Instant,
+    wall_s: f64,
     params: &impl serde::Serialize,
-    json: bool,
-) -> Result<ExitCode> {
-    let wall = t0.elapsed().as_secs_f64();
-    if json {
-        let mut v = result_json(r, wall);
-        v["params"] = serde_json::to_value(params)?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", r.text);
-        print!("{}", placement_text(r));
+    spec: &RunSpec,
+) -> Result<Value> {
+    let mut v = result_json(r, wall_s);
+    v["params"] = serde_json::to_value(params)?;
+    v["schedlab"] = provenance();
+    v["run"] = serde_json::to_value(spec)?;
+    if spec.policy == Policy::Linux {
+        v["kernel"] = json!(spec.kernel_name().map_err(|e| cli_error(e.into()))?);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(v)
+}
+
+/// Print a run: its JSON record (`--json`), or the tool's lines and the
+/// placement and balance summary.
+fn print_run(record: &Value, text: &str, json: bool) -> Result<()> {
+    use crate::output::StdoutError;
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(record)?).map_err(StdoutError)?;
+    } else {
+        out.write_all(text.as_bytes()).map_err(StdoutError)?;
+    }
+    out.flush().map_err(StdoutError)?;
+    Ok(())
 }
 
 /// The JSON record: every field is deterministic except `wall_s` and

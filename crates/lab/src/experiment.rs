@@ -271,9 +271,11 @@ impl Experiment {
     /// errors; `quick` applies the file's `[quick]` table (or the default
     /// scaling when it has none).
     pub fn parse(origin: &str, text: &str, quick: bool) -> Result<Experiment, ExperimentError> {
+        // A value may hold a line break (`"on\n"`), and errors quote
+        // values: escape it, so the error stays one line.
         let err = |message: String| ExperimentError {
             origin: origin.to_string(),
-            message,
+            message: message.replace('\n', "\\n").replace('\r', "\\r"),
         };
         let file: File = toml::from_str(text).map_err(|e| err(toml_error(text, &e)))?;
         if !quick && file.quick.is_some() {
@@ -655,6 +657,17 @@ iterations = 1
         seeds.sort_unstable();
         seeds.dedup();
         assert_eq!(seeds.len(), 4 * 2);
+    }
+
+    #[test]
+    fn a_value_with_a_line_break_gives_a_one_line_error() {
+        // found by tests/fuzz.rs
+        let text = BASE.replacen("[run]", "[run]\nfeatures = { sis_util = \"o\\n\" }", 1);
+        let e = Experiment::parse("t.toml", &text, false)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\n'), "{e:?}");
+        assert!(e.contains("'o\\n'"), "{e}");
     }
 
     #[test]

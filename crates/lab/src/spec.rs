@@ -244,6 +244,40 @@ impl RunSpec {
         Ok(f)
     }
 
+    /// The kernel this run models, as [`Features::name`] spells it and
+    /// [`Features`]' `FromStr` reads it back: the profile, then
+    /// `+NAME=VALUE` for every feature or kernel build option whose value
+    /// differs from the profile's, in the order they were applied (the
+    /// `kernel` field's own overrides, then `features`, then
+    /// `kernel_config`). An override that restates the profile's value, or
+    /// that a later one undoes, is left out.
+    pub fn kernel_name(&self) -> Result<String, SpecError> {
+        let f = self.features()?;
+        let name = f.name();
+        let profile = name.split('+').next().unwrap_or_default().to_string();
+        let mut kept = split_overrides(&name[profile.len()..]);
+        let build = |list: &[String]| -> Result<Features, SpecError> {
+            let mut s = profile.clone();
+            for o in list {
+                s.push('+');
+                s.push_str(o);
+            }
+            s.parse().map_err(|e| SpecError::field("kernel", e))
+        };
+        let values = feature_values(&f);
+        let mut i = 0;
+        while i < kept.len() {
+            let mut without = kept.clone();
+            without.remove(i);
+            if feature_values(&build(&without)?) == values {
+                kept = without;
+            } else {
+                i += 1;
+            }
+        }
+        Ok(build(&kept)?.name())
+    }
+
     /// The simulator's options for this run on `topo`.
     pub fn sim_options(&self, topo: &Topology) -> Result<SimOptions, SpecError> {
         let policy = match self.policy {
@@ -312,5 +346,118 @@ impl RunSpec {
                 }
             }
         }
+    }
+}
+
+/// The `+NAME=VALUE` overrides after a profile name, as [`Features`]'
+/// `FromStr` splits them (a piece without `=` continues the previous
+/// value, as in `scan_start=target+1`).
+fn split_overrides(rest: &str) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for p in rest.split('+').filter(|p| !p.is_empty()) {
+        match v.last_mut() {
+            Some(last) if !p.contains('=') => {
+                last.push('+');
+                last.push_str(p);
+            }
+            _ => v.push(p.to_string()),
+        }
+    }
+    v
+}
+
+/// Every value of `f` but its name and list of overrides: two feature sets
+/// with the same values behave the same. `Features` has no public accessor
+/// for the value set alone, so this reads its `Debug` form and drops the
+/// `overrides: [...]` field (override values never contain `]`).
+fn feature_values(f: &Features) -> String {
+    let d = format!("{f:?}");
+    match d.find("overrides: [") {
+        Some(start) => match d[start..].find("], ") {
+            Some(len) => format!("{}{}", &d[..start], &d[start + len + 3..]),
+            None => d,
+        },
+        None => d,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::FalseShareSpec;
+
+    fn spec(kernel: &str, features: &[(&str, &str)], config: &[(&str, &str)]) -> RunSpec {
+        let map = |l: &[(&str, &str)]| {
+            l.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        RunSpec {
+            kernel: kernel.into(),
+            features: map(features),
+            kernel_config: map(config),
+            ..RunSpec::new(WorkloadSpec::Falseshare(FalseShareSpec::default()))
+        }
+    }
+
+    #[test]
+    fn kernel_name_keeps_only_the_overrides_that_change_a_value() {
+        assert_eq!(spec("latest", &[], &[]).kernel_name().unwrap(), "latest");
+        // latest has sis_util on and SIS_PROP off already
+        assert_eq!(
+            spec("latest", &[("sis_util", "on"), ("sis_prop", "off")], &[])
+                .kernel_name()
+                .unwrap(),
+            "latest"
+        );
+        assert_eq!(
+            spec("latest", &[("sis_util", "off"), ("wa_idle", "on")], &[])
+                .kernel_name()
+                .unwrap(),
+            "latest+sis_util=off"
+        );
+        // overrides in the kernel field, a value with '+', a build option
+        let s = spec(
+            "linux-5.12+test_idle_cores_smt_gate=on+select_idle_smt_mode=none",
+            &[("scan_start", "target+1")],
+            &[("SCHED_CLUSTER", "n"), ("SCHED_SMT", "y")],
+        );
+        let name = s.kernel_name().unwrap();
+        assert_eq!(
+            name,
+            "linux-5.12+test_idle_cores_smt_gate=on+scan_start=target+1"
+        );
+        // linux-5.12 has no CLS level: SCHED_CLUSTER=n restates it
+        let back: Features = name.parse().unwrap();
+        assert_eq!(
+            feature_values(&back),
+            feature_values(&s.features().unwrap())
+        );
+    }
+
+    #[test]
+    fn kernel_name_drops_an_override_a_later_one_undoes() {
+        // the feature sched_cluster and the build option both set CLS
+        let s = spec(
+            "latest",
+            &[("sched_cluster", "off")],
+            &[("SCHED_CLUSTER", "y")],
+        );
+        assert_eq!(s.kernel_name().unwrap(), "latest");
+        let s = spec(
+            "latest",
+            &[("sched_cluster", "on")],
+            &[("SCHED_CLUSTER", "n")],
+        );
+        let name = s.kernel_name().unwrap();
+        assert_eq!(name, "latest+SCHED_CLUSTER=n");
+    }
+
+    #[test]
+    fn kernel_name_reports_a_bad_kernel() {
+        assert!(spec("linux-1.0", &[], &[]).kernel_name().is_err());
+        assert!(spec("latest", &[("nope", "on")], &[])
+            .kernel_name()
+            .is_err());
     }
 }
