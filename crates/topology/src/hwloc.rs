@@ -271,7 +271,12 @@ pub fn from_hwloc_xml(path: &Path) -> Result<Topology> {
         ..Default::default()
     };
     let doc = roxmltree::Document::parse_with_options(&text, opts)
-        .map_err(|e| TopologyError::file(path, format!("not valid XML: {e}")))?;
+        // roxmltree quotes the unexpected character as it is, a newline
+        // included: escape line breaks so the error stays one line
+        .map_err(|e| {
+            let msg = e.to_string().replace('\n', "\\n").replace('\r', "\\r");
+            TopologyError::file(path, format!("not valid XML: {msg}"))
+        })?;
     let root = doc.root_element();
     if !root.has_tag_name("topology") {
         return Err(TopologyError::file(

@@ -13,11 +13,9 @@
 //! `fuzz.proptest-regressions` beside this file, so every later run tries
 //! it first.
 //!
-//! Known and open: an hwloc file with an XML syntax error can give a
-//! two-line error, because roxmltree's message shows the unexpected
-//! character as it is (a newline included); see
-//! `hwloc_syntax_error_is_one_line` (ignored until the reader flattens the
-//! message). The hwloc target checks the rest of such an error only.
+//! Found and fixed: an hwloc file with an XML syntax error gave a two-line
+//! error, because roxmltree's message shows the unexpected character as it
+//! is (a newline included); `hwloc_syntax_error_is_one_line` keeps it.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
@@ -49,12 +47,7 @@ fn config(default: u32) -> Config {
 /// non-empty line (the CLI prints it as it is).
 fn one_line<T>(r: &Result<T, TopologyError>) -> Result<(), TestCaseError> {
     if let Err(e) = r {
-        let mut msg = e.to_string();
-        // the known open case (see the top of this file): roxmltree's own
-        // message after "not valid XML: " is not checked
-        if let Some(i) = msg.find(": not valid XML: ") {
-            msg.truncate(i);
-        }
+        let msg = e.to_string();
         prop_assert!(!msg.trim().is_empty(), "empty error: {e:?}");
         prop_assert!(
             !msg.contains('\n') && !msg.contains('\r'),
@@ -483,7 +476,6 @@ proptest! {
 /// '<newline>'" with the newline itself, and the reader passes that on, so
 /// the error is two lines (found by `hwloc_reader_never_panics`).
 #[test]
-#[ignore = "known open: from_hwloc_xml passes roxmltree's message on with a raw newline"]
 fn hwloc_syntax_error_is_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("machine.xml");
