@@ -18,7 +18,6 @@
 #![warn(missing_docs)]
 
 pub mod hackbench;
-pub mod input;
 pub mod loadfile;
 pub mod plat;
 pub mod schbench;

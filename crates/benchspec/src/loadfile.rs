@@ -287,8 +287,8 @@ pub const MAX_LOADFILE_BYTES: u64 = 256 << 20;
 /// [`MAX_LOADFILE_BYTES`].
 pub fn load(path: &std::path::Path) -> Result<Vec<Op>, FileError> {
     let shown = path.display().to_string();
-    let bytes =
-        crate::input::read_capped(path, MAX_LOADFILE_BYTES).map_err(|e| error(&shown, None, e))?;
+    let bytes = topology::input::read_capped(path, MAX_LOADFILE_BYTES)
+        .map_err(|e| error(&shown, None, e))?;
     // dbench reads a gzip'd loadfile through zlib; this parser does not.
     if bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(error(

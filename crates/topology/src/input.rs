@@ -1,12 +1,12 @@
-//! Reading the files a topology is imported from (sysfs, hwloc XML):
-//! regular files only, and no larger than a limit, so a device or a FIFO
-//! given by mistake fails at once with one line instead of reading forever
-//! (the same rules as `benchspec::input`; this crate depends on no other).
+//! Reading input files (the sysfs and hwloc XML a topology is imported
+//! from; benchspec's tbench loadfiles): regular files only, and no larger
+//! than a limit, so a device or a FIFO given by mistake fails at once with
+//! one line instead of reading forever.
 
 /// Read an input file of at most `limit` bytes, only if it is a regular
 /// file: a FIFO would block the read, and a device such as `/dev/zero`
 /// never ends. The error is the problem alone (the caller names the file).
-pub(crate) fn read_capped(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
+pub fn read_capped(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let not_found = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::NotFound {

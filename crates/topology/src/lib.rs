@@ -47,7 +47,7 @@ mod cpumask;
 pub mod domains;
 mod error;
 mod hwloc;
-mod input;
+pub mod input;
 mod presets;
 mod sysfs;
 mod topology;
