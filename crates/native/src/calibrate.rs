@@ -155,6 +155,41 @@ impl Drop for Restore {
     }
 }
 
+/// Write and read timed apart: in each of `batches` batches, `groups`
+/// times, `k` writes of `size` bytes to `w` then `k` reads from `r`; the
+/// median over the batches of the mean ns per write and per read.
+fn write_then_read(
+    w: RawFd,
+    r: RawFd,
+    size: usize,
+    k: u64,
+    groups: u64,
+    batches: usize,
+    buf: &mut [u8],
+) -> Result<(f64, f64)> {
+    let mut ws = Vec::new();
+    let mut rs = Vec::new();
+    for _ in 0..batches {
+        let (mut tw, mut tr) = (0u64, 0u64);
+        for _ in 0..groups {
+            let t0 = now_ns();
+            for _ in 0..k {
+                wr(w, &buf[..size])?;
+            }
+            let t1 = now_ns();
+            for _ in 0..k {
+                rd(r, &mut buf[..size])?;
+            }
+            let t2 = now_ns();
+            tw += t1 - t0;
+            tr += t2 - t1;
+        }
+        ws.push(tw as f64 / (groups * k) as f64);
+        rs.push(tr as f64 / (groups * k) as f64);
+    }
+    Ok((median(ws), median(rs)))
+}
+
 fn wr(fd: RawFd, buf: &[u8]) -> Result<()> {
     // SAFETY: writing from a valid buffer.
     let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
@@ -321,27 +356,7 @@ pub fn measure(cfg: &CalibrateConfig, progress: &mut dyn FnMut(&str)) -> Result<
     m.unix100_ns = pair(s.0[0], s.0[1], 100, &mut buf)?;
     let apart = |w: RawFd, r: RawFd, k: u64, size: usize, count: u64, buf: &mut [u8]| {
         let groups = (count / k).max(1);
-        let mut ws = Vec::new();
-        let mut rs = Vec::new();
-        for _ in 0..plan.batches {
-            let (mut tw, mut tr) = (0u64, 0u64);
-            for _ in 0..groups {
-                let t0 = now_ns();
-                for _ in 0..k {
-                    wr(w, &buf[..size])?;
-                }
-                let t1 = now_ns();
-                for _ in 0..k {
-                    rd(r, &mut buf[..size])?;
-                }
-                let t2 = now_ns();
-                tw += t1 - t0;
-                tr += t2 - t1;
-            }
-            ws.push(tw as f64 / (groups * k) as f64);
-            rs.push(tr as f64 / (groups * k) as f64);
-        }
-        Ok::<_, Error>((median(ws), median(rs)))
+        write_then_read(w, r, size, k, groups, plan.batches, buf)
     };
     (m.unix_write100_ns, m.unix_read100_ns) = apart(s.0[0], s.0[1], 200, 100, n, &mut buf)?;
     (m.pipe_write100_ns, m.pipe_read100_ns) = apart(p.0[1], p.0[0], 200, 100, n, &mut buf)?;
@@ -654,27 +669,7 @@ fn tcp(plan: &Plan) -> Result<(f64, f64, f64, f64)> {
     let mut one = |size: usize, count: u64| -> Result<(f64, f64)> {
         let k = (20_000 / size as u64).clamp(1, 200);
         let groups = (plan.n(count) / k).max(1);
-        let mut ws = Vec::new();
-        let mut rs = Vec::new();
-        for _ in 0..plan.batches {
-            let (mut tw, mut tr) = (0u64, 0u64);
-            for _ in 0..groups {
-                let t0 = now_ns();
-                for _ in 0..k {
-                    wr(w, &buf[..size])?;
-                }
-                let t1 = now_ns();
-                for _ in 0..k {
-                    rd(r, &mut buf[..size])?;
-                }
-                let t2 = now_ns();
-                tw += t1 - t0;
-                tr += t2 - t1;
-            }
-            ws.push(tw as f64 / (groups * k) as f64);
-            rs.push(tr as f64 / (groups * k) as f64);
-        }
-        Ok((median(ws), median(rs)))
+        write_then_read(w, r, size, k, groups, plan.batches, &mut buf)
     };
     let (w100, r100) = one(100, 50_000)?;
     let (w64k, r64k) = one(65536, 4000)?;
