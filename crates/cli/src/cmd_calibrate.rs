@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use native::calibrate::{CalibrateConfig, Measurements};
+use native::calibrate::{CalibrateConfig, Measurements, RING_SIZES};
 use sim::cost_profile;
 use sim::costs::{IdleState, MachineCosts};
 use std::collections::BTreeMap;
@@ -228,6 +228,46 @@ pub fn profile(
             m.rtt_process_same_cpu_ns, m.rtt_process_same_cpu_ns, m.rtt_thread_same_cpu_ns
         ),
     );
+    // Ring of N: per hop one pipe write, one read and `switches` switches;
+    // per switch (N) minus per switch (2) is the refill after N - 1 others.
+    for (process, ring, sw, table, key) in [
+        (
+            false,
+            &m.ring_thread_ns,
+            &m.ring_thread_switches,
+            &mut c.refill_thread_ns,
+            "refill_thread_ns",
+        ),
+        (
+            true,
+            &m.ring_process_ns,
+            &m.ring_process_switches,
+            &mut c.refill_process_ns,
+            "refill_process_ns",
+        ),
+    ] {
+        let per_switch: Vec<f64> = ring
+            .iter()
+            .zip(sw)
+            .map(|(hop, s)| (hop - 2.0 * pipe_call) / s.max(1.0))
+            .collect();
+        for (v, ps) in table.iter_mut().zip(&per_switch[1..]) {
+            *v = ns(ps - per_switch[0]);
+        }
+        let points: Vec<String> = RING_SIZES
+            .iter()
+            .zip(ring.iter().zip(sw))
+            .map(|(n, (h, s))| format!("{n}: {h:.0} ns, {s:.2} switches"))
+            .collect();
+        put(
+            key,
+            format!(
+                "{measured}: a pipe ring of N {} on one CPU, per hop (N: time, switches) {}; per switch = (hop - 2 x {pipe_call:.1} ns pipe call) / switches; each N > 2 minus N = 2",
+                if process { "processes" } else { "threads" },
+                points.join("; ")
+            ),
+        );
+    }
     c.thread_create_ns = ns(m.thread_run_ns);
     put(
         "thread_create_ns",
@@ -501,6 +541,12 @@ mod tests {
             unix100_ns: 1000.0,
             rtt_thread_same_cpu_ns: 5200.0,
             rtt_process_same_cpu_ns: 5400.0,
+            // per switch: threads 2000 at N = 2, then 2100 ... 2500 at 1.4
+            // switches per hop; processes 2100, then 3100 ... 7100 at 2
+            ring_thread_ns: [2600.0, 3540.0, 3680.0, 3820.0, 3960.0, 4100.0].to_vec(),
+            ring_thread_switches: [1.0, 1.4, 1.4, 1.4, 1.4, 1.4].to_vec(),
+            ring_process_ns: [2700.0, 6800.0, 8800.0, 10800.0, 12800.0, 14800.0].to_vec(),
+            ring_process_switches: [1.0, 2.0, 2.0, 2.0, 2.0, 2.0].to_vec(),
             fork_run_ns: 90_000.0,
             fork_exit_ns: 60_000.0,
             thread_run_ns: 12_000.0,
@@ -547,6 +593,8 @@ mod tests {
         );
         assert_eq!(c.copy_ps_per_byte, 10);
         assert_eq!((c.ctx_switch_ns, c.mm_switch_extra_ns), (2000, 100));
+        assert_eq!(c.refill_thread_ns, [100, 200, 300, 400, 500]);
+        assert_eq!(c.refill_process_ns, [1000, 2000, 3000, 4000, 5000]);
         assert_eq!(
             (c.tcp_send_ns, c.tcp_recv_ns, c.tcp_ps_per_byte),
             (1097, 262, 34)

@@ -19,6 +19,15 @@
 //! - `rtt_thread`, `rtt_process`: a 1-byte pipe ping-pong (two pipes) with
 //!   an echoing thread (forked process) on the same CPU: per round trip two
 //!   context switches and four pipe calls.
+//! - `ring_thread`, `ring_process`: lmbench lat_ctx's method, a ring of
+//!   N = 2, 4, 8, 16, 32, 64 threads (processes) on CPU `a`, each reading a
+//!   byte from its pipe and writing it to the next one's; ns per hop (one
+//!   pipe write, one read and one switch). Past the ring of two, each task
+//!   runs again only after N - 1 others ran on the CPU, so the growth of the
+//!   per-hop time with N is the cache (and, between processes, TLB) refill
+//!   of a task's working set that the others evicted. getrusage counts the
+//!   switches, since a woken member may preempt its writer (two switches
+//!   for that hop): the profile divides by the count.
 //! - `fork_run` / `fork_exit`: `fork()` until the child runs (it writes a
 //!   byte the parent reads), then from there until `waitpid` has reaped its
 //!   `_exit`. `thread_run` / `thread_exit`: the same with `pthread_create` and
@@ -91,6 +100,9 @@ pub struct C2cPair {
     pub contended_ns: f64,
 }
 
+/// Ring sizes of the `ring_*` measurements.
+pub const RING_SIZES: [usize; 6] = [2, 4, 8, 16, 32, 64];
+
 /// Every raw figure, ns unless named otherwise (see the module's method).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 #[allow(missing_docs)]
@@ -109,6 +121,14 @@ pub struct Measurements {
     pub unix_read100_ns: f64,
     pub rtt_thread_same_cpu_ns: f64,
     pub rtt_process_same_cpu_ns: f64,
+    /// ns per hop for each of `RING_SIZES`, threads.
+    pub ring_thread_ns: Vec<f64>,
+    /// ns per hop for each of `RING_SIZES`, processes.
+    pub ring_process_ns: Vec<f64>,
+    /// Context switches per hop, as `ring_thread_ns`.
+    pub ring_thread_switches: Vec<f64>,
+    /// Context switches per hop, as `ring_process_ns`.
+    pub ring_process_switches: Vec<f64>,
     pub fork_run_ns: f64,
     pub fork_exit_ns: f64,
     pub thread_run_ns: f64,
@@ -366,6 +386,25 @@ pub fn measure(cfg: &CalibrateConfig, progress: &mut dyn FnMut(&str)) -> Result<
     let iters = plan.n(50_000);
     m.rtt_thread_same_cpu_ns = plan.median(|| pipe_pingpong(iters, a, false))?;
     m.rtt_process_same_cpu_ns = plan.median(|| pipe_pingpong(iters, a, true))?;
+    progress("context switches in rings of 2 to 64 tasks");
+    for process in [false, true] {
+        let (mut v, mut sw) = (Vec::new(), Vec::new());
+        for n in RING_SIZES {
+            let rounds = (plan.n(60_000) / n as u64).max(2);
+            // the median batch by time, with that batch's switch count
+            let mut b = (0..plan.batches)
+                .map(|_| pipe_ring(n, rounds, a, process))
+                .collect::<Result<Vec<_>>>()?;
+            b.sort_by(|x, y| x.0.total_cmp(&y.0));
+            v.push(b[b.len() / 2].0);
+            sw.push(b[b.len() / 2].1);
+        }
+        if process {
+            (m.ring_process_ns, m.ring_process_switches) = (v, sw);
+        } else {
+            (m.ring_thread_ns, m.ring_thread_switches) = (v, sw);
+        }
+    }
 
     progress("fork, clone, exit");
     let nf = plan.n(2000);
@@ -513,6 +552,93 @@ fn pipe_pingpong(iters: u64, cpu: usize, process: bool) -> Result<f64> {
         let _ = h.join();
         r
     }
+}
+
+/// Context switches (voluntary and involuntary) that `who` has made.
+fn switches(who: i32) -> u64 {
+    // SAFETY: an all-zero rusage is valid and getrusage fills it.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct we pass.
+    unsafe { libc::getrusage(who, &mut u) };
+    (u.ru_nvcsw + u.ru_nivcsw) as u64
+}
+
+/// One batch of the ring of `n` tasks on `cpu` (the caller is member 0):
+/// `rounds` trips of one byte around the ring: (ns per hop, context
+/// switches per hop). A hop is not always one switch: a woken member may
+/// preempt the writer before it blocks, which then runs again only to
+/// block; getrusage counts them all (every member's switches out; on one
+/// busy CPU that is every switch).
+fn pipe_ring(n: usize, rounds: u64, cpu: usize, process: bool) -> Result<(f64, f64)> {
+    let pipes = (0..n).map(|_| pipe()).collect::<Result<Vec<_>>>()?;
+    // member i reads pipes[i] and writes pipes[(i + 1) % n]
+    let ends: Vec<(RawFd, RawFd)> = (0..n)
+        .map(|i| (pipes[i].0[0], pipes[(i + 1) % n].0[1]))
+        .collect();
+    let member = move |(r, w): (RawFd, RawFd)| {
+        let mut c = [0u8];
+        for _ in 0..rounds {
+            if rd(r, &mut c).is_err() || wr(w, &c).is_err() {
+                return false;
+            }
+        }
+        true
+    };
+    let mut children = Vec::new();
+    let mut threads = Vec::new();
+    for &e in &ends[1..] {
+        if process {
+            // SAFETY: the child only makes raw read/write calls and _exits.
+            let pid = unsafe { libc::fork() };
+            if pid < 0 {
+                return Err(sys_err("fork"));
+            }
+            if pid == 0 {
+                let ok = member(e);
+                // SAFETY: leaving the child without running the parent's destructors.
+                unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+            }
+            children.push(pid);
+        } else {
+            threads.push(std::thread::spawn(move || {
+                let _ = pin(cpu);
+                member(e)
+            }));
+        }
+    }
+    let (r0, w0) = ends[0];
+    let mut c = [b'x'];
+    let (self0, children0) = (switches(libc::RUSAGE_SELF), switches(libc::RUSAGE_CHILDREN));
+    let t = now_ns();
+    let mut res = Ok(());
+    for _ in 0..rounds {
+        res = wr(w0, &c).and_then(|_| rd(r0, &mut c));
+        if res.is_err() {
+            break;
+        }
+    }
+    let hops = (rounds * n as u64) as f64;
+    let per_hop = (now_ns() - t) as f64 / hops;
+    for pid in children {
+        if res.is_err() {
+            // SAFETY: signalling our own child, which may wait on the ring.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    }
+    if res.is_ok() {
+        // every member reads and writes `rounds` bytes, so all are done
+        for h in threads {
+            let _ = h.join();
+        }
+    }
+    // RUSAGE_SELF covers the threads, joined or not; the children's
+    // counts arrive with their reaping. Each member's first block and last
+    // exit are a few switches outside the timed hops, negligible against
+    // the thousands counted.
+    let sw = switches(libc::RUSAGE_SELF) - self0 + switches(libc::RUSAGE_CHILDREN) - children0;
+    res.map(|_| (per_hop, sw as f64 / hops))
 }
 
 static RUN_PIPE_W: AtomicI32 = AtomicI32::new(-1);

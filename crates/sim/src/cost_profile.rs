@@ -14,7 +14,7 @@
 //! data, what the comments of [`MachineCosts::for_machine`] say about where
 //! each figure comes from.
 
-use crate::costs::{IdleState, MachineCosts};
+use crate::costs::{IdleState, MachineCosts, REFILL_SOURCE};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -77,6 +77,14 @@ const MEANINGS: &[(&str, &str)] = &[
     ("copy_ps_per_byte", "user/kernel copy per byte, 1/1000 ns"),
     ("ctx_switch_ns", "voluntary context switch between threads of one process, ns"),
     ("mm_switch_extra_ns", "extra cost when a switch changes address space, ns"),
+    (
+        "refill_thread_ns",
+        "cache refill of a task run again on a CPU after 3, 7, 15, 31, 63 other switches there (threads of one process), ns; 0 after one other; a migrated task pays the last value",
+    ),
+    (
+        "refill_process_ns",
+        "the same when the switch changes address space (processes: TLB refill included), ns",
+    ),
     ("thread_create_ns", "creating a thread, clone until it runs, ns"),
     ("fork_ns", "creating a process, fork until the child runs, ns"),
     ("thread_exit_ns", "a thread's exit until it is joined, ns"),
@@ -174,6 +182,8 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
             "{first_local}: the same ping-pong between processes, 5375 ns -> (5375 - 5122) / 2"
         ),
     );
+    put("refill_thread_ns", format!("{REFILL_SOURCE}, threads"));
+    put("refill_process_ns", format!("{REFILL_SOURCE}, processes"));
     put(
         "thread_create_ns",
         format!("{first_local}: pthread_create until the thread runs, 13 us"),

@@ -43,6 +43,16 @@ impl IdleState {
     }
 }
 
+/// The numbers of other switches on a CPU between two runs of a task at
+/// which the refill tables (`refill_thread_ns`, `refill_process_ns`) are
+/// measured: pipe rings of 4, 8, 16, 32 and 64 tasks.
+pub const REFILL_OTHERS: [u64; 5] = [3, 7, 15, 31, 63];
+
+/// Where the built-in profiles' refill tables come from.
+pub const REFILL_SOURCE: &str = "not measured for the built-in profiles yet: zero (a profile from `schedlab calibrate` measures them)";
+const REFILL_THREAD_NS: [Nanos; 5] = [0, 0, 0, 0, 0];
+const REFILL_PROCESS_NS: [Nanos; 5] = [0, 0, 0, 0, 0];
+
 /// Kunpeng 920's OS-cost factor (see `MachineCosts::for_machine`).
 pub const KUNPENG_OS_SCALE_MILLI: u32 = 2310;
 
@@ -97,6 +107,16 @@ pub struct MachineCosts {
     pub ctx_switch_ns: Nanos,
     /// Extra cost when the switch changes address space (mm), ns.
     pub mm_switch_extra_ns: Nanos,
+    /// Cache refill a task pays when it runs again on a CPU after other
+    /// tasks ran there, ns, for `REFILL_OTHERS` (3, 7, 15, 31, 63) other
+    /// switches in between, threads of one process: lmbench lat_ctx's
+    /// method, a pipe ring of N = 4 ... 64 tasks on one CPU, per hop, minus
+    /// the ring of 2 (whose switch is `ctx_switch_ns`). A task that comes
+    /// back after one other task pays nothing extra; past 63 the last value.
+    pub refill_thread_ns: [Nanos; 5],
+    /// The same for a ring of processes (every switch changes mm, so it
+    /// includes the TLB refill), minus the ring of 2 processes.
+    pub refill_process_ns: [Nanos; 5],
     /// Creating a thread (clone until the thread runs), ns.
     pub thread_create_ns: Nanos,
     /// Creating a process (fork until the child runs), ns.
@@ -153,6 +173,40 @@ impl MachineCosts {
         median_ns * milli / 1000
     }
 
+    /// The cache refill of a task switched in on a CPU where `others`
+    /// other switches happened since it last ran there (`mm_changed`: the
+    /// switch changes address space): linear between the measured ring
+    /// sizes, 0 for one other task (the ring of two is the plain switch),
+    /// the last value beyond. A task new to the CPU (migrated) is charged
+    /// `others = u64::MAX`: none of its working set is in this CPU's
+    /// private caches.
+    #[inline]
+    pub fn switch_refill(&self, others: u64, mm_changed: bool) -> Nanos {
+        let t = if mm_changed {
+            &self.refill_process_ns
+        } else {
+            &self.refill_thread_ns
+        };
+        if others <= 1 {
+            return 0;
+        }
+        let (mut k0, mut v0) = (1u64, 0u64);
+        for (&k1, &v1) in REFILL_OTHERS.iter().zip(t) {
+            if others <= k1 {
+                // v0 + (v1 - v0) (others - k0) / (k1 - k0), either sign
+                let span = k1 - k0;
+                let at = others - k0;
+                return if v1 >= v0 {
+                    v0 + (v1 - v0) * at / span
+                } else {
+                    v0 - (v0 - v1) * at / span
+                };
+            }
+            (k0, v0) = (k1, v1);
+        }
+        v0
+    }
+
     /// A contended line transfer at a distance.
     #[inline]
     pub fn c2c_contended(&self, d: Distance) -> Nanos {
@@ -199,6 +253,13 @@ impl MachineCosts {
         ] {
             *v = *v * k / 1000;
         }
+        for v in self
+            .refill_thread_ns
+            .iter_mut()
+            .chain(self.refill_process_ns.iter_mut())
+        {
+            *v = *v * k / 1000;
+        }
         self.os_scale_milli = (self.os_scale_milli as u64 * k / 1000) as u32;
         self
     }
@@ -238,6 +299,8 @@ impl MachineCosts {
             copy_ps_per_byte: 0,
             ctx_switch_ns: 0,
             mm_switch_extra_ns: 0,
+            refill_thread_ns: [0; 5],
+            refill_process_ns: [0; 5],
             thread_create_ns: 0,
             fork_ns: 0,
             thread_exit_ns: 0,
@@ -304,6 +367,9 @@ impl MachineCosts {
             m.copy_ps_per_byte = 12;
             m.ctx_switch_ns = 1875;
             m.mm_switch_extra_ns = 126;
+            // Refill after other tasks ran (see REFILL_SOURCE).
+            m.refill_thread_ns = REFILL_THREAD_NS;
+            m.refill_process_ns = REFILL_PROCESS_NS;
             m.thread_create_ns = us(13);
             m.fork_ns = us(94);
             m.thread_exit_ns = us(12);

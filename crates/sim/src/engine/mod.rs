@@ -88,6 +88,9 @@ struct Task {
     cpu: usize,
     /// CPU it last ran on (for migration refill).
     last_ran: Option<usize>,
+    /// That CPU's switch count (`CpuTime::switches`) when it was last
+    /// switched in there: how many tasks ran there since, for its refill.
+    ran_at_switch: u64,
     /// Work left in the current Compute op.
     op_left: Nanos,
     /// Bytes left in the current Read/Write op.
@@ -603,6 +606,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             state: TaskState::Unborn,
             cpu: first,
             last_ran: None,
+            ran_at_switch: 0,
             op_left: 0,
             bytes_left: 0,
             resumed: false,

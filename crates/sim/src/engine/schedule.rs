@@ -123,17 +123,31 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.cpus[c].time.switches += 1;
                     let mm = self.tasks[ni].spec.mm;
                     let mut cost = self.costs.ctx_switch_ns;
-                    if self.cpus[c].last_mm != Some(mm) {
+                    let mm_changed = self.cpus[c].last_mm != Some(mm);
+                    if mm_changed {
                         cost += self.costs.mm_switch_extra_ns;
                     }
                     self.cpus[c].last_mm = Some(mm);
-                    if let Some(from) = self.tasks[ni].last_ran {
-                        if from != c {
-                            // cache refill of the task's working set
+                    let seq = self.cpus[c].time.switches;
+                    match self.tasks[ni].last_ran {
+                        // back on its CPU: refill what the tasks that ran
+                        // here since evicted (the count includes this
+                        // switch, so one other task in between is 2 - 1)
+                        Some(from) if from == c => {
+                            let others = seq - 1 - self.tasks[ni].ran_at_switch;
+                            cost += self.costs.switch_refill(others, mm_changed);
+                        }
+                        // migrated: none of its working set is in this
+                        // CPU's private caches; its data lines come from
+                        // the old CPU at their distance
+                        Some(from) => {
                             let d = self.topo.distance(from, c);
+                            cost += self.costs.switch_refill(u64::MAX, mm_changed);
                             cost += self.tasks[ni].spec.footprint_lines as u64 * self.costs.c2c(d);
                         }
+                        None => {}
                     }
+                    self.tasks[ni].ran_at_switch = seq;
                     self.cpus[c].debt += cost;
                     // the CPU's own run-queue line is written by the switch
                     let line = self.cpu_state[c].line;
