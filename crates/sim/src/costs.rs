@@ -317,6 +317,21 @@ impl MachineCosts {
     /// The cost profile of a topology preset. Unknown machines (imported from
     /// sysfs or hwloc) get the generic profile.
     pub fn for_machine(machine: &str) -> MachineCosts {
+        let scale = match machine {
+            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => KUNPENG_OS_SCALE_MILLI,
+            _ => 1000,
+        };
+        Self::for_machine_at_os_scale(machine, scale)
+    }
+
+    /// A preset's profile with its OS costs scaled by `os_scale_milli`
+    /// instead of the preset's own factor: how a factor is fitted (see
+    /// crates/sim/tests/kunpeng.rs, `refit_kunpeng_os_scale`).
+    pub fn for_machine_at_os_scale(machine: &str, os_scale_milli: u32) -> MachineCosts {
+        Self::unscaled(machine).with_os_scale(os_scale_milli)
+    }
+
+    fn unscaled(machine: &str) -> MachineCosts {
         // OS costs, local measurement (the method of `schedlab calibrate`, median of
         // 7 batches): pipe write+read of 100 B = 686 ns -> 343 ns per call;
         // unix socketpair write+read 100 B = 1771 ns -> 885 ns per call (timed
@@ -446,8 +461,7 @@ impl MachineCosts {
             "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => MachineCosts {
                 c2c_contended_ns: [0, 8, 26, 36, 81, 125],
                 ..base(machine, [0, 8, 35, 36, 81, 125], ipi, wfi, vec![])
-            }
-            .with_os_scale(KUNPENG_OS_SCALE_MILLI),
+            },
             // POWER9 (KCORES, 2x POWER9 SMT4 16c file): within the core pair
             // <= 17, other core 483, cross socket 717. CEDE wake: measured
             // median 5.7 us (github.com/linuxppc/issues/issues/370).

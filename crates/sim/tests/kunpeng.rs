@@ -14,6 +14,10 @@ const ONE_CLUSTER_S: f64 = 4.285;
 const FOUR_CLUSTERS_S: f64 = 5.524;
 
 fn hackbench_l20000_s(cpus: &str) -> f64 {
+    hackbench_l20000_s_with(cpus, None)
+}
+
+fn hackbench_l20000_s_with(cpus: &str, costs: Option<sim::costs::MachineCosts>) -> f64 {
     let topo = topology::preset("kunpeng920").unwrap();
     let hb = Hackbench {
         groups: 1,
@@ -27,6 +31,7 @@ fn hackbench_l20000_s(cpus: &str) -> f64 {
             let opt = SimOptions {
                 cpus: Some(topology::CpuMask::parse_list(cpus).unwrap()),
                 seed,
+                costs_profile: costs.clone(),
                 ..Default::default()
             };
             simulate_hackbench(&topo, &hb, &opt).unwrap().time_ns as f64 / 1e9
@@ -68,4 +73,37 @@ fn four_clusters_slower_than_one_by_15_to_45_percent() {
         "margin {:.1} %",
         margin * 100.0
     );
+}
+
+/// How `costs::KUNPENG_OS_SCALE_MILLI` is fitted: bisect the one factor on
+/// the development machine's OS costs (in steps of 1/1000) for the
+/// published one-cluster time, 4.285 s, and take the side of the crossing
+/// nearer to it. The time is not smooth in the factor (a schedule can tip
+/// at one step: 2248 gave 4.260 s and 2249 4.322 s when this was written),
+/// so the fit is as close as that allows. Run it after any change to the
+/// OS costs or to what a message costs, and write the printed factor into
+/// costs.rs; it asserts nothing about the model, so it is ignored.
+#[test]
+#[ignore = "a fitting procedure, not a check: run by hand"]
+fn refit_kunpeng_os_scale() {
+    let time_at = |milli: u32| {
+        let costs = sim::costs::MachineCosts::for_machine_at_os_scale("kunpeng920", milli);
+        hackbench_l20000_s_with("0-3", Some(costs))
+    };
+    let (mut lo, mut hi) = (500u32, 8000u32);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if time_at(mid) < ONE_CLUSTER_S {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let (tl, th) = (time_at(lo), time_at(hi));
+    let best = if (tl - ONE_CLUSTER_S).abs() <= (th - ONE_CLUSTER_S).abs() {
+        lo
+    } else {
+        hi
+    };
+    println!("KUNPENG_OS_SCALE_MILLI = {best} ({lo}: {tl:.4} s, {hi}: {th:.4} s)");
 }
