@@ -64,8 +64,7 @@ fn load(name: &str, quick: bool) -> Result<Experiment> {
     if let Some(b) = name.strip_prefix("builtin:") {
         return Ok(lab::builtin::load(b, quick)?);
     }
-    let text = std::fs::read_to_string(name).with_context(|| format!("{name}: cannot read"))?;
-    Ok(Experiment::parse(name, &text, quick)?)
+    Ok(Experiment::read(Path::new(name), quick)?)
 }
 
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
