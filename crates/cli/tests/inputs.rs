@@ -82,24 +82,33 @@ fn sysfs_files_must_be_small_regular_files() {
 
 #[test]
 fn tbench_loadfile_must_be_a_regular_file() {
-    let e = fails(&["sim", "tbench", "2", "-t", "1", "-c", "/dev/zero"]);
-    assert_eq!(
-        e.trim(),
-        "schedlab: error: --loadfile /dev/zero: not a regular file (a character device)"
-    );
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("client.txt");
     mkfifo(&fifo);
-    let e = fails_soon(&[
-        "sim",
-        "tbench",
-        "2",
-        "-t",
-        "1",
-        "-c",
-        fifo.to_str().unwrap(),
-    ]);
-    assert!(e.contains("client.txt: not a regular file (a FIFO)"), "{e}");
+    let big = d.path().join("big.txt");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    // the simulator and the native port read it alike
+    for mode in ["sim", "bench"] {
+        let e = fails_soon(&[mode, "tbench", "2", "-t", "1", "-c", "/dev/zero"]);
+        assert_eq!(
+            e.trim(),
+            "schedlab: error: --loadfile /dev/zero: not a regular file (a character device)",
+            "{mode}"
+        );
+        let e = fails_soon(&[mode, "tbench", "2", "-t", "1", "-c", fifo.to_str().unwrap()]);
+        assert!(
+            e.contains("client.txt: not a regular file (a FIFO)"),
+            "{mode}: {e}"
+        );
+        let e = fails_soon(&[mode, "tbench", "2", "-t", "1", "-c", big.to_str().unwrap()]);
+        assert!(
+            e.contains("big.txt: larger than the limit of 256 MiB for this input"),
+            "{mode}: {e}"
+        );
+    }
 }
 
 #[test]

@@ -70,9 +70,6 @@ impl std::ops::Deref for TbenchConfig {
     }
 }
 
-/// The largest loadfile read (dbench's client.txt is about 26 MB).
-const MAX_LOADFILE_BYTES: u64 = 256 << 20;
-
 impl TbenchConfig {
     /// Checks the values, the loadfile (readable, text, parseable), the
     /// CPU selection and the fd/process limits.
@@ -109,20 +106,10 @@ impl TbenchConfig {
                 problem,
             })
         };
-        let mut bytes = Vec::new();
-        let read = std::fs::File::open(path).and_then(|f| {
-            use std::io::Read;
-            f.take(MAX_LOADFILE_BYTES + 1).read_to_end(&mut bytes)
-        });
-        if let Err(e) = read {
-            return Err(fail(None, e.to_string()));
-        }
-        if bytes.len() as u64 > MAX_LOADFILE_BYTES {
-            return Err(fail(
-                None,
-                format!("larger than {} MiB", MAX_LOADFILE_BYTES >> 20),
-            ));
-        }
+        // a regular file only (a FIFO would block the open, a device never
+        // ends), of at most the loadfile limit, as the simulator reads it
+        let bytes = topology::input::read_capped(path, loadfile::MAX_LOADFILE_BYTES)
+            .map_err(|problem| fail(None, problem))?;
         if bytes.starts_with(&[0x1f, 0x8b]) {
             // benchspec says what to do with a gzip'd loadfile.
             return Ok(loadfile::load(path)?);
