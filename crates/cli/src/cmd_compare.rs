@@ -13,6 +13,7 @@ use lab::runner::{self, RunOptions, Shard};
 use lab::Experiment;
 use report::{Report, RunRecord};
 use serde_json::json;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -54,6 +55,17 @@ pub struct CompareArgs {
     /// Build the report from the run logs of an experiment's shards instead of running.
     #[arg(long, value_name = "LOG", num_args = 1.., conflicts_with_all = ["experiment", "shard", "resume", "quick", "iterations", "jobs", "log"])]
     pub merge: Vec<PathBuf>,
+}
+
+/// The signal that stopped a native run of the experiment, if one did.
+fn interrupt_signal(e: &runner::LabError) -> Option<i32> {
+    match e {
+        runner::LabError::Run { cause, .. } => match &**cause {
+            lab::exec::RunError::Native(n) if n.is_interrupted() => n.interrupt_signal(),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn parse_shard(s: &str) -> Result<Shard, String> {
@@ -126,7 +138,27 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             },
             on_done: &|_| bar.inc(1),
         };
-        let records = runner::run(&exp, &opts)?;
+        let records = match runner::run(&exp, &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                bar.finish_and_clear();
+                // A native run stopped by SIGINT, SIGTERM or SIGHUP (its
+                // tasks reaped): the shell's status for the signal, as
+                // `bench` gives, and the runs done are in the log.
+                if let Some(sig) = interrupt_signal(&e) {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{}",
+                        crate::output::one_line(&format!(
+                            "schedlab: {e} (the finished runs are in {}: --resume continues)",
+                            log.display()
+                        ))
+                    );
+                    return Ok(ExitCode::from(128 + sig as u8));
+                }
+                return Err(e.into());
+            }
+        };
         bar.finish_and_clear();
         if let Some(s) = a.shard {
             eprintln!(

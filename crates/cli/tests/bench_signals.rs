@@ -232,3 +232,33 @@ fn tbench_stops_when_its_stdout_reader_goes_away() {
     assert!(took < Duration::from_secs(20), "took {took:?}");
     assert_all_gone(pid, &forked, "tbench after its stdout closed");
 }
+
+/// `compare` with a native variant: a signal during its native run stops
+/// it as it stops `bench` (every task reaped, the shell's status 128 + N),
+/// and the runs done so far stay in the log.
+#[test]
+fn sigterm_and_sighup_stop_a_native_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("native.toml");
+    std::fs::write(
+        &exp,
+        "name = \"nat\"\niterations = 1\nmetrics = [\"time\"]\n\
+         [run]\nmachine = \"xeon-12c24t\"\nbenchmark = \"hackbench\"\ngroups = 4\nloops = 200000000\n\
+         [[variant]]\nname = \"native\"\nmode = \"native\"\n",
+    )
+    .unwrap();
+    for (sig, name, status) in [
+        (libc::SIGTERM, "SIGTERM", 143),
+        (libc::SIGHUP, "SIGHUP", 129),
+    ] {
+        let log = dir.path().join(format!("{name}.jsonl"));
+        let args = [
+            "compare",
+            exp.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ];
+        stop_with(sig, name, status, &args, 160);
+        assert!(log.exists(), "{name}: the log was written");
+    }
+}
