@@ -29,7 +29,9 @@
 //! Output: when stdout is a closed pipe (`| head`), the run stops quietly
 //! (exit 0) at the first line it cannot print, unless `--output` is given,
 //! whose file is then still written; any other failure to write stdout
-//! (a full disk) is an error naming stdout (exit 2).
+//! (a full disk) is an error naming stdout (exit 2). tbench prints a
+//! progress line every second: the first one that cannot be printed stops
+//! the run there, its tasks killed and reaped.
 
 use crate::args::HackbenchArgs;
 use crate::output::{check_writable, write_atomic, StdoutError};
@@ -38,6 +40,7 @@ use clap::{Args, Subcommand};
 use native::{hackbench, schbench, tbench, CpuSelection};
 use std::cell::RefCell;
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -279,6 +282,15 @@ impl Text {
         self.check()
     }
 
+    /// Whether a failed write must stop the run now: what [`Text::check`]
+    /// would report, without taking the error.
+    fn must_stop(&self) -> bool {
+        match &*self.failed.borrow() {
+            Some(e) => !(e.kind() == std::io::ErrorKind::BrokenPipe && self.has_output),
+            None => false,
+        }
+    }
+
     /// Err when a failed write must stop the run now.
     fn check(&self) -> Result<()> {
         let mut failed = self.failed.borrow_mut();
@@ -359,7 +371,23 @@ fn run_tbench(
     // Checks the loadfile too, before anything is printed.
     cfg.validate()?;
     text.print_checked(&cfg.header())?;
-    let report = tbench::run(&cfg, &mut |line| text.print(line))?;
+    // A progress line that cannot be printed stops the run (a closed pipe:
+    // exit 0 quietly, unless --output still wants the result).
+    let report = tbench::run(&cfg, &mut |line| {
+        text.print(line);
+        if text.must_stop() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    let report = match report {
+        Err(native::Error::Stopped) => {
+            text.check()?;
+            return Err(native::Error::Stopped.into());
+        }
+        r => r?,
+    };
     text.print(&report.summary());
     emit_json(common, &report)
 }

@@ -13,6 +13,7 @@ use lab::runner::{self, RunOptions, Shard};
 use lab::Experiment;
 use report::{Report, RunRecord};
 use serde_json::json;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -56,6 +57,17 @@ pub struct CompareArgs {
     pub merge: Vec<PathBuf>,
 }
 
+/// The signal that stopped a native run of the experiment, if one did.
+fn interrupt_signal(e: &runner::LabError) -> Option<i32> {
+    match e {
+        runner::LabError::Run { cause, .. } => match &**cause {
+            lab::exec::RunError::Native(n) if n.is_interrupted() => n.interrupt_signal(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn parse_shard(s: &str) -> Result<Shard, String> {
     s.parse()
 }
@@ -64,8 +76,7 @@ fn load(name: &str, quick: bool) -> Result<Experiment> {
     if let Some(b) = name.strip_prefix("builtin:") {
         return Ok(lab::builtin::load(b, quick)?);
     }
-    let text = std::fs::read_to_string(name).with_context(|| format!("{name}: cannot read"))?;
-    Ok(Experiment::parse(name, &text, quick)?)
+    Ok(Experiment::read(Path::new(name), quick)?)
 }
 
 pub fn run(a: CompareArgs) -> Result<ExitCode> {
@@ -127,7 +138,27 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             },
             on_done: &|_| bar.inc(1),
         };
-        let records = runner::run(&exp, &opts)?;
+        let records = match runner::run(&exp, &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                bar.finish_and_clear();
+                // A native run stopped by SIGINT, SIGTERM or SIGHUP (its
+                // tasks reaped): the shell's status for the signal, as
+                // `bench` gives, and the runs done are in the log.
+                if let Some(sig) = interrupt_signal(&e) {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{}",
+                        crate::output::one_line(&format!(
+                            "schedlab: {e} (the finished runs are in {}: --resume continues)",
+                            log.display()
+                        ))
+                    );
+                    return Ok(ExitCode::from(128 + sig as u8));
+                }
+                return Err(e.into());
+            }
+        };
         bar.finish_and_clear();
         if let Some(s) = a.shard {
             eprintln!(

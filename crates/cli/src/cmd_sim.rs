@@ -10,7 +10,7 @@
 //! `schedlab sim --replay FILE` reruns the run a `--json` result records.
 
 use crate::args::{int_in, name_values};
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use lab::workload::{HackbenchSpec, SchbenchSpec, SchbenchVersion, SpinSpec, TbenchSpec};
 use lab::{Policy, RunSpec, WorkloadSpec};
@@ -287,6 +287,12 @@ pub fn provenance() -> Value {
 /// replay recomputes them and does not compare them.
 pub const HOST_FIELDS: [&str; 2] = ["wall_s", "events_per_s"];
 
+/// The largest result file `--replay` reads. A `sim --json` result grows
+/// with the machine (per-CPU and per-domain figures): about 30 KB for the
+/// 224-CPU preset, so well under 1 MiB for 4096 CPUs; 64 MiB is far beyond
+/// any result, while `/dev/zero` or a wrong, huge file fails at once.
+const MAX_RESULT_BYTES: u64 = 64 << 20;
+
 /// `schedlab sim --replay FILE`: rerun the run FILE records (its `run`
 /// field), print it as JSON or text, and check the new record against the
 /// file's. The fields that measure the host ([`HOST_FIELDS`]) are this
@@ -297,8 +303,9 @@ pub const HOST_FIELDS: [&str; 2] = ["wall_s", "events_per_s"];
 /// original run took them.
 fn replay(file: &Path, format: &str) -> Result<ExitCode> {
     let what = file.display();
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("--replay {what}: cannot read"))?;
+    let bytes = topology::input::read_capped(file, MAX_RESULT_BYTES)
+        .map_err(|e| anyhow!("--replay {what}: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| anyhow!("--replay {what}: not UTF-8 text"))?;
     let recorded: Value = serde_json::from_str(&text)
         .with_context(|| format!("--replay {what}: not a JSON result"))?;
     let run = recorded.get("run").with_context(|| {

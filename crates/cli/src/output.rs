@@ -22,6 +22,11 @@ pub fn check_writable(path: &Path) -> Result<()> {
     if path.is_dir() {
         bail!("cannot write {shown}: it is a directory");
     }
+    // a device or a FIFO cannot be replaced atomically (the rename would
+    // replace the node itself: /dev/null, as root)
+    if let Some(kind) = lab::runlog::not_a_regular_file(path) {
+        bail!("cannot write {shown}: not a regular file ({kind}); give a file name");
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -188,3 +188,77 @@ fn sigkill_of_hackbench_leaves_no_process() {
 fn sigkill_of_tbench_leaves_no_process() {
     sigkill_takes_the_children(&["bench", "tbench", "2", "--time", "600"], 4);
 }
+
+/// tbench prints a progress line every second: once its reader has gone
+/// (`| head`), the next line fails with EPIPE and the run stops there,
+/// every task reaped, exit 0 and nothing said, instead of running out its
+/// minute.
+#[test]
+fn tbench_stops_when_its_stdout_reader_goes_away() {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let args = ["bench", "tbench", "2", "--time", "60"];
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("schedlab"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    // read up to the first progress line of the warm-up: mid-run, with
+    // the 2 clients and 2 servers forked
+    let mut line = String::new();
+    while !line.contains("MB/sec  warmup") {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "stdout ended before a progress line"
+        );
+    }
+    let forked = children_of(pid);
+    assert_eq!(forked.len(), 4, "{forked:?}");
+    let t0 = Instant::now();
+    drop(out); // the reader goes away
+    let st = wait(&mut child, "closed stdout");
+    let took = t0.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(st.code(), Some(0), "{err}");
+    assert_eq!(err, "", "a closed stdout is not an error");
+    // a generous bound: the next progress line is due within a second
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert_all_gone(pid, &forked, "tbench after its stdout closed");
+}
+
+/// `compare` with a native variant: a signal during its native run stops
+/// it as it stops `bench` (every task reaped, the shell's status 128 + N),
+/// and the runs done so far stay in the log.
+#[test]
+fn sigterm_and_sighup_stop_a_native_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("native.toml");
+    std::fs::write(
+        &exp,
+        "name = \"nat\"\niterations = 1\nmetrics = [\"time\"]\n\
+         [run]\nmachine = \"xeon-12c24t\"\nbenchmark = \"hackbench\"\ngroups = 4\nloops = 200000000\n\
+         [[variant]]\nname = \"native\"\nmode = \"native\"\n",
+    )
+    .unwrap();
+    for (sig, name, status) in [
+        (libc::SIGTERM, "SIGTERM", 143),
+        (libc::SIGHUP, "SIGHUP", 129),
+    ] {
+        let log = dir.path().join(format!("{name}.jsonl"));
+        let args = [
+            "compare",
+            exp.to_str().unwrap(),
+            "--log",
+            log.to_str().unwrap(),
+        ];
+        stop_with(sig, name, status, &args, 160);
+        assert!(log.exists(), "{name}: the log was written");
+    }
+}

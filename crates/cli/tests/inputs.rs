@@ -82,24 +82,33 @@ fn sysfs_files_must_be_small_regular_files() {
 
 #[test]
 fn tbench_loadfile_must_be_a_regular_file() {
-    let e = fails(&["sim", "tbench", "2", "-t", "1", "-c", "/dev/zero"]);
-    assert_eq!(
-        e.trim(),
-        "schedlab: error: --loadfile /dev/zero: not a regular file (a character device)"
-    );
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("client.txt");
     mkfifo(&fifo);
-    let e = fails_soon(&[
-        "sim",
-        "tbench",
-        "2",
-        "-t",
-        "1",
-        "-c",
-        fifo.to_str().unwrap(),
-    ]);
-    assert!(e.contains("client.txt: not a regular file (a FIFO)"), "{e}");
+    let big = d.path().join("big.txt");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((256 << 20) + 1)
+        .unwrap();
+    // the simulator and the native port read it alike
+    for mode in ["sim", "bench"] {
+        let e = fails_soon(&[mode, "tbench", "2", "-t", "1", "-c", "/dev/zero"]);
+        assert_eq!(
+            e.trim(),
+            "schedlab: error: --loadfile /dev/zero: not a regular file (a character device)",
+            "{mode}"
+        );
+        let e = fails_soon(&[mode, "tbench", "2", "-t", "1", "-c", fifo.to_str().unwrap()]);
+        assert!(
+            e.contains("client.txt: not a regular file (a FIFO)"),
+            "{mode}: {e}"
+        );
+        let e = fails_soon(&[mode, "tbench", "2", "-t", "1", "-c", big.to_str().unwrap()]);
+        assert!(
+            e.contains("big.txt: larger than the limit of 256 MiB for this input"),
+            "{mode}: {e}"
+        );
+    }
 }
 
 #[test]
@@ -337,4 +346,202 @@ fn a_feature_given_twice_must_keep_its_value() {
         "--feature",
         "sis_util=on",
     ]);
+}
+
+/// A sparse file of `len` bytes (no disk used), for the size caps.
+fn sparse(p: &Path, len: u64) {
+    std::fs::File::create(p).unwrap().set_len(len).unwrap();
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn cost_profile_must_be_a_small_regular_file() {
+    let hb = ["sim", "hackbench", "-g", "1", "-l", "1", "--cost-profile"];
+    let with = |f: &str| {
+        let mut a = hb.to_vec();
+        a.push(f);
+        fails_soon(&a)
+    };
+    assert_eq!(
+        with("/dev/zero").trim_end(),
+        "schedlab: error: --cost-profile: /dev/zero: (file): not a regular file (a character device)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo.toml");
+    mkfifo(&fifo);
+    let e = with(s(&fifo));
+    assert!(
+        e.contains("fifo.toml: (file): not a regular file (a FIFO)"),
+        "{e}"
+    );
+    let big = d.path().join("big.toml");
+    sparse(&big, (1 << 20) + 1);
+    let e = with(s(&big));
+    assert!(
+        e.contains("big.toml: (file): larger than the limit of 1 MiB for this input"),
+        "{e}"
+    );
+    // an experiment's cost_profile goes through the same reader
+    let exp = d.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        format!("{}cost_profile = {:?}\n", tiny_experiment(), s(&fifo)),
+    )
+    .unwrap();
+    let e = fails_soon(&["compare", s(&exp), "--log", s(&d.path().join("l.jsonl"))]);
+    assert!(
+        e.contains("exp.toml") && e.contains("fifo.toml: (file): not a regular file (a FIFO)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn replay_result_must_be_a_small_regular_file() {
+    assert_eq!(
+        fails_soon(&["sim", "--replay", "/dev/zero"]).trim_end(),
+        "schedlab: error: --replay /dev/zero: not a regular file (a character device)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo.json");
+    mkfifo(&fifo);
+    let e = fails_soon(&["sim", "--replay", s(&fifo)]);
+    assert!(e.contains("fifo.json: not a regular file (a FIFO)"), "{e}");
+    let big = d.path().join("big.json");
+    sparse(&big, (64 << 20) + 1);
+    let e = fails_soon(&["sim", "--replay", s(&big)]);
+    assert!(
+        e.contains("big.json: larger than the limit of 64 MiB for this input"),
+        "{e}"
+    );
+    let e = fails_soon(&["sim", "--replay", s(&d.path().join("none.json"))]);
+    assert!(e.contains("none.json: missing file"), "{e}");
+}
+
+/// A valid experiment of a few ms, ending in its `[run]` table (a test may
+/// append a key to it).
+fn tiny_experiment() -> &'static str {
+    "name = \"tiny\"\niterations = 1\nmetrics = [\"time\"]\n[[variant]]\nname = \"a\"\n\
+     [run]\nmachine = \"xeon-12c24t\"\ncpus = \"0-3\"\nbenchmark = \"hackbench\"\n\
+     pipe = true\nfds = 2\nloops = 5\n"
+}
+
+#[test]
+fn experiment_file_must_be_a_small_regular_file() {
+    assert_eq!(
+        fails_soon(&["compare", "/dev/zero"]).trim_end(),
+        "schedlab: error: /dev/zero: not a regular file (a character device)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo.toml");
+    mkfifo(&fifo);
+    let e = fails_soon(&["compare", s(&fifo)]);
+    assert!(e.contains("fifo.toml: not a regular file (a FIFO)"), "{e}");
+    let big = d.path().join("big.toml");
+    sparse(&big, (16 << 20) + 1);
+    let e = fails_soon(&["compare", s(&big)]);
+    assert!(
+        e.contains("big.toml: larger than the limit of 16 MiB for this input"),
+        "{e}"
+    );
+    let bin = d.path().join("bin.toml");
+    std::fs::write(&bin, b"name = \"\xff\"\n").unwrap();
+    let e = fails_soon(&["compare", s(&bin)]);
+    assert!(e.contains("bin.toml: not UTF-8 text"), "{e}");
+    // nothing was written beside them (no run log)
+    let mut names: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["big.toml", "bin.toml", "fifo.toml"]);
+}
+
+/// Run logs: `--resume` and `--merge` read them capped and only if regular
+/// files, and a log that is a device or a FIFO is never replaced (the
+/// device is reached through a symbolic link in a temporary directory, so
+/// even a failure of this test cannot replace /dev/zero itself).
+#[test]
+fn run_logs_must_be_small_regular_files() {
+    let d = tempfile::tempdir().unwrap();
+    let exp = d.path().join("tiny.toml");
+    std::fs::write(&exp, tiny_experiment()).unwrap();
+    let zero = d.path().join("zero.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let fifo = d.path().join("fifo.jsonl");
+    mkfifo(&fifo);
+    let big = d.path().join("big.jsonl");
+    sparse(&big, (1 << 30) + 1);
+    for resume in [true, false] {
+        for (log, what) in [
+            (&zero, "zero.jsonl: not a regular file (a character device)"),
+            (&fifo, "fifo.jsonl: not a regular file (a FIFO)"),
+        ] {
+            let mut a = vec!["compare", s(&exp), "--log", s(log)];
+            if resume {
+                a.push("--resume");
+            }
+            let e = fails_soon(&a);
+            assert!(e.contains(what), "{a:?}: {e}");
+        }
+    }
+    let e = fails_soon(&["compare", s(&exp), "--resume", "--log", s(&big)]);
+    assert!(
+        e.contains("big.jsonl: larger than the limit of 1 GiB for this input"),
+        "{e}"
+    );
+    for (log, what) in [
+        (&zero, "zero.jsonl: not a regular file (a character device)"),
+        (&fifo, "fifo.jsonl: not a regular file (a FIFO)"),
+        (
+            &big,
+            "big.jsonl: larger than the limit of 1 GiB for this input",
+        ),
+    ] {
+        let e = fails_soon(&["compare", "--merge", s(log)]);
+        assert!(e.contains(what), "--merge {log:?}: {e}");
+    }
+    // the link, the FIFO and the large log are as they were
+    assert!(std::fs::symlink_metadata(&zero).unwrap().is_symlink());
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert_eq!(std::fs::metadata(&big).unwrap().len(), (1 << 30) + 1);
+}
+
+/// A result is written atomically (a temporary file, then a rename), which
+/// a FIFO or a device cannot be: refused before the run, and left alone.
+#[test]
+fn results_are_not_written_over_a_fifo() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("out.json");
+    mkfifo(&fifo);
+    let e = fails_soon(&[
+        "compare",
+        "builtin:test-idle-cores-nosmt",
+        "--quick",
+        "--json",
+        s(&fifo),
+    ]);
+    assert!(
+        e.contains("--json: cannot write") && e.contains("out.json: not a regular file (a FIFO)"),
+        "{e}"
+    );
+    let e = fails_soon(&[
+        "bench",
+        "hackbench",
+        "-g",
+        "1",
+        "-l",
+        "1",
+        "--output",
+        s(&fifo),
+    ]);
+    assert!(
+        e.contains("--output: cannot write") && e.contains("out.json: not a regular file (a FIFO)"),
+        "{e}"
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }

@@ -205,7 +205,7 @@ fn a_bad_loadfile_fails_before_anything_is_printed() {
     for (path, want) in [
         (
             "missing.txt",
-            "--loadfile missing.txt: No such file or directory (os error 2)".to_string(),
+            "--loadfile missing.txt: missing file".to_string(),
         ),
         (
             e.as_str(),
@@ -236,7 +236,7 @@ fn control_characters_in_messages_are_escaped() {
     let line = one_error_line(&["bench", "tbench", "1", "-c", "/nonexistent/\x1b[2J\x07.txt"]);
     assert_eq!(
         line,
-        "schedlab: error: --loadfile /nonexistent/\\x1b[2J\\x07.txt: No such file or directory (os error 2)"
+        "schedlab: error: --loadfile /nonexistent/\\x1b[2J\\x07.txt: missing file"
     );
 }
 

@@ -149,7 +149,9 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
                 timeout: None,
             };
             cfg.validate()?;
-            to_json(&native::tbench::run(&cfg, quiet)?)
+            to_json(&native::tbench::run(&cfg, &mut |_| {
+                std::ops::ControlFlow::Continue(())
+            })?)
         }
         WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => {
             return Err(SpecError::field("benchmark", "no native port (simulator only)").into())

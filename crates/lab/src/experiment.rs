@@ -266,7 +266,27 @@ fn build_spec(mut t: Table) -> Result<RunSpec, SpecError> {
     Ok(spec)
 }
 
+/// The largest experiment file [`Experiment::read`] reads. The built-in
+/// experiments are 1 to 2 KiB; a file written by a script with sweep axes of
+/// thousands of values stays in the hundreds of KiB. 16 MiB is far beyond
+/// that, while `/dev/zero` or a wrong, huge file fails at once.
+pub const MAX_EXPERIMENT_BYTES: u64 = 16 << 20;
+
 impl Experiment {
+    /// Read, parse and expand an experiment file: a regular file of at most
+    /// [`MAX_EXPERIMENT_BYTES`] (a FIFO or a device is refused before it is
+    /// opened), in UTF-8. Errors name the file as `path` spells it.
+    pub fn read(path: &std::path::Path, quick: bool) -> Result<Experiment, ExperimentError> {
+        let origin = path.display().to_string();
+        let err = |message: String| ExperimentError {
+            origin: origin.clone(),
+            message,
+        };
+        let bytes = topology::input::read_capped(path, MAX_EXPERIMENT_BYTES).map_err(err)?;
+        let text = String::from_utf8(bytes).map_err(|_| err("not UTF-8 text".into()))?;
+        Self::parse(&origin, &text, quick)
+    }
+
     /// Parse and expand an experiment file's text. `origin` names it in
     /// errors; `quick` applies the file's `[quick]` table (or the default
     /// scaling when it has none).

@@ -36,10 +36,27 @@ pub enum LogError {
         /// What is wrong.
         message: String,
     },
+    /// The file cannot be a run log: missing, not a regular file, or larger
+    /// than [`MAX_LOG_BYTES`].
+    #[error("{path}: {message}")]
+    Input {
+        /// The log.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// The logs do not belong together.
     #[error("{0}")]
     Mismatch(String),
 }
+
+/// The largest run log `--resume` and `--merge` read (the whole file is read
+/// into memory, then parsed). A run line is a few hundred bytes (names, a
+/// seed and the metrics) and the header holds the expanded experiment, a few
+/// hundred bytes per cell: 1 GiB holds millions of runs, more than any
+/// experiment finishes in days, while `/dev/zero` or a wrong, huge file
+/// fails at once instead of filling memory.
+pub const MAX_LOG_BYTES: u64 = 1 << 30;
 
 /// The run-log format this build writes and reads.
 pub const FORMAT: u32 = 1;
@@ -106,15 +123,20 @@ pub fn fingerprint(exp: &Experiment) -> String {
                 fnv1a(&mut h, format!("{t:?}").as_bytes());
             }
         }
+        // read as their readers read them (a FIFO or a device is not
+        // read; the run's own check then names it)
         if let Some(p) = &c.spec.cost_profile {
             if seen.insert(format!("cost_profile:{}", p.display())) {
-                fnv1a(&mut h, &std::fs::read(p).unwrap_or_default());
+                let bytes = topology::input::read_capped(p, sim::cost_profile::MAX_PROFILE_BYTES);
+                fnv1a(&mut h, &bytes.unwrap_or_default());
             }
         }
         if let crate::WorkloadSpec::Tbench(t) = &c.spec.workload {
             if let Some(p) = &t.loadfile {
                 if seen.insert(p.display().to_string()) {
-                    fnv1a(&mut h, &std::fs::read(p).unwrap_or_default());
+                    let bytes =
+                        topology::input::read_capped(p, benchspec::loadfile::MAX_LOADFILE_BYTES);
+                    fnv1a(&mut h, &bytes.unwrap_or_default());
                 }
             }
         }
@@ -123,8 +145,17 @@ pub fn fingerprint(exp: &Experiment) -> String {
 }
 
 /// Write `contents` to `path` atomically: a temporary file beside it, then
-/// a rename, so a reader never sees a partial file.
+/// a rename, so a reader never sees a partial file. A `path` that exists
+/// and is not a regular file (a device such as `/dev/null`, a FIFO, a
+/// directory) is refused: it cannot be written atomically, and the rename
+/// would replace the device node itself.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    if let Some(kind) = not_a_regular_file(path) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not a regular file ({kind})"),
+        ));
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -152,6 +183,40 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     res
 }
 
+/// What `path` is when it exists and is not a regular file (after
+/// symbolic links): "a FIFO", "a character device", ...; `None` for a
+/// regular file or nothing at all.
+pub fn not_a_regular_file(path: &Path) -> Option<&'static str> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        Some(if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a file"
+        })
+    }
+    #[cfg(not(unix))]
+    Some(if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    })
+}
+
 /// A log open for appending, held by this process alone (a lock file
 /// beside it, `.NAME.lock`, keeps a second schedlab from writing it).
 pub struct RunLog {
@@ -170,6 +235,13 @@ impl RunLog {
             path: path.to_path_buf(),
             source,
         };
+        // checked before the lock file is made beside it
+        if let Some(kind) = not_a_regular_file(path) {
+            return Err(LogError::Input {
+                path: path.to_path_buf(),
+                message: format!("not a regular file ({kind}); a run log must be a file"),
+            });
+        }
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -224,20 +296,40 @@ impl Drop for RunLog {
     }
 }
 
-/// Whether `path` holds at least a complete first line: a log cut short
-/// before its header was written holds no runs, and a resume starts it
-/// afresh.
-pub fn has_header(path: &Path) -> bool {
-    std::fs::read(path).is_ok_and(|t| t.contains(&b'\n'))
+/// Read a log to resume: `None` when there is nothing to resume (no file,
+/// or a log cut short before its header line was complete), else what
+/// [`read`] returns. A file that is not a regular file or is too large is
+/// an error, never taken for an empty log (which the resume would
+/// overwrite).
+pub fn read_to_resume(path: &Path) -> Result<Option<(Header, Vec<RunRecord>)>, LogError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    let text = read_bytes(path)?;
+    if !text.contains(&b'\n') {
+        return Ok(None);
+    }
+    parse(path, &text).map(Some)
+}
+
+/// The bytes of a log: a regular file of at most [`MAX_LOG_BYTES`].
+fn read_bytes(path: &Path) -> Result<Vec<u8>, LogError> {
+    topology::input::read_capped(path, MAX_LOG_BYTES).map_err(|message| LogError::Input {
+        path: path.to_path_buf(),
+        message,
+    })
 }
 
 /// Read a log: its header and every complete run line (a last line
-/// without its newline was cut short and is ignored).
+/// without its newline was cut short and is ignored). The log must be a
+/// regular file of at most [`MAX_LOG_BYTES`].
 pub fn read(path: &Path) -> Result<(Header, Vec<RunRecord>), LogError> {
-    let text = std::fs::read(path).map_err(|source| LogError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_bytes(path)?;
+    parse(path, &text)
+}
+
+fn parse(path: &Path, text: &[u8]) -> Result<(Header, Vec<RunRecord>), LogError> {
     let format = |line: usize, message: String| LogError::Format {
         path: path.to_path_buf(),
         line,
@@ -272,4 +364,42 @@ pub fn read(path: &Path) -> Result<(Header, Vec<RunRecord>), LogError> {
         records.push(r);
     }
     Ok((header, records))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mkfifo(p: &Path) {
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    #[test]
+    fn a_resume_reads_only_a_regular_log_and_never_replaces_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // nothing to resume: no file, or a header cut short
+        assert!(read_to_resume(&d.join("none")).unwrap().is_none());
+        std::fs::write(d.join("cut"), "{\"schedlab_runl").unwrap();
+        assert!(read_to_resume(&d.join("cut")).unwrap().is_none());
+        // a FIFO is an error (reading it would block), not an empty log
+        let fifo = d.join("fifo");
+        mkfifo(&fifo);
+        let e = read_to_resume(&fifo).unwrap_err().to_string();
+        assert!(e.ends_with("fifo: not a regular file (a FIFO)"), "{e}");
+        let e = read(&fifo).unwrap_err().to_string();
+        assert!(e.ends_with("fifo: not a regular file (a FIFO)"), "{e}");
+        // and is not replaced by a result or a log
+        let e = write_atomic(&fifo, b"x").unwrap_err();
+        assert_eq!(e.to_string(), "not a regular file (a FIFO)");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(not_a_regular_file(d), Some("a directory"));
+        assert_eq!(not_a_regular_file(&d.join("cut")), None);
+        assert_eq!(not_a_regular_file(&d.join("none")), None);
+    }
 }

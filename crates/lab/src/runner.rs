@@ -142,8 +142,12 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
     };
     let wanted: BTreeSet<_> = selected.iter().map(key_of).collect();
     let mut done: Vec<RunRecord> = Vec::new();
-    if opts.resume && runlog::has_header(&opts.log) {
-        let (old, records) = runlog::read(&opts.log)?;
+    let resumed = if opts.resume {
+        runlog::read_to_resume(&opts.log)?
+    } else {
+        None
+    };
+    if let Some((old, records)) = resumed {
         if old.fingerprint != header.fingerprint || old.shard != header.shard {
             return Err(LogError::Mismatch(format!(
                 "--resume: {} holds runs of another experiment, shard, --quick setting or schedlab version; remove it or drop --resume",

@@ -529,12 +529,26 @@ fn pipe_pingpong(iters: u64, cpu: usize, process: bool) -> Result<f64> {
         Ok::<_, Error>((now_ns() - t) as f64 / iters as f64)
     };
     if process {
-        // SAFETY: the child only makes raw read/write calls and _exits.
+        // SAFETY: getpid is always safe.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the child only makes raw syscalls and _exits.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(sys_err("fork"));
         }
         if pid == 0 {
+            // Die with the parent, and keep only the pipe ends the echo
+            // uses: a signal that kills the parent must not leave the echo
+            // blocked in read on a pipe whose write end it holds itself.
+            // SAFETY: prctl, getppid, close and _exit are async-signal-safe.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                libc::close(p1.0[1]);
+                libc::close(p2.0[0]);
+            }
             let ok = echo();
             // SAFETY: leaving the child without running the parent's destructors.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
@@ -919,4 +933,86 @@ fn c2c_contended(x: usize, y: usize, plan: &Plan) -> Result<f64> {
         let (sy, ey) = hy.join().map_err(panicked)??;
         Ok((ex.max(ey) - sx.min(sy)) as f64 / (2 * per_thread) as f64)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Not a test on its own: the process that
+    /// `the_process_echo_dies_with_calibrate` starts (this test binary run
+    /// again with `SCHEDLAB_ECHO_HELPER` set) runs a process ping-pong of
+    /// a practically endless batch, to be killed in the middle of it.
+    #[test]
+    fn echo_helper() {
+        if std::env::var_os("SCHEDLAB_ECHO_HELPER").is_none() {
+            return;
+        }
+        let _ = pipe_pingpong(u64::MAX / 2, 0, true);
+    }
+
+    /// Forked children of `pid`'s threads.
+    fn children(pid: u32) -> Vec<u32> {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return Vec::new();
+        };
+        tasks
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+            .flat_map(|s| {
+                s.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect::<Vec<u32>>()
+            })
+            .collect()
+    }
+
+    /// Alive: in /proc and neither a zombie nor dead.
+    fn alive(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            let state = s.rsplit_once(')').map(|(_, r)| r.trim_start());
+            !matches!(state.and_then(|r| r.chars().next()), Some('Z' | 'X') | None)
+        })
+    }
+
+    /// The echo process of the process round trip dies with calibrate,
+    /// here SIGKILLed mid-batch (no handler runs), instead of waiting
+    /// forever in read on a pipe whose write end it held itself.
+    #[test]
+    fn the_process_echo_dies_with_calibrate() {
+        let mut helper = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "calibrate::tests::echo_helper",
+                "--test-threads=1",
+            ])
+            .env("SCHEDLAB_ECHO_HELPER", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let echo = loop {
+            if let Some(&k) = children(helper.id()).first() {
+                break k;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "the helper never forked its echo"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        helper.kill().unwrap();
+        helper.wait().unwrap();
+        let t0 = Instant::now();
+        while alive(echo) {
+            if t0.elapsed() > Duration::from_secs(5) {
+                // SAFETY: cleaning up the process this test made.
+                unsafe { libc::kill(echo as i32, libc::SIGKILL) };
+                panic!("the echo {echo} outlived its parent");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }

@@ -27,6 +27,12 @@ pub enum Error {
     /// reaped.
     #[error("interrupted by {0}; all benchmark tasks were stopped and reaped")]
     Interrupted(&'static str),
+    /// The caller's progress callback asked the run to stop (its output
+    /// is gone); all tasks were reaped.
+    #[error(
+        "stopped: the progress output was closed; all benchmark tasks were stopped and reaped"
+    )]
+    Stopped,
     /// The run exceeded `--timeout`; all tasks were reaped.
     #[error("--timeout: the run did not finish within {0:?}; all benchmark tasks were stopped and reaped")]
     Timeout(Duration),

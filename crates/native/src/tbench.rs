@@ -35,6 +35,7 @@ pub use benchspec::tbench::{format_g, OpStats, Tbench};
 use benchspec::tbench::{Phase, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::os::fd::{IntoRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -68,9 +69,6 @@ impl std::ops::Deref for TbenchConfig {
         &self.bench
     }
 }
-
-/// The largest loadfile read (dbench's client.txt is about 26 MB).
-const MAX_LOADFILE_BYTES: u64 = 256 << 20;
 
 impl TbenchConfig {
     /// Checks the values, the loadfile (readable, text, parseable), the
@@ -108,20 +106,10 @@ impl TbenchConfig {
                 problem,
             })
         };
-        let mut bytes = Vec::new();
-        let read = std::fs::File::open(path).and_then(|f| {
-            use std::io::Read;
-            f.take(MAX_LOADFILE_BYTES + 1).read_to_end(&mut bytes)
-        });
-        if let Err(e) = read {
-            return Err(fail(None, e.to_string()));
-        }
-        if bytes.len() as u64 > MAX_LOADFILE_BYTES {
-            return Err(fail(
-                None,
-                format!("larger than {} MiB", MAX_LOADFILE_BYTES >> 20),
-            ));
-        }
+        // a regular file only (a FIFO would block the open, a device never
+        // ends), of at most the loadfile limit, as the simulator reads it
+        let bytes = topology::input::read_capped(path, loadfile::MAX_LOADFILE_BYTES)
+            .map_err(|problem| fail(None, problem))?;
         if bytes.starts_with(&[0x1f, 0x8b]) {
             // benchspec says what to do with a gzip'd loadfile.
             return Ok(loadfile::load(path)?);
@@ -247,8 +235,13 @@ const CTL_EPOCH: usize = 1;
 
 /// Runs tbench. Progress lines are passed to `progress` as they happen
 /// (dbench prints them on stdout); the final table is
-/// [`TbenchReport::summary`].
-pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchReport> {
+/// [`TbenchReport::summary`]. When `progress` answers `Break` (its output
+/// is gone: `| head -1`), the run stops at once: every client and server
+/// is killed and reaped, and the result is [`Error::Stopped`].
+pub fn run(
+    cfg: &TbenchConfig,
+    progress: &mut dyn FnMut(&str) -> ControlFlow<()>,
+) -> Result<TbenchReport> {
     cfg.validate()?;
     let ops = cfg.load_ops()?;
     let pinned = cpus::resolve(&cfg.cpus)?;
@@ -266,12 +259,18 @@ pub fn run(cfg: &TbenchConfig, progress: &mut dyn FnMut(&str)) -> Result<TbenchR
 /// The body of [`run`], once the affinity and the signal handlers are set.
 fn run_with(
     cfg: &TbenchConfig,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&str) -> ControlFlow<()>,
     sig: &SignalGuard,
     ops: &[Op],
     pinned: Option<Vec<usize>>,
     wall0: Instant,
 ) -> Result<TbenchReport> {
+    // A `Break` from `progress` returns Stopped; dropping `kids` on the
+    // way out kills and reaps every child, as for a signal.
+    let mut progress = |line: &str| match progress(line) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(Error::Stopped),
+    };
     let deadline = cfg.timeout.map(|t| wall0 + t);
     let timeout_err = || Error::Timeout(cfg.timeout.unwrap_or_default());
     let n = cfg.clients as usize;
@@ -369,7 +368,7 @@ fn run_with(
             Event::Deadline => return Err(timeout_err()),
         }
     }
-    progress(&benchspec::tbench::launch_lines(cfg.clients));
+    progress(&benchspec::tbench::launch_lines(cfg.clients))?;
     let start = Instant::now();
     if !sys::write_full(wake_w, b"G", None) {
         return Err(Error::io(
@@ -435,7 +434,7 @@ fn run_with(
                 Phase::Warmup,
                 t,
                 lat as f64 / 1e6,
-            ));
+            ))?;
             if tick >= warmup {
                 // End of warm-up: restart the clock and the statistics.
                 in_warmup = false;
@@ -459,7 +458,7 @@ fn run_with(
                 max_latency_ns = max_latency_ns.max(lat);
             }
             ctl[CTL_DONE].store(1, Ordering::SeqCst);
-            progress(&benchspec::tbench::cleanup_line(cfg.clients, t));
+            progress(&benchspec::tbench::cleanup_line(cfg.clients, t))?;
             break;
         }
         max_latency_ns = max_latency_ns.max(lat);
@@ -471,7 +470,7 @@ fn run_with(
             Phase::Execute,
             t,
             lat as f64 / 1e6,
-        ));
+        ))?;
     }
 
     // Clients stop after their current operation; servers see EOF.
@@ -493,7 +492,7 @@ fn run_with(
         Event::Deadline => return Err(timeout_err()),
     }
     let t_end = (Instant::now() - exec_start).as_secs_f64();
-    progress(&benchspec::tbench::cleanup_line(0, t_end));
+    progress(&benchspec::tbench::cleanup_line(0, t_end))?;
 
     let mut table_order = Vec::new();
     for kind in OpKind::ALL {
@@ -705,7 +704,7 @@ mod tests {
                 clients: 0,
                 ..Default::default()
             }),
-            &mut |_| {},
+            &mut |_| ControlFlow::Continue(()),
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("NCLIENTS: "), "{e}");
@@ -714,7 +713,7 @@ mod tests {
                 time: 0,
                 ..Default::default()
             }),
-            &mut |_| {},
+            &mut |_| ControlFlow::Continue(()),
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("--time: "), "{e}");
@@ -730,7 +729,7 @@ mod tests {
                 loadfile: Some(path.clone()),
                 ..Default::default()
             }),
-            &mut |_| {},
+            &mut |_| ControlFlow::Continue(()),
         )
         .unwrap_err();
         std::fs::remove_file(&path).unwrap();
@@ -794,7 +793,11 @@ mod tests {
             ..Default::default()
         });
         let mut lines = String::new();
-        let r = run(&cfg, &mut |s| lines.push_str(s)).unwrap();
+        let r = run(&cfg, &mut |s| {
+            lines.push_str(s);
+            ControlFlow::Continue(())
+        })
+        .unwrap();
         assert!(
             lines.contains("2 of 2 processes prepared for launch"),
             "{lines}"
@@ -823,7 +826,33 @@ mod tests {
             timeout: Some(Duration::from_millis(300)),
             ..Default::default()
         };
-        let e = run(&cfg, &mut |_| {}).unwrap_err();
+        let e = run(&cfg, &mut |_| ControlFlow::Continue(())).unwrap_err();
         assert!(matches!(e, Error::Timeout(_)), "{e}");
+    }
+
+    /// A progress callback that answers `Break` (its reader is gone) stops
+    /// a ten-minute run at that line.
+    #[test]
+    fn a_break_from_progress_stops_the_run() {
+        let cfg = config(Tbench {
+            clients: 2,
+            time: 600,
+            warmup: Some(0),
+            ..Default::default()
+        });
+        let mut lines = Vec::new();
+        let e = run(&cfg, &mut |s| {
+            lines.push(s.to_string());
+            if lines.len() < 2 {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(e, Error::Stopped), "{e}");
+        // the launch lines, then the first progress line, which stopped it
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[1].contains("  execute "), "{lines:?}");
     }
 }

@@ -432,11 +432,21 @@ pub fn from_toml(text: &str, origin: &str) -> Result<MachineCosts, ProfileError>
     Ok(costs)
 }
 
-/// Reads a profile file.
+/// The largest profile file [`load`] reads. A profile has one key per
+/// field of [`MachineCosts`] and no per-CPU table: `costs show --toml` of the
+/// largest preset is under 10 KiB with its comments, so 1 MiB leaves room
+/// for any comments a user adds, while `/dev/zero` or a wrong, huge file
+/// fails at once.
+pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
+
+/// Reads a profile file: a regular file of at most [`MAX_PROFILE_BYTES`]
+/// (a FIFO or a device is refused before it is opened).
 pub fn load(path: &Path) -> Result<MachineCosts, ProfileError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ProfileError::new(&origin, "(file)", format!("cannot read: {e}")))?;
+    let bytes = topology::input::read_capped(path, MAX_PROFILE_BYTES)
+        .map_err(|e| ProfileError::new(&origin, "(file)", e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ProfileError::new(&origin, "(file)", "not UTF-8 text"))?;
     from_toml(&text, &origin)
 }
 

@@ -21,18 +21,27 @@ pub fn read_capped(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String
     if !meta.is_file() {
         return Err(format!("not a regular file ({})", file_kind(&meta)));
     }
+    // the size is known before reading: a large file is refused without
+    // reading it (the capped read below still bounds one that grows)
+    if meta.len() > limit {
+        return Err(too_large(limit));
+    }
     let file = std::fs::File::open(path).map_err(not_found)?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > limit {
-        return Err(format!(
-            "larger than the limit of {} for this input",
-            show_bytes(limit)
-        ));
+        return Err(too_large(limit));
     }
     Ok(bytes)
+}
+
+fn too_large(limit: u64) -> String {
+    format!(
+        "larger than the limit of {} for this input",
+        show_bytes(limit)
+    )
 }
 
 #[cfg(unix)]
