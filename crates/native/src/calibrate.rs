@@ -600,14 +600,25 @@ fn pipe_ring(n: usize, rounds: u64, cpu: usize, process: bool) -> Result<(f64, f
     };
     let mut children = Vec::new();
     let mut threads = Vec::new();
+    // SAFETY: getpid is always safe.
+    let parent = unsafe { libc::getpid() };
     for &e in &ends[1..] {
         if process {
-            // SAFETY: the child only makes raw read/write calls and _exits.
+            // SAFETY: the child only makes raw syscalls and _exits.
             let pid = unsafe { libc::fork() };
             if pid < 0 {
                 return Err(sys_err("fork"));
             }
             if pid == 0 {
+                // Die with the parent, as the ping-pong's echo does: a
+                // member left behind would wait on the ring forever.
+                // SAFETY: prctl, getppid and _exit are async-signal-safe.
+                unsafe {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                }
                 let ok = member(e);
                 // SAFETY: leaving the child without running the parent's destructors.
                 unsafe { libc::_exit(if ok { 0 } else { 1 }) };
