@@ -38,6 +38,7 @@ pub mod cpuidle;
 pub mod eevdf;
 pub mod engine;
 pub mod event;
+pub mod idle_loop;
 pub mod pelt;
 pub mod placement;
 pub mod rng;

@@ -583,14 +583,21 @@ pub fn simulate<W: Workload>(
     opt: &SimOptions,
 ) -> Result<SimResult, SimError> {
     let allowed = allowed_cpus(topo, opt)?;
-    let (domains, vcpu_check, sched_idle, slice) = match &opt.policy {
+    let (domains, vcpu_check, sched_idle, slice, idle_loop) = match &opt.policy {
         PolicyChoice::Linux(f) => (
             f.domain_options(),
             f.vcpu_preempt_check(),
             f.sched_idle_as_idle(),
             f.base_slice_ns(),
+            f.idle,
         ),
-        PolicyChoice::ScxDefault => (DomainOptions::default(), true, true, opt.eevdf.base_slice),
+        PolicyChoice::ScxDefault => (
+            DomainOptions::default(),
+            true,
+            true,
+            opt.eevdf.base_slice,
+            crate::idle_loop::IdleLoopFeatures::default(),
+        ),
     };
     let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
     let mut costs = opt.machine_costs(topo);
@@ -614,6 +621,7 @@ pub fn simulate<W: Workload>(
         cpuidle: opt
             .cpuidle
             .unwrap_or_else(|| crate::cpuidle::Cpuidle::for_machine(topo.name()).0),
+        idle_loop,
     };
     let policy = make_policy(&opt.policy);
     let name = policy.name();

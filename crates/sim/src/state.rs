@@ -77,7 +77,10 @@ impl RqIdleStats {
 }
 
 /// `struct sched_domain_shared` of one LLC, plus the LLC domain's
-/// `avg_scan_cost` (SIS_PROP).
+/// `avg_scan_cost` (SIS_PROP). The block is one cache line of its own:
+/// which slab neighbours may share it (kmalloc-16 on x86-64 and on arm64
+/// from 6.5 with swiotlb, none on arm64 up to 6.4's kmalloc-128) is known
+/// but not modelled, see docs/costs.md.
 #[derive(Clone, Debug, Default)]
 pub struct LlcShared {
     /// nr_busy_cpus (nohz accounting).

@@ -333,6 +333,10 @@ pub trait Balancer {
     fn newidle(&mut self, env: &mut BalanceEnv, cpu: usize) -> bool;
     /// The idle loop of `cpu` stopped its tick (nohz_balance_enter_idle).
     fn nohz_enter_idle(&mut self, env: &mut BalanceEnv, cpu: usize);
+    /// `cpu` entered the idle loop of a kernel up to 4.16, which counted it
+    /// idle in its LLC's `nr_busy_cpus` at every idle entry, tick stopped
+    /// or not (`set_cpu_sd_state_idle()` from `tick_nohz_idle_enter()`).
+    fn set_cpu_sd_state_idle(&mut self, _env: &mut BalanceEnv, _cpu: usize) {}
     /// The nohz idle-balance IPI reached idle `cpu` (nohz_csd_func ->
     /// nohz_idle_balance).
     fn nohz_idle_balance(&mut self, env: &mut BalanceEnv, cpu: usize);

@@ -91,7 +91,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let dur = if cpu.seg.speed == 1024 {
             cpu.seg.work
         } else {
-            (cpu.seg.work * 1024).div_ceil(cpu.seg.speed.max(1))
+            // a spin segment's work is SPIN_WORK (Nanos::MAX / 4): saturate
+            cpu.seg
+                .work
+                .saturating_mul(1024)
+                .div_ceil(cpu.seg.speed.max(1))
         };
         let gen = cpu.gen;
         self.events.set_slot(

@@ -164,12 +164,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// again (set_cpu_sd_state_busy). Does nothing to a CPU that is not idle
     /// (one already waking needs no second kick).
     pub(super) fn kick_idle_cpu(&mut self, cpu: usize, waker_cpu: usize, lead: Nanos) {
-        let Mode::Idle {
-            since,
-            state,
-            tick_stopped,
-        } = self.cpus[cpu].mode
-        else {
+        let Mode::Idle { since, state, .. } = self.cpus[cpu].mode else {
             return;
         };
         let now = self.now;
@@ -194,12 +189,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.haltpoll_reflect(cpu, now - h);
             }
         }
-        if self.cpus[cpu].bal.idle_tick {
-            // menu governor: a tick that woke an idle CPU with no timer due
-            // counts as sleeping until the next timer, i.e. long; with no
-            // timer model that is taken as one second, so the next idle
-            // entry stops the tick
-            self.record_idle(cpu, 1_000_000_000);
+        if self.cpus[cpu].bal.idle_tick && self.cpus[cpu].idle.sleep_ns > self.tick_ns {
+            // a tick woke an idle CPU whose next timer was further: menu
+            // counts a long sleep (9/10 of MAX_INTERESTING), teo an
+            // artificial wake-up (long), so the next idle entry may stop
+            // the tick
+            let long = match self.cfg.cpuidle.governor {
+                crate::cpuidle::Governor::Teo => super::idle::LONG_IDLE_NS,
+                _ => super::idle::MENU_TICK_WAKEUP_NS,
+            };
+            self.record_idle(cpu, long);
         } else {
             self.record_idle(cpu, now - since);
         }
@@ -208,10 +207,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.note_idle_wait(cpu);
         self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
         self.cpu_state[cpu].idle_exit_latency = 0;
-        if tick_stopped && self.balancer.is_none() {
+        if self.balancer.is_none() && self.cpus[cpu].idle.llc_idle {
             // Without a balancer, nr_busy_cpus is kept at idle entry and
             // exit; with one, nohz_balance_exit_idle runs at the first busy
             // tick (nohz_balancer_kick), as in the kernel.
+            self.cpus[cpu].idle.llc_idle = false;
             self.nohz_busy(cpu, true);
         }
         let gen = self.cpus[cpu].gen;

@@ -23,8 +23,10 @@
 //! - `clock`: time accounting, the segment clock and SMT speed;
 //! - `core`: primitives under the kernel's names (activate_task,
 //!   deactivate_task, set_task_cpu, resched_curr, kick_idle_cpu);
-//! - `schedule`: ticks, __schedule, what a CPU does between segments, idle
-//!   entry and the nohz busy count;
+//! - `schedule`: ticks, __schedule, what a CPU does between segments;
+//! - `idle`: the idle loop (the cpuidle driver and governor, the tick and
+//!   the nohz bookkeeping of idle entry, the POLL and haltpoll time limits);
+//! - `timers`: each CPU's pending timers, for the idle governors;
 //! - `wakeup`: placement, wake_up_new_task, try_to_wake_up and the enqueue
 //!   that ends them;
 //! - `ops`: the op interpreter (a task's program, its blocking and exit);
@@ -50,12 +52,14 @@ use topology::{CpuMask, SchedDomains, Topology};
 mod balance;
 mod clock;
 mod core;
+mod idle;
 mod invariants;
 mod ops;
 mod pelt;
 mod schedule;
 mod sync;
 pub use sync::Bin;
+mod timers;
 mod wakeup;
 
 /// Why a task is blocked.
@@ -217,6 +221,12 @@ struct IdleGovernor {
     poll_limit_ns: Nanos,
     /// haltpoll: when the current idle period's halt began (after polling).
     halt_since: Option<Nanos>,
+    /// The time to the next timer the governor last saw (its
+    /// `next_timer_ns` / `sleep_length_ns`; `Nanos::MAX`: none).
+    sleep_ns: Nanos,
+    /// Without a balancer: the CPU is not counted in its LLC's
+    /// `nr_busy_cpus` (the engine's copy of `sd_llc->nohz_idle`).
+    llc_idle: bool,
 }
 
 /// `Mode::Idle::state` of a CPU that polls (cpuidle's POLL state: no exit
@@ -285,6 +295,8 @@ pub struct EngineConfig {
     pub progress: Option<std::sync::Arc<Progress>>,
     /// The cpuidle driver and governor: what idle entry does with the tick.
     pub cpuidle: crate::cpuidle::Cpuidle,
+    /// The kernel's idle-loop rules (when the tick stops, POLL's limit).
+    pub idle_loop: crate::idle_loop::IdleLoopFeatures,
 }
 
 /// How far a run has got, published every [`Progress::EVERY`] events for
@@ -363,6 +375,7 @@ impl EngineConfig {
                 driver: crate::cpuidle::Driver::IntelIdle,
                 governor: crate::cpuidle::Governor::Menu,
             },
+            idle_loop: crate::idle_loop::IdleLoopFeatures::default(),
         }
     }
 }
@@ -450,6 +463,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     batch_lead: Nanos,
     /// Stop the run at this time (None: when every task has exited).
     stop_at: Option<Nanos>,
+    /// Each CPU's pending timers.
+    timers: timers::CpuTimers,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -457,11 +472,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub fn new(
         topo: &'t Topology,
         sd: &'t SchedDomains,
-        costs: MachineCosts,
+        mut costs: MachineCosts,
         cfg: EngineConfig,
         policy: Box<dyn Placement>,
     ) -> Self {
         let n = topo.nr_cpus();
+        // the driver's state table: cpuidle's POLL first where it registers
+        // it; CPUs boot in the state that was first before it
+        let boot_state = cfg
+            .cpuidle
+            .driver_states(topo.name(), &mut costs.idle_states) as usize;
         let mut lines = LineTable::new(n);
         let tick_ns = 1_000_000_000 / costs.hz.max(1);
         let seed = cfg.seed;
@@ -473,7 +493,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 gen: 0,
                 mode: Mode::Idle {
                     since: 0,
-                    state: 0,
+                    state: boot_state,
                     tick_stopped: true,
                 },
                 debt: 0,
@@ -499,6 +519,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     hist_pos: 0,
                     poll_limit_ns: 0,
                     halt_since: None,
+                    sleep_ns: Nanos::MAX,
+                    // booted idle with the tick stopped: nr_busy_cpus
+                    // starts at 0 below
+                    llc_idle: true,
                 },
                 tick: TickState {
                     // sched_skew_tick: per-CPU tick phase
@@ -564,6 +588,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             bins: Vec::new(),
             batch_lead: 0,
             stop_at: None,
+            timers: timers::CpuTimers::new(n),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -795,7 +820,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Event::PollEnd { cpu, gen } => {
                 let c = cpu as usize;
                 if self.cpus[c].gen == gen {
-                    self.poll_end(c);
+                    self.poll_limit_reached(c);
                 }
             }
             Event::Tick { cpu } => self.tick(cpu as usize),

@@ -4,7 +4,6 @@
 
 use super::{Block, Engine, TaskState};
 use crate::channel::{ChanKind, IoResult, Wakes};
-use crate::event::Event;
 use crate::placement::wf;
 use crate::rq::RunQueue;
 use crate::task::{ChanId, Op, TaskId};
@@ -248,8 +247,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     } else {
                         0
                     };
-                    self.events
-                        .push(self.now + d + slack, Event::Timer { task: t });
+                    self.arm_timer(c, t, self.now + d + slack);
                     self.block(c, t, Block::Sleep);
                 }
             }
@@ -261,8 +259,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 } else {
                     // usleep(rest): an hrtimer sleep with the timer slack,
                     // as Op::USleep
-                    self.events
-                        .push(end + TIMER_SLACK_NS, Event::Timer { task: t });
+                    self.arm_timer(c, t, end + TIMER_SLACK_NS);
                     self.block(c, t, Block::Sleep);
                 }
             }
@@ -282,10 +279,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let line = self.queue_line(queue);
                 self.cpus[c].debt += self.lines.read(line, c, self.topo, &self.costs);
                 if self.queue_len(queue) > limit as usize {
-                    self.events.push(
-                        self.now + sleep_ns as Nanos + TIMER_SLACK_NS,
-                        Event::Timer { task: t },
-                    );
+                    self.arm_timer(c, t, self.now + sleep_ns as Nanos + TIMER_SLACK_NS);
                     self.block(c, t, Block::Sleep);
                 } else {
                     self.tasks[ti].pc.advance();

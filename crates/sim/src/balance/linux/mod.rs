@@ -200,6 +200,11 @@ impl Balancer for LinuxBalancer {
         self.nohz_balance_enter_idle(env, cpu);
     }
 
+    fn set_cpu_sd_state_idle(&mut self, env: &mut BalanceEnv, cpu: usize) {
+        self.ensure_init(env);
+        self.sd_state_idle(env, cpu);
+    }
+
     fn nohz_idle_balance(&mut self, env: &mut BalanceEnv, cpu: usize) {
         self.ensure_init(env);
         self.nohz_csd_func(env, cpu);

@@ -23,25 +23,35 @@ impl LinuxBalancer {
         self.nohz.idle_cpus.set(cpu);
         self.nohz.nr_cpus += 1;
         env.write_root();
-        // set_cpu_sd_state_idle
+        // from 4.17 (00357f5ec5d6); up to 4.16 the idle loop had done it at
+        // idle entry already and this finds the flag set
+        self.sd_state_idle(env, cpu);
+        self.nohz.next_balance = self.nohz.next_balance.min(self.rq[cpu].next_balance);
+    }
+
+    /// set_cpu_sd_state_idle: `cpu` leaves its LLC's nr_busy_cpus (once:
+    /// sd_llc->nohz_idle).
+    pub(super) fn sd_state_idle(&mut self, env: &mut BalanceEnv, cpu: usize) {
         if !self.rq[cpu].nohz_idle {
             self.rq[cpu].nohz_idle = true;
             let l = env.sd.llc_index(cpu);
             env.write_llc(cpu);
             env.llc[l].nr_busy_cpus = env.llc[l].nr_busy_cpus.saturating_sub(1);
         }
-        self.nohz.next_balance = self.nohz.next_balance.min(self.rq[cpu].next_balance);
     }
 
     /// nohz_balance_exit_idle: the first busy tick after tickless idle.
+    /// set_cpu_sd_state_busy runs whenever the CPU was counted idle: from
+    /// 4.17 that is only together with a stopped tick (both are set in
+    /// nohz_balance_enter_idle), while 4.16's nohz_kick_needed called it at
+    /// every busy tick, for a CPU that idled with its tick running too.
     fn nohz_balance_exit_idle(&mut self, env: &mut BalanceEnv, cpu: usize) {
-        if !self.rq[cpu].nohz_tick_stopped {
-            return;
+        if self.rq[cpu].nohz_tick_stopped {
+            self.rq[cpu].nohz_tick_stopped = false;
+            self.nohz.idle_cpus.clear(cpu);
+            self.nohz.nr_cpus -= 1;
+            env.write_root();
         }
-        self.rq[cpu].nohz_tick_stopped = false;
-        self.nohz.idle_cpus.clear(cpu);
-        self.nohz.nr_cpus -= 1;
-        env.write_root();
         // set_cpu_sd_state_busy
         if self.rq[cpu].nohz_idle {
             self.rq[cpu].nohz_idle = false;

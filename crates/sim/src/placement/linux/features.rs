@@ -10,6 +10,7 @@
 //! no toggle.
 
 use crate::balance::linux::{LbFeatures, LB_FEATURES};
+use crate::idle_loop::{IdleLoopFeatures, IDLE_FEATURES};
 use std::fmt;
 use topology::{ConfigOption, DomainOptions};
 
@@ -195,6 +196,8 @@ pub struct Features {
     /// The load balancer's toggles (the `sis_util` above also decides
     /// whether the balancer produces nr_idle_scan).
     pub lb: LbFeatures,
+    /// The idle loop's toggles (when the tick stops, cpuidle's POLL).
+    pub idle: IdleLoopFeatures,
 }
 
 /// Named profiles: (name, description). Any `linux-X.Y` from 4.16 to 6.14
@@ -298,6 +301,7 @@ impl Features {
             // profile's, with 2.6.38's load balancer.
             let mut f = Self::for_version(name, (4, 16));
             f.lb = LbFeatures::for_version((2, 6));
+            f.idle = IdleLoopFeatures::for_version((2, 6));
             return Ok(f);
         }
         let ver = if name == "latest" {
@@ -382,6 +386,7 @@ impl Features {
             imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
             base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
             lb: LbFeatures::for_version(v),
+            idle: IdleLoopFeatures::for_version(v),
         }
     }
 
@@ -458,7 +463,13 @@ impl Features {
                     _ => return Err(bad(name, value, "117|125")),
                 }
             }
-            _ => match self.lb.set(name, value) {
+            _ => match self.lb.set(name, value).and_then(|done| {
+                if done {
+                    Ok(true)
+                } else {
+                    self.idle.set(name, value)
+                }
+            }) {
                 Ok(true) => {}
                 Ok(false) => {
                     return Err(FeatureError::UnknownFeature {
@@ -516,7 +527,12 @@ impl Features {
 
     /// Every feature: (name, values separated by `|`, description).
     pub fn features() -> Vec<(&'static str, &'static str, &'static str)> {
-        FEATURES.iter().chain(LB_FEATURES).copied().collect()
+        FEATURES
+            .iter()
+            .chain(LB_FEATURES)
+            .chain(IDLE_FEATURES)
+            .copied()
+            .collect()
     }
 
     /// The sched-domain build of this kernel: the version's rules and names
