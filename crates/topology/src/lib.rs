@@ -59,8 +59,8 @@ mod topology;
 pub use builder::{CacheScope, SmtNumbering, TopologyBuilder};
 pub use cpumask::{BitIter, CpuMask};
 pub use domains::{
-    sd_flags, Arch, ConfigOption, DomainOptions, GroupFlagSync, ImbNumaNr, Level, SchedDomain,
-    SchedDomains, SchedGroup, LATEST_VERSION, NODE_RECLAIM_DISTANCE,
+    sd_flags, Arch, ConfigOption, DomainOptions, GroupFlagSync, Groups, ImbNumaNr, Level,
+    SchedDomain, SchedDomains, SchedGroup, LATEST_VERSION, NODE_RECLAIM_DISTANCE,
 };
 pub use error::TopologyError;
 pub use hwloc::from_hwloc_xml;
