@@ -85,7 +85,7 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
 /// experiment except its iteration count (more iterations only add runs, so
 /// a resume may ask for more), the schedlab version, and the contents
 /// behind file names (a `sysfs:`/`hwloc:` machine, a tbench loadfile, a
-/// cost profile), so
+/// cost profile, an `smp:` machine's `cost=FILE`), so
 /// that logs written on different hosts or builds are not mixed silently.
 pub fn fingerprint(exp: &Experiment) -> String {
     let mut e = exp.clone();
@@ -106,7 +106,12 @@ pub fn fingerprint(exp: &Experiment) -> String {
                 fnv1a(&mut h, format!("{t:?}").as_bytes());
             }
         }
-        if let Some(p) = &c.spec.cost_profile {
+        for p in c
+            .spec
+            .cost_profile
+            .iter()
+            .chain(c.spec.smp_cost_file().iter())
+        {
             if seen.insert(format!("cost_profile:{}", p.display())) {
                 fnv1a(&mut h, &std::fs::read(p).unwrap_or_default());
             }
