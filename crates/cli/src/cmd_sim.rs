@@ -92,7 +92,7 @@ pub struct SpinArgs {
 /// Options shared by every simulated benchmark.
 #[derive(Args, Debug)]
 pub struct CommonSimArgs {
-    /// Machine preset (see `schedlab topology list`).
+    /// Machine: a preset (see `schedlab topology list`), smp:KEY=VALUE,... with cost=PRESET|FILE (see `schedlab topology --help`), sysfs:DIR or hwloc:FILE.
     #[arg(long, default_value = "kunpeng920-node")]
     pub machine: String,
     /// Restrict the run to these CPUs, like taskset (e.g. 0-3,8).
@@ -124,7 +124,7 @@ pub struct CommonSimArgs {
     /// Model costs (on) or make every modelled cost zero (off).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     pub costs: String,
-    /// Use this cost profile (TOML, from `schedlab costs show PRESET --toml` or `schedlab calibrate`) instead of the machine preset's costs.
+    /// Use this cost profile (TOML, from `schedlab costs show PRESET --toml` or `schedlab calibrate`) instead of the machine's costs (a preset's, or an smp: machine's cost=).
     #[arg(long, value_name = "FILE")]
     pub cost_profile: Option<std::path::PathBuf>,
     /// Placement policy: the Linux wake-up path and load balancer, or the sched_ext default idle pick (no load balancer: sched_ext's default does not balance).

@@ -1,5 +1,5 @@
 //! `schedlab topology ...`: list the built-in machines, show one (preset,
-//! sysfs tree or hwloc XML) as a tree plus the sched domains a chosen
+//! synthetic `smp:` machine, sysfs tree or hwloc XML) as a tree plus the sched domains a chosen
 //! kernel (`--kernel`, `--kernel-config`) would build on it, as text or
 //! JSON; `--domains` lists every CPU's domains and groups the way a booted
 //! kernel shows them.
@@ -13,22 +13,56 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use topology::{
-    from_hwloc_xml, from_sysfs, preset, presets, Arch, CacheInfo, ConfigOption, CpuMask,
-    DomainOptions, Level, SchedDomains, Topology,
+    from_hwloc_xml, from_sysfs, presets, Arch, CacheInfo, ConfigOption, CpuMask, DomainOptions,
+    Level, SchedDomains, SmpSpec, Topology, SMP_PREFIX,
 };
 
 /// The preset `show` uses when given no machine.
 const DEFAULT_PRESET: &str = "kunpeng920";
 
+/// The machine forms and the `smp:` syntax, after `topology --help` and
+/// `topology show --help` (the parser: crates/topology/src/synthetic.rs).
+pub const MACHINE_HELP: &str = "\
+Machines: a preset name (`schedlab topology list`), sysfs:DIR, hwloc:FILE, or a synthetic machine
+smp:KEY=VALUE,... in the spirit of QEMU's -smp [default in brackets]:
+  cpus=N              total CPUs; fills in an omitted cores (else sockets), as QEMU does
+  sockets=N           packages [1]
+  dies=N              dies per socket [1]
+  clusters=N          clusters per die; given, the machine has a cluster level [none]
+  cores=N             cores per cluster, or per die without clusters (QEMU's meaning) [1]
+  threads=N           hardware threads per core, 1..=8 [1]
+  nodes=N             NUMA nodes: each whole sockets, whole dies of one socket, or whole clusters
+                      (cores, without clusters) of one die; at most 1024 [1]
+  numbering=contiguous|interleaved
+                      a core's threads are consecutive CPUs, or siblings are cpu and cpu+cores
+                      as x86 firmware numbers them [contiguous]
+  l2=core|cluster     the CPUs one L2 serves [core]
+  llc=core|cluster|die|socket
+                      the CPUs one last-level cache serves (the MC domain), not below l2 [die]
+  distance=local:10,die:D,socket:S,remote:R
+                      SLIT rule for two nodes of one die, of one socket, of two sockets, any of
+                      them (11..=254) [die:11,socket:12,remote:20]
+  slit=10:12/12:10    the whole SLIT instead: rows split by '/', entries by ':'
+  cost=PRESET|FILE    the cost profile `sim` charges on this machine: a preset's, or a TOML file
+                      (`schedlab costs show PRESET --toml`); `sim` requires it unless --costs off
+                      or --cost-profile FILE is given; `topology` ignores it
+CPUs = sockets x dies x clusters x cores x threads (at most 4096), numbered socket by socket, die
+by die, cluster by cluster, core by core. Examples:
+  schedlab topology show smp:sockets=4,dies=2,cores=32,threads=2,nodes=8
+  schedlab topology show smp:sockets=2,dies=2,clusters=6,cores=4,nodes=4 --domains
+  schedlab topology show smp:sockets=8,cores=64,threads=2,nodes=8,numbering=interleaved --arch x86
+  schedlab topology show smp:sockets=2,cores=16,nodes=2,distance=remote:32
+  schedlab sim hackbench --machine smp:sockets=2,cores=32,threads=2,nodes=2,cost=sapphire-rapids";
+
 #[derive(Subcommand, Debug)]
 pub enum TopologyCommand {
     /// List the built-in machine presets.
     List,
-    /// Show a machine (preset, sysfs tree or hwloc XML) and its sched domains.
-    #[command(allow_negative_numbers = true)]
+    /// Show a machine (preset, smp: shape, sysfs tree or hwloc XML) and its sched domains.
+    #[command(allow_negative_numbers = true, after_help = MACHINE_HELP)]
     Show {
-        /// Preset name (see `topology list`); default kunpeng920.
-        #[arg(conflicts_with_all = ["sysfs", "hwloc"])]
+        /// The machine: a preset name (see `topology list`), smp:KEY=VALUE,... (below), sysfs:DIR or hwloc:FILE; default kunpeng920.
+        #[arg(value_name = "MACHINE", conflicts_with_all = ["sysfs", "hwloc"])]
         preset: Option<String>,
         /// Read the machine from a sysfs tree rooted at DIR (DIR/sys/devices/system/...; `/` for this host).
         #[arg(long, value_name = "DIR", conflicts_with = "hwloc")]
@@ -137,7 +171,12 @@ pub fn run(cmd: TopologyCommand) -> Result<ExitCode> {
             let topo = match (name, sysfs, hwloc) {
                 (_, Some(dir), _) => from_sysfs(&dir)?,
                 (_, _, Some(file)) => from_hwloc_xml(&file)?,
-                (name, None, None) => preset(name.as_deref().unwrap_or(DEFAULT_PRESET))?,
+                (name, None, None) => topology::machine(name.as_deref().unwrap_or(DEFAULT_PRESET))?,
+            };
+            // an smp: machine with every default written out
+            let smp = match topo.name().strip_prefix(SMP_PREFIX) {
+                Some(body) => Some(SmpSpec::parse(body)?.to_string()),
+                None => None,
             };
             let sd = SchedDomains::build(&topo, &k.opts);
             match (domains, json) {
@@ -151,12 +190,13 @@ pub fn run(cmd: TopologyCommand) -> Result<ExitCode> {
                     }
                 }
                 (false, true) => {
-                    println!(
-                        "{}",
-                        serde_json::to_string_pretty(&to_json(&topo, &sd, &k))?
-                    )
+                    let mut v = to_json(&topo, &sd, &k);
+                    if let Some(full) = smp {
+                        v["smp"] = Value::from(full);
+                    }
+                    println!("{}", serde_json::to_string_pretty(&v)?)
                 }
-                (false, false) => print!("{}", render_text(&topo, &sd, &k)),
+                (false, false) => print!("{}", render_text(&topo, &sd, &k, smp.as_deref())),
             }
         }
     }
@@ -476,7 +516,9 @@ fn tree(
     }
 }
 
-fn render_text(t: &Topology, sd: &SchedDomains, k: &KernelChoice) -> String {
+/// The text form; `smp` is the full spec of an `smp:` machine, printed
+/// under the first line.
+fn render_text(t: &Topology, sd: &SchedDomains, k: &KernelChoice, smp: Option<&str>) -> String {
     let opts = &k.opts;
     let mut out = String::new();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
@@ -492,6 +534,9 @@ fn render_text(t: &Topology, sd: &SchedDomains, k: &KernelChoice) -> String {
         plural(t.nr_cores(), "core"),
         plural(t.threads_per_core(), "thread"),
     );
+    if let Some(full) = smp {
+        let _ = writeln!(out, "with every default: {full}");
+    }
     // Private caches once, as a summary.
     let private: Vec<String> = distinct_labels(
         t.caches()

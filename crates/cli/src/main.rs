@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Show machine topologies and the sched domains Linux would build.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = cmd_topology::MACHINE_HELP)]
     Topology(cmd_topology::TopologyCommand),
     /// Simulate a benchmark on a modelled machine and kernel.
     Sim(Box<cmd_sim::SimArgs>),

@@ -102,7 +102,7 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
 /// experiment except its iteration count (more iterations only add runs, so
 /// a resume may ask for more), the schedlab version, and the contents
 /// behind file names (a `sysfs:`/`hwloc:` machine, a tbench loadfile, a
-/// cost profile), so
+/// cost profile, an `smp:` machine's `cost=FILE`), so
 /// that logs written on different hosts or builds are not mixed silently.
 pub fn fingerprint(exp: &Experiment) -> String {
     let mut e = exp.clone();
@@ -125,7 +125,12 @@ pub fn fingerprint(exp: &Experiment) -> String {
         }
         // read as their readers read them (a FIFO or a device is not
         // read; the run's own check then names it)
-        if let Some(p) = &c.spec.cost_profile {
+        for p in c
+            .spec
+            .cost_profile
+            .iter()
+            .chain(c.spec.smp_cost_file().iter())
+        {
             if seen.insert(format!("cost_profile:{}", p.display())) {
                 let bytes = topology::input::read_capped(p, sim::cost_profile::MAX_PROFILE_BYTES);
                 fnv1a(&mut h, &bytes.unwrap_or_default());

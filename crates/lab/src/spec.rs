@@ -6,6 +6,7 @@
 
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
+use sim::costs::MachineCosts;
 use sim::placement::linux::Features;
 use sim::run::{PolicyChoice, SimOptions};
 use std::collections::BTreeMap;
@@ -88,8 +89,9 @@ pub struct RunSpec {
     /// Simulate (default) or run natively on this host.
     #[serde(default)]
     pub mode: Mode,
-    /// A machine preset (`schedlab topology list`),
-    /// `sysfs:DIR` or `hwloc:FILE` (simulator only).
+    /// A machine preset (`schedlab topology list`), a synthetic machine
+    /// `smp:KEY=VALUE,...` (see [`topology::SmpSpec`]; its `cost=` key names
+    /// the cost profile), `sysfs:DIR` or `hwloc:FILE` (simulator only).
     #[serde(default = "default_machine")]
     pub machine: String,
     /// Restrict the run to these CPUs (`0-3,8`), like taskset.
@@ -192,15 +194,74 @@ impl RunSpec {
 
     /// The modelled machine.
     pub fn topology(&self) -> Result<Topology, SpecError> {
-        let m = &self.machine;
-        let t = if let Some(dir) = m.strip_prefix("sysfs:") {
-            topology::from_sysfs(Path::new(dir))
-        } else if let Some(file) = m.strip_prefix("hwloc:") {
-            topology::from_hwloc_xml(Path::new(file))
-        } else {
-            topology::preset(m)
-        };
-        t.map_err(|e| SpecError::field("machine", e))
+        topology::machine(&self.machine).map_err(|e| SpecError::field("machine", e))
+    }
+
+    /// For an `smp:` machine, its `cost=` value (`Some(None)` without
+    /// one); `None` for any other machine.
+    fn smp_cost(&self) -> Result<Option<Option<String>>, SpecError> {
+        match self.machine.strip_prefix(topology::SMP_PREFIX) {
+            None => Ok(None),
+            Some(body) => topology::SmpSpec::parse(body)
+                .map(|s| Some(s.cost))
+                .map_err(|e| SpecError::field("machine", e)),
+        }
+    }
+
+    /// The file an `smp:` machine's `cost=` names, when it names a file
+    /// rather than a preset.
+    pub fn smp_cost_file(&self) -> Option<PathBuf> {
+        match self.smp_cost() {
+            Ok(Some(Some(c))) if !is_preset(&c) => Some(PathBuf::from(c)),
+            _ => None,
+        }
+    }
+
+    /// The cost profile the run charges in place of the machine preset's
+    /// own, and the preset whose cpuidle driver goes with it: the
+    /// `cost_profile` file; else an `smp:` machine's `cost=` (a preset's
+    /// profile, or a file). An `smp:` machine has no costs of its own, so
+    /// without either it is an error unless costs are off.
+    fn run_costs(&self) -> Result<(Option<MachineCosts>, Option<String>), SpecError> {
+        let smp = self.smp_cost()?;
+        if let (Some(_), Some(Some(c))) = (&self.cost_profile, &smp) {
+            return Err(SpecError::field(
+                "cost_profile",
+                format!(
+                    "the machine names its costs already (cost={}); give one or the other",
+                    c.escape_debug()
+                ),
+            ));
+        }
+        if let Some(p) = &self.cost_profile {
+            let c = sim::cost_profile::load(p).map_err(|e| SpecError::field("cost_profile", e))?;
+            return Ok((Some(c), None));
+        }
+        match smp {
+            Some(Some(c)) if is_preset(&c) => Ok((Some(MachineCosts::for_machine(&c)), Some(c))),
+            Some(Some(c)) => {
+                let costs = sim::cost_profile::load(Path::new(&c)).map_err(|e| {
+                    SpecError::field(
+                        "machine",
+                        format!(
+                            "smp: cost={}: not a preset ({}) and not a usable cost profile file: {}",
+                            c.escape_debug(),
+                            preset_names().join(", "),
+                            e.to_string().escape_debug()
+                        ),
+                    )
+                })?;
+                Ok((Some(costs), None))
+            }
+            Some(None) if self.costs => Err(SpecError::field(
+                "machine",
+                format!(
+                    "smp: cost: missing: a synthetic machine has no costs of its own; add cost=PRESET ({}) or cost=FILE (a cost profile, `schedlab costs show PRESET --toml`), or turn costs off",
+                    preset_names().join(", ")
+                ),
+            )),
+            _ => Ok((None, None)),
+        }
     }
 
     /// The CPUs the run may use on `topo` (`None`: all).
@@ -292,9 +353,13 @@ impl RunSpec {
             }
             Policy::Linux => PolicyChoice::Linux(Box::new(self.features()?)),
         };
-        let cpuidle = match &self.cpuidle {
-            None => None,
-            Some(s) => Some(s.parse().map_err(|e| SpecError::field("cpuidle", e))?),
+        let (costs_profile, cost_preset) = self.run_costs()?;
+        let cpuidle = match (&self.cpuidle, cost_preset) {
+            (Some(s), _) => Some(s.parse().map_err(|e| SpecError::field("cpuidle", e))?),
+            // an smp: machine with a preset's costs idles as that preset
+            // (its idle states are in the profile)
+            (None, Some(p)) => Some(sim::cpuidle::Cpuidle::for_machine(&p).0),
+            (None, None) => None,
         };
         Ok(SimOptions {
             cpus: self.cpu_mask(topo)?,
@@ -303,12 +368,7 @@ impl RunSpec {
             costs: self.costs,
             policy,
             cpuidle,
-            costs_profile: match &self.cost_profile {
-                Some(p) => Some(
-                    sim::cost_profile::load(p).map_err(|e| SpecError::field("cost_profile", e))?,
-                ),
-                None => None,
-            },
+            costs_profile,
             ..Default::default()
         })
     }
@@ -347,6 +407,15 @@ impl RunSpec {
             }
         }
     }
+}
+
+/// The preset names (`host` included: it has a profile too).
+fn preset_names() -> Vec<&'static str> {
+    topology::presets().iter().map(|p| p.0).collect()
+}
+
+fn is_preset(name: &str) -> bool {
+    preset_names().contains(&name)
 }
 
 /// The `+NAME=VALUE` overrides after a profile name, as [`Features`]'
@@ -451,6 +520,86 @@ mod tests {
         );
         let name = s.kernel_name().unwrap();
         assert_eq!(name, "latest+SCHED_CLUSTER=n");
+    }
+
+    fn smp(machine: &str) -> RunSpec {
+        RunSpec {
+            machine: machine.into(),
+            ..RunSpec::new(WorkloadSpec::Falseshare(FalseShareSpec::default()))
+        }
+    }
+
+    #[test]
+    fn an_smp_machine_needs_a_named_cost_profile() {
+        let e = smp("smp:clusters=6,cores=4").validate().unwrap_err();
+        assert_eq!(e.field, "machine");
+        assert!(e.message.starts_with("smp: cost: missing"), "{e}");
+        // costs off: nothing is charged, nothing needs naming
+        let off = RunSpec {
+            costs: false,
+            ..smp("smp:clusters=6,cores=4")
+        };
+        assert!(off.validate().is_ok());
+        // a preset's profile, and the preset's cpuidle driver with it
+        let s = smp("smp:clusters=6,cores=4,cost=xeon-12c24t");
+        let topo = s.topology().unwrap();
+        assert_eq!(topo.nr_cpus(), 24);
+        let o = s.sim_options(&topo).unwrap();
+        assert_eq!(
+            o.costs_profile,
+            Some(MachineCosts::for_machine("xeon-12c24t"))
+        );
+        assert_eq!(
+            o.cpuidle,
+            Some(sim::cpuidle::Cpuidle::for_machine("xeon-12c24t").0)
+        );
+        assert_eq!(s.smp_cost_file(), None);
+        // a file that is not there
+        let e = smp("smp:cores=4,cost=no/such.toml").validate().unwrap_err();
+        assert!(
+            e.message
+                .starts_with("smp: cost=no/such.toml: not a preset (kunpeng920,"),
+            "{e}"
+        );
+        assert_eq!(
+            smp("smp:cores=4,cost=no/such.toml").smp_cost_file(),
+            Some(PathBuf::from("no/such.toml"))
+        );
+        // a bad shape names the key
+        let e = smp("smp:cores=4,nodes=3").validate().unwrap_err();
+        assert!(
+            e.message
+                .starts_with("smp: nodes=3: must be one of 1, 2, 4"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_cost_file_of_an_smp_machine_is_loaded_and_fingerprinted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        let costs = MachineCosts::for_machine("epyc-zen3");
+        let write = |c: &MachineCosts| {
+            let text = sim::cost_profile::to_toml(c, "test", &BTreeMap::new());
+            std::fs::write(&file, text).unwrap();
+        };
+        write(&costs);
+        let machine = format!("smp:dies=2,cores=4,threads=2,cost={}", file.display());
+        let s = smp(&machine);
+        let o = s.sim_options(&s.topology().unwrap()).unwrap();
+        assert_eq!(o.costs_profile.as_ref(), Some(&costs));
+        assert_eq!(o.cpuidle, None, "a file names no cpuidle driver");
+        // the fingerprint of an experiment reads the file
+        let text = format!(
+            "name = \"t\"\n[run]\nmachine = \"{machine}\"\nbenchmark = \"falseshare\"\n[[variant]]\nname = \"a\"\n"
+        );
+        let exp = crate::Experiment::parse("t.toml", &text, false).unwrap();
+        let before = crate::runlog::fingerprint(&exp);
+        write(&MachineCosts {
+            ipi_ns: costs.ipi_ns + 1,
+            ..costs.clone()
+        });
+        assert_ne!(crate::runlog::fingerprint(&exp), before);
     }
 
     #[test]

@@ -36,6 +36,16 @@ pub enum TopologyError {
         /// What is wrong.
         problem: String,
     },
+    /// An `smp:` machine spec is wrong: names the key (with its value) and
+    /// the allowed values.
+    #[error("smp: {key}: {problem}")]
+    Smp {
+        /// The key as given, `KEY=VALUE` (or `item N` for an item that is
+        /// not one).
+        key: String,
+        /// What is wrong and what is allowed.
+        problem: String,
+    },
     /// An input file (sysfs, hwloc XML) is missing, unreadable, garbled or
     /// inconsistent with the others.
     #[error("{}: {problem}", path.display())]

@@ -8,8 +8,10 @@
 //!   (`for_each_cpu_wrap`, `cpumask_next_wrap`).
 //! - [`Topology`]: which CPUs share a core (SMT), a cluster, the
 //!   last-level cache, a NUMA node and a package, node distances, caches.
-//!   Built from [`CpuPlace`]s, a [`TopologyBuilder`], a [`preset`], a sysfs
-//!   tree ([`from_sysfs`]) or hwloc XML ([`from_hwloc_xml`]).
+//!   Built from [`CpuPlace`]s, a [`TopologyBuilder`], a [`preset`], a
+//!   synthetic `smp:` shape ([`SmpSpec`], in the spirit of QEMU's `-smp`),
+//!   a sysfs tree ([`from_sysfs`]) or hwloc XML ([`from_hwloc_xml`]);
+//!   [`machine`] takes any of them as one string.
 //! - [`SchedDomains`]: the per-CPU sched-domain hierarchy Linux builds from
 //!   that (SMT, CLS, MC, DIE/PKG, NODE/NUMA levels with the kernel's flags,
 //!   groups, balance masks and degenerate-domain removal) and the per-CPU
@@ -48,18 +50,25 @@ pub mod domains;
 mod error;
 mod hwloc;
 pub mod input;
+mod machine;
 mod presets;
+mod synthetic;
 mod sysfs;
 mod topology;
 
 pub use builder::{CacheScope, SmtNumbering, TopologyBuilder};
 pub use cpumask::{BitIter, CpuMask};
 pub use domains::{
-    sd_flags, Arch, ConfigOption, DomainOptions, GroupFlagSync, ImbNumaNr, Level, SchedDomain,
-    SchedDomains, SchedGroup, LATEST_VERSION, NODE_RECLAIM_DISTANCE,
+    sd_flags, Arch, ConfigOption, DomainOptions, GroupFlagSync, Groups, ImbNumaNr, Level,
+    SchedDomain, SchedDomains, SchedGroup, LATEST_VERSION, NODE_RECLAIM_DISTANCE,
 };
 pub use error::TopologyError;
 pub use hwloc::from_hwloc_xml;
+pub use machine::machine;
 pub use presets::{preset, presets};
+pub use synthetic::{
+    from_smp, NodeDistances, SmpLevel, SmpSpec, DEFAULT_DISTANCES, MAX_DISTANCE, MAX_NODES,
+    MAX_THREADS, SMP_PREFIX,
+};
 pub use sysfs::{from_sysfs, write_sysfs};
 pub use topology::{CacheInfo, CacheKind, CpuPlace, Distance, Topology, LOCAL_DISTANCE};

@@ -2,9 +2,9 @@
 //! proptest mutates real inputs (the fixtures) and generates fresh ones,
 //! and every reader must return `Ok` or an error of one line, never panic.
 //!
-//! Targets: `CpuMask::parse_list`, `from_hwloc_xml` (the bytes go to a
-//! temporary file) and `from_sysfs` (a tree whose files are mutated,
-//! replaced or removed).
+//! Targets: `CpuMask::parse_list`, `from_smp` (mutated `smp:` specs),
+//! `from_hwloc_xml` (the bytes go to a temporary file) and `from_sysfs` (a
+//! tree whose files are mutated, replaced or removed).
 //!
 //! The suite runs a few cases of each; `SCHEDLAB_FUZZ_CASES=N` runs N cases
 //! of each target instead, e.g. for a long run:
@@ -201,6 +201,80 @@ proptest! {
             // what a mask prints parses back to the same mask
             let back = CpuMask::parse_list(&m.to_string());
             prop_assert_eq!(back.as_ref().ok(), Some(&m), "{:?} printed {}", s, m);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// smp: machine specs
+
+const SMP_SEEDS: &[&str] = &[
+    "smp:sockets=4,dies=2,cores=32,threads=2,nodes=8",
+    "smp:8",
+    "smp:cpus=16,sockets=2,threads=2,numbering=interleaved",
+    "smp:sockets=2,dies=2,clusters=6,cores=4,nodes=4,l2=cluster,llc=die,distance=local:10,die:11,socket:12,remote:32,cost=kunpeng920",
+    "smp:sockets=2,nodes=2,slit=10:20/20:10",
+];
+
+const SMP_DICT: &[&str] = &[
+    "smp:",
+    ",",
+    "=",
+    ":",
+    "/",
+    "cpus",
+    "sockets",
+    "dies",
+    "clusters",
+    "cores",
+    "threads",
+    "nodes",
+    "numbering",
+    "l2",
+    "llc",
+    "distance",
+    "slit",
+    "cost",
+    "local",
+    "die",
+    "socket",
+    "remote",
+    "core",
+    "cluster",
+    "contiguous",
+    "interleaved",
+    "0",
+    "1",
+    "2",
+    "3",
+    "8",
+    "10",
+    "64",
+    "255",
+    "1024",
+    "4096",
+    "4097",
+    "99999999999999999999",
+    "-1",
+    " ",
+    "é",
+];
+
+proptest! {
+    #![proptest_config(config(500))]
+
+    #[test]
+    fn smp_spec_never_panics(
+        s in (prop::sample::select(SMP_SEEDS), edits(SMP_DICT, 6)).prop_map(|(seed, e)| {
+            String::from_utf8_lossy(&mutate(seed.as_bytes(), &e)).into_owned()
+        })
+    ) {
+        let r = topology::from_smp(&s);
+        one_line(&r)?;
+        if let Ok(t) = r {
+            if t.nr_cpus() <= 256 {
+                topology::SchedDomains::build(&t, &topology::DomainOptions::default());
+            }
         }
     }
 }

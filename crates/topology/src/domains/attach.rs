@@ -5,7 +5,7 @@
 //! that order matters where CPUs share a group.
 
 use super::build::RawDomain;
-use super::groups::{GroupId, RawGroup, SharedFlags};
+use super::groups::{RawLists, SharedFlags};
 use super::options::{DomainOptions, GroupFlagSync};
 use super::sd_flags::*;
 
@@ -63,32 +63,21 @@ fn sd_parent_degenerate(
     !cflags & pflags == 0
 }
 
-/// The flags of `cpu`'s first group at level `k` (`sd->groups->flags`),
-/// shared with other CPUs where the group is.
-fn first_group_flags<'a>(
-    groups: &'a mut [Vec<Vec<RawGroup>>],
-    shared: &'a mut SharedFlags,
-    cpu: usize,
-    k: usize,
-) -> Option<&'a mut u32> {
-    let g = groups[cpu][k].first_mut()?;
-    match g.id {
-        GroupId::Shared(l, first) => shared.get_mut(&(l, first)),
-        GroupId::Private => Some(&mut g.flags),
-    }
-}
-
-/// Attach every CPU's chain in ascending CPU order; returns what each
-/// keeps. Group flags change in `groups` (private groups) and `shared`.
-pub(crate) fn attach_all(
+/// Attach `cpu`'s chain; returns what it keeps. Group flags change in
+/// `groups` (private groups) and `shared`. The number of groups of a
+/// domain and its first group are all it reads of the lists. Call it for
+/// every CPU in ascending order, as `build_sched_domains()` attaches them:
+/// a shared group's flags are left by the last CPU to change them.
+pub(crate) fn attach_cpu(
     chains: &[Vec<RawDomain>],
-    groups: &mut [Vec<Vec<RawGroup>>],
+    cpu: usize,
+    groups: &mut RawLists,
     shared: &mut SharedFlags,
     opts: &DomainOptions,
     nr_node_ids: usize,
-) -> Vec<Kept> {
-    let mut out = Vec::with_capacity(chains.len());
-    for (cpu, chain) in chains.iter().enumerate() {
+) -> Kept {
+    let chain = &chains[cpu];
+    {
         let mut flags: Vec<u32> = chain.iter().map(|d| d.flags).collect();
         let mut kept: Vec<usize> = (0..chain.len()).collect();
         let mut pos = 0;
@@ -99,7 +88,7 @@ pub(crate) fn attach_all(
                 flags[t],
                 &chain[p],
                 flags[p],
-                groups[cpu][p].len(),
+                groups.len(cpu, p),
                 opts,
                 nr_node_ids,
             );
@@ -111,7 +100,7 @@ pub(crate) fn attach_all(
             // being removed.
             if let Some(&gp) = kept.get(pos + 2) {
                 let child = flags[t];
-                if let Some(f) = first_group_flags(groups, shared, cpu, gp) {
+                if let Some(f) = groups.first_flags_mut(shared, cpu, gp) {
                     match opts.degenerate_group_flags {
                         GroupFlagSync::None => {}
                         GroupFlagSync::ShareCpuCapacity => *f |= child & SHARE_CPUCAPACITY,
@@ -125,20 +114,19 @@ pub(crate) fn attach_all(
             kept.remove(pos + 1);
         }
         if let Some(&b) = kept.first() {
-            if sd_degenerate(&chain[b], flags[b], groups[cpu][b].len(), opts) {
+            if sd_degenerate(&chain[b], flags[b], groups.len(cpu, b), opts) {
                 kept.remove(0);
                 // The new bottom's groups held the removed child's flags;
                 // the kernel clears those of its first group (v5.16+).
                 if let Some(&nb) = kept.first() {
                     if opts.group_flags {
-                        if let Some(f) = first_group_flags(groups, shared, cpu, nb) {
+                        if let Some(f) = groups.first_flags_mut(shared, cpu, nb) {
                             *f = 0;
                         }
                     }
                 }
             }
         }
-        out.push(kept.into_iter().map(|l| (l, flags[l])).collect());
+        kept.into_iter().map(|l| (l, flags[l])).collect()
     }
-    out
 }

@@ -84,20 +84,145 @@ pub(crate) fn build_sched_groups(
     groups
 }
 
+/// Every CPU's group list at every level of its chain, as the index of a
+/// ring in `rings` and the position its list starts at: `lists[cpu][k] =
+/// (ring, start)`. CPUs sharing a non-overlapping domain share its ring;
+/// an overlapping (NUMA) domain's groups are a ring of their own.
+#[derive(Default)]
+pub(crate) struct RawLists {
+    pub rings: Vec<Vec<RawGroup>>,
+    pub lists: Vec<Vec<(usize, usize)>>,
+    /// `cpu_attach_domain()`'s changes to the flags of the first group of
+    /// a private list, by (cpu, level): kept aside so that CPUs can share
+    /// one raw list.
+    pub first_flags: HashMap<(usize, usize), u32>,
+}
+
+impl RawLists {
+    /// Room for `chains`: one unset entry per CPU and built level.
+    pub fn for_chains(chains: &[Vec<RawDomain>]) -> RawLists {
+        RawLists {
+            rings: Vec::new(),
+            lists: chains
+                .iter()
+                .map(|c| vec![(usize::MAX, 0); c.len()])
+                .collect(),
+            first_flags: HashMap::new(),
+        }
+    }
+
+    /// Give `cpu`'s domain at level `k` a ring of its own.
+    pub fn push_private(&mut self, cpu: usize, k: usize, ring: Vec<RawGroup>) {
+        self.lists[cpu][k] = (self.rings.len(), 0);
+        self.rings.push(ring);
+    }
+
+    /// The groups of `cpu`'s domain at level `k`, how many.
+    pub fn len(&self, cpu: usize, k: usize) -> usize {
+        self.rings[self.lists[cpu][k].0].len()
+    }
+
+    /// The flags of the first group of `cpu`'s domain at level `k`
+    /// (`sd->groups->flags`): in `shared` for a shared group, else this
+    /// CPU's own.
+    pub fn first_flags_mut<'a>(
+        &'a mut self,
+        shared: &'a mut SharedFlags,
+        cpu: usize,
+        k: usize,
+    ) -> Option<&'a mut u32> {
+        let (r, start) = self.lists[cpu][k];
+        let g = self.rings[r].get(start)?;
+        match g.id {
+            GroupId::Shared(l, first) => shared.get_mut(&(l, first)),
+            GroupId::Private => {
+                let flags = g.flags;
+                Some(self.first_flags.entry((cpu, k)).or_insert(flags))
+            }
+        }
+    }
+}
+
+/// The groups of non-overlapping level `k` for every CPU: per domain span,
+/// one ring, the list `build_sched_groups()` builds for the span's last CPU
+/// (the kernel relinks the shared groups on each CPU's pass, so the last
+/// pass's order is the one left), and each CPU's list starts at its own
+/// group. Where the spans of the level, or of the level below, do not
+/// partition the CPUs (a topology the kernel calls broken), each CPU of
+/// the span keeps the list its own pass builds.
+pub(crate) fn build_level_rings(
+    chains: &[Vec<RawDomain>],
+    k: usize,
+    opts: &DomainOptions,
+    shared: &mut SharedFlags,
+    out: &mut RawLists,
+) {
+    let n = chains.len();
+    let mut done = vec![false; n];
+    let mut start_of = vec![0usize; n];
+    for cpu in 0..n {
+        if done[cpu] || chains[cpu].len() <= k {
+            continue;
+        }
+        let span = &chains[cpu][k].span;
+        let mut members = Vec::new();
+        let mut sane = true;
+        for j in span.iter() {
+            if chains[j].len() > k {
+                if chains[j][k].span == *span {
+                    members.push(j);
+                } else {
+                    sane = false;
+                }
+            }
+        }
+        if sane {
+            let last = *members.last().unwrap_or(&cpu);
+            let ring = build_sched_groups(chains, last, k, opts, shared);
+            for (gi, g) in ring.iter().enumerate() {
+                for c in g.span.iter() {
+                    start_of[c] = gi;
+                }
+            }
+            // each CPU's own group must be its child span, as its own
+            // pass would start with
+            let own = |m: usize| {
+                let g = &ring[start_of[m]].span;
+                g.test(m) && (k == 0 || chains[m][k - 1].span == *g)
+            };
+            if members.iter().all(|&m| own(m)) {
+                for &m in &members {
+                    out.lists[m][k] = (out.rings.len(), start_of[m]);
+                    done[m] = true;
+                }
+                out.rings.push(ring);
+                continue;
+            }
+        }
+        let ring = build_sched_groups(chains, cpu, k, opts, shared);
+        out.push_private(cpu, k, ring);
+        done[cpu] = true;
+    }
+}
+
 /// `sg->cores` (v6.6, "sched/topology: Record number of cores in sched
 /// group"): the group's CPUs counted once per SMT core
-/// (`init_sched_groups_capacity()`; each CPU is a core without
-/// CONFIG_SCHED_SMT).
+/// (`init_sched_groups_capacity()` walks the span and drops each CPU's SMT
+/// siblings as it counts it; each CPU is a core without CONFIG_SCHED_SMT).
+/// The same count, taken as the CPUs of the span with no lower SMT sibling
+/// in the span, which costs the span's weight instead of a mask operation
+/// per core.
 pub(crate) fn group_cores(topo: &Topology, span: &CpuMask, opts: &DomainOptions) -> usize {
     if !opts.sched_smt {
         return span.weight();
     }
-    let mut left = span.clone();
-    let mut cores = 0;
-    while let Some(c) = left.first() {
-        cores += 1;
-        left.andnot_assign(topo.smt_mask(c));
-        left.clear(c);
-    }
-    cores
+    span.iter()
+        .filter(|&c| {
+            !topo
+                .smt_mask(c)
+                .iter()
+                .take_while(|&s| s < c)
+                .any(|s| span.test(s))
+        })
+        .count()
 }

@@ -26,6 +26,7 @@
 
 mod attach;
 mod build;
+mod group_list;
 mod groups;
 mod levels;
 mod options;
@@ -36,6 +37,7 @@ pub mod sd_flags;
 mod tests;
 
 pub use build::NODE_RECLAIM_DISTANCE;
+pub use group_list::Groups;
 pub use levels::Level;
 pub use options::{Arch, ConfigOption, DomainOptions, GroupFlagSync, ImbNumaNr, LATEST_VERSION};
 
@@ -44,6 +46,8 @@ use crate::topology::Topology;
 use groups::{GroupId, SharedFlags};
 use sd_flags::*;
 use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// One group of a domain (`struct sched_group`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -94,8 +98,11 @@ pub struct SchedDomain {
     /// after `cpu_attach_domain()`.
     pub flags: u32,
     /// Groups in the kernel's list order: the first holds this CPU (the
-    /// child domain); the rest follow in wrapped CPU order from this CPU.
-    pub groups: Vec<SchedGroup>,
+    /// child domain); the rest follow around the ring of the span (in
+    /// wrapped CPU order from the span's last CPU, which is wrapped CPU
+    /// order from this CPU on any machine whose groups are placed
+    /// regularly). Indexes and iterates like a slice.
+    pub groups: Groups,
     /// Load-balance imbalance threshold, percent (SMT 110, LLC 117, else
     /// the version's default).
     pub imbalance_pct: u32,
@@ -156,61 +163,172 @@ impl SchedDomains {
         let (tl, dists) = levels::topology_levels(topo, opts);
         let chains = build::raw_chains(&tl, all, opts);
 
-        // Groups of every built domain, from the chains as built.
+        // Groups of every built domain, from the chains as built: one
+        // shared ring per span at the non-overlapping levels, a list per
+        // CPU at the NUMA ones.
         let mut shared = SharedFlags::new();
-        let mut groups: Vec<Vec<Vec<groups::RawGroup>>> = Vec::with_capacity(n);
-        for cpu in 0..n {
-            let per_level = (0..chains[cpu].len())
-                .map(|k| {
-                    if tl[k].overlap {
-                        overlap::build_overlap_sched_groups(&chains, cpu, k, opts)
-                    } else {
-                        groups::build_sched_groups(&chains, cpu, k, opts, &mut shared)
-                    }
-                })
-                .collect();
-            groups.push(per_level);
+        let mut lists = groups::RawLists::for_chains(&chains);
+        for (k, level) in tl.iter().enumerate() {
+            if !level.overlap {
+                groups::build_level_rings(&chains, k, opts, &mut shared, &mut lists);
+            }
         }
 
-        let nr_node_ids = if opts.numa { topo.nr_nodes() } else { 1 };
-        let kept = attach::attach_all(&chains, &mut groups, &mut shared, opts, nr_node_ids);
+        // The raw groups as the public ones. sg->cores by span: many
+        // lists hold the same groups. `first` replaces the first group's
+        // flags (a private list's, as cpu_attach_domain() left them).
+        let mut cores: HashMap<CpuMask, usize> = HashMap::new();
+        let mut convert = |ring: &[groups::RawGroup],
+                           shared: &SharedFlags,
+                           first: Option<u32>|
+         -> Arc<[SchedGroup]> {
+            ring.iter()
+                .enumerate()
+                .map(|(i, g)| SchedGroup {
+                    flags: match (g.id, first) {
+                        (_, Some(f)) if i == 0 => f,
+                        (GroupId::Shared(l, first), _) => shared[&(l, first)],
+                        (GroupId::Private, _) => g.flags,
+                    },
+                    cores: *cores
+                        .entry(g.span.clone())
+                        .or_insert_with(|| groups::group_cores(topo, &g.span, opts)),
+                    balance_mask: g.balance_mask.clone(),
+                    span: g.span.clone(),
+                })
+                .collect()
+        };
 
-        let per_cpu: Vec<Vec<SchedDomain>> = (0..n)
-            .map(|cpu| {
-                kept[cpu]
-                    .iter()
-                    .map(|&(k, flags)| {
-                        let raw = &chains[cpu][k];
-                        let groups = groups[cpu][k]
-                            .iter()
-                            .map(|g| SchedGroup {
-                                flags: match g.id {
-                                    GroupId::Shared(l, first) => shared[&(l, first)],
-                                    GroupId::Private => g.flags,
-                                },
-                                cores: groups::group_cores(topo, &g.span, opts),
-                                balance_mask: g.balance_mask.clone(),
-                                span: g.span.clone(),
-                            })
-                            .collect();
-                        SchedDomain {
-                            level: tl[k].level,
-                            name: tl[k].name,
-                            span: raw.span.clone(),
-                            span_weight: raw.span.weight(),
-                            flags,
-                            groups,
-                            imbalance_pct: raw.imbalance_pct,
-                            cache_nice_tries: raw.cache_nice_tries,
-                            busy_factor: opts.busy_factor,
-                            min_interval_ms: raw.tl_weight as u64,
-                            max_interval_ms: 2 * raw.tl_weight as u64,
-                            imb_numa_nr: raw.imb_numa_nr,
+        // CPU by CPU in ascending order: the NUMA levels' groups (which
+        // read only the chains), cpu_attach_domain(), then those groups
+        // in their final form. A CPU whose NUMA domain and child domain
+        // are those of the CPU before it at that level, with only CPUs of
+        // that child between them, gets the same list (the walk from
+        // either covers the child first and then meets the same CPUs), so
+        // it shares that CPU's raw list; equal final lists are shared too.
+        struct Reuse {
+            cpu: usize,
+            ring: usize,
+            lists: Vec<(u32, Arc<[SchedGroup]>)>,
+        }
+        let nr_node_ids = if opts.numa { topo.nr_nodes() } else { 1 };
+        let mut balance_masks = overlap::BalanceMasks::new();
+        let mut reuse: HashMap<usize, Reuse> = HashMap::new();
+        let mut last_list: HashMap<usize, Arc<[SchedGroup]>> = HashMap::new();
+        let mut numa_lists: Vec<Vec<Option<Arc<[SchedGroup]>>>> =
+            chains.iter().map(|c| vec![None; c.len()]).collect();
+        let mut kept = Vec::with_capacity(n);
+        for cpu in 0..n {
+            let overlap_levels: Vec<usize> =
+                (0..chains[cpu].len()).filter(|&k| tl[k].overlap).collect();
+            for &k in &overlap_levels {
+                let span = &chains[cpu][k].span;
+                let same = k > 0
+                    && reuse.get(&k).is_some_and(|r| {
+                        let (p, child) = (r.cpu, &chains[cpu][k - 1].span);
+                        chains[p][k].span == *span
+                            && chains[p][k - 1].span == *child
+                            && span
+                                .iter_wrap(p)
+                                .take_while(|&c| c != cpu)
+                                .all(|c| child.test(c))
+                    });
+                match reuse.get_mut(&k) {
+                    Some(r) if same => {
+                        r.cpu = cpu;
+                        lists.lists[cpu][k] = (r.ring, 0);
+                    }
+                    _ => {
+                        // every CPU of the list it replaces is done
+                        if let Some(old) = reuse.remove(&k) {
+                            lists.rings[old.ring] = Vec::new();
                         }
-                    })
-                    .collect()
-            })
-            .collect();
+                        let ring = overlap::build_overlap_sched_groups(
+                            &chains,
+                            cpu,
+                            k,
+                            opts,
+                            &mut balance_masks,
+                        );
+                        lists.push_private(cpu, k, ring);
+                        reuse.insert(
+                            k,
+                            Reuse {
+                                cpu,
+                                ring: lists.rings.len() - 1,
+                                lists: Vec::new(),
+                            },
+                        );
+                    }
+                }
+            }
+            let cpu_kept =
+                attach::attach_cpu(&chains, cpu, &mut lists, &mut shared, opts, nr_node_ids);
+            for &k in &overlap_levels {
+                if !cpu_kept.iter().any(|&(l, _)| l == k) {
+                    continue;
+                }
+                let Some(r) = reuse.get_mut(&k) else { continue };
+                let raw = &lists.rings[r.ring];
+                let first = lists
+                    .first_flags
+                    .get(&(cpu, k))
+                    .copied()
+                    .or(raw.first().map(|g| g.flags))
+                    .unwrap_or(0);
+                let list = match r.lists.iter().find(|(f, _)| *f == first) {
+                    Some((_, a)) => a.clone(),
+                    None => {
+                        let mut a = convert(raw, &shared, Some(first));
+                        match last_list.get(&k) {
+                            Some(prev) if **prev == *a => a = prev.clone(),
+                            _ => {
+                                last_list.insert(k, a.clone());
+                            }
+                        }
+                        r.lists.push((first, a.clone()));
+                        a
+                    }
+                };
+                numa_lists[cpu][k] = Some(list);
+            }
+            kept.push(cpu_kept);
+        }
+
+        // The non-overlapping levels' rings, each converted once, now
+        // that every shared group's flags are final.
+        let mut converted: Vec<Option<Arc<[SchedGroup]>>> = vec![None; lists.rings.len()];
+        let mut per_cpu: Vec<Vec<SchedDomain>> = Vec::with_capacity(n);
+        for cpu in 0..n {
+            let mut doms = Vec::with_capacity(kept[cpu].len());
+            for &(k, flags) in &kept[cpu] {
+                let raw = &chains[cpu][k];
+                let (r, start) = lists.lists[cpu][k];
+                let ring = match (&numa_lists[cpu][k], &converted[r]) {
+                    (Some(a), _) | (None, Some(a)) => a.clone(),
+                    (None, None) => {
+                        let a = convert(&lists.rings[r], &shared, None);
+                        converted[r] = Some(a.clone());
+                        a
+                    }
+                };
+                doms.push(SchedDomain {
+                    level: tl[k].level,
+                    name: tl[k].name,
+                    span: raw.span.clone(),
+                    span_weight: raw.span.weight(),
+                    flags,
+                    groups: Groups::new(ring, start),
+                    imbalance_pct: raw.imbalance_pct,
+                    cache_nice_tries: raw.cache_nice_tries,
+                    busy_factor: opts.busy_factor,
+                    min_interval_ms: raw.tl_weight as u64,
+                    max_interval_ms: 2 * raw.tl_weight as u64,
+                    imb_numa_nr: raw.imb_numa_nr,
+                });
+            }
+            per_cpu.push(doms);
+        }
 
         // update_top_cache_domain().
         let mut llc_level = vec![None; n];

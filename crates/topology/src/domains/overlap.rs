@@ -14,6 +14,12 @@ use super::build::RawDomain;
 use super::groups::{child_flags, GroupId, RawGroup};
 use super::options::DomainOptions;
 use crate::cpumask::CpuMask;
+use std::collections::HashMap;
+
+/// Balance masks already built, by level and group span: within one build
+/// the mask depends on nothing else, and on a large machine every CPU of a
+/// node asks for the same few.
+pub(crate) type BalanceMasks = HashMap<usize, HashMap<CpuMask, CpuMask>>;
 
 /// `find_descended_sibling()` (v5.13, commit 585b6d2723dc): starting at
 /// level `k` of CPU `i`'s chain, go down while the child domain is not
@@ -55,6 +61,7 @@ pub(crate) fn build_overlap_sched_groups(
     cpu: usize,
     k: usize,
     opts: &DomainOptions,
+    masks: &mut BalanceMasks,
 ) -> Vec<RawGroup> {
     let span = &chains[cpu][k].span;
     let mut covered = CpuMask::new();
@@ -84,7 +91,15 @@ pub(crate) fn build_overlap_sched_groups(
         };
         covered.or_assign(&g);
         // init_overlap_sched_group() builds the mask at the sibling's level.
-        let balance_mask = build_balance_mask(chains, level, &g);
+        let at_level = masks.entry(level).or_default();
+        let balance_mask = match at_level.get(&g) {
+            Some(m) => m.clone(),
+            None => {
+                let m = build_balance_mask(chains, level, &g);
+                at_level.insert(g.clone(), m.clone());
+                m
+            }
+        };
         groups.push(RawGroup {
             span: g,
             flags,

@@ -542,3 +542,78 @@ fn kernel_lines_use_the_version_names() {
     let latest = SchedDomains::build(&t, &DomainOptions::default());
     assert!(latest.kernel_lines()[1].contains(",SHARE_LLC,"));
 }
+
+/// The shared rings give every CPU the list its own `build_sched_groups()`
+/// pass builds wherever groups are placed regularly, and the NUMA lists
+/// CPUs share are those each CPU's `build_overlap_sched_groups()` builds:
+/// every preset, and `smp:` shapes with contiguous and interleaved
+/// numbering.
+#[test]
+fn shared_lists_equal_each_cpus_own_pass() {
+    let mut machines: Vec<Topology> = crate::presets::presets()
+        .iter()
+        .filter(|p| p.0 != "host")
+        .map(|p| preset(p.0).unwrap())
+        .collect();
+    for spec in [
+        "smp:sockets=2,dies=2,clusters=3,cores=2,threads=2,nodes=4",
+        "smp:sockets=2,dies=2,clusters=3,cores=2,threads=2,nodes=4,numbering=interleaved",
+        "smp:sockets=3,cores=5,threads=4,numbering=interleaved,nodes=3,llc=socket",
+        "smp:cores=12,nodes=3,distance=die:15",
+        "smp:sockets=4,dies=2,cores=3,threads=2,nodes=8,numbering=interleaved",
+    ] {
+        machines.push(crate::synthetic::from_smp(spec).unwrap());
+    }
+    machines.push(ring8());
+    // 16 nodes of 2 CPUs on a ring, 10 more per hop: NUMA levels whose
+    // groups overlap
+    let ring16: Vec<String> = (0..16i32)
+        .map(|a| {
+            (0..16i32)
+                .map(|b| (10 + 10 * (a - b).rem_euclid(16).min((b - a).rem_euclid(16))).to_string())
+                .collect::<Vec<_>>()
+                .join(":")
+        })
+        .collect();
+    let spec = format!("smp:cores=32,nodes=16,slit={}", ring16.join("/"));
+    machines.push(crate::synthetic::from_smp(&spec).unwrap());
+    for t in &machines {
+        for opts in [DomainOptions::default(), DomainOptions::linux(5, 4)] {
+            let sd = SchedDomains::build(t, &opts);
+            let (tl, _) = levels::topology_levels(t, &opts);
+            let chains = build::raw_chains(&tl, t.all_cpus(), &opts);
+            let mut shared = SharedFlags::new();
+            for cpu in 0..t.nr_cpus() {
+                for d in sd.domains(cpu) {
+                    let k = tl.iter().position(|l| l.level == d.level).unwrap();
+                    if tl[k].overlap {
+                        let own = overlap::build_overlap_sched_groups(
+                            &chains,
+                            cpu,
+                            k,
+                            &opts,
+                            &mut overlap::BalanceMasks::new(),
+                        );
+                        let own: Vec<(String, String)> = own
+                            .iter()
+                            .map(|g| (g.span.to_string(), g.balance_mask.to_string()))
+                            .collect();
+                        let ours: Vec<(String, String)> = d
+                            .groups
+                            .iter()
+                            .map(|g| (g.span.to_string(), g.balance_mask.to_string()))
+                            .collect();
+                        assert_eq!(ours, own, "{} cpu {cpu} {}", t.name(), d.name);
+                        continue;
+                    }
+                    let own: Vec<String> =
+                        groups::build_sched_groups(&chains, cpu, k, &opts, &mut shared)
+                            .iter()
+                            .map(|g| g.span.to_string())
+                            .collect();
+                    assert_eq!(spans(d), own, "{} cpu {cpu} {}", t.name(), d.name);
+                }
+            }
+        }
+    }
+}
