@@ -228,6 +228,50 @@ pub fn profile(
             m.rtt_process_same_cpu_ns, m.rtt_process_same_cpu_ns, m.rtt_thread_same_cpu_ns
         ),
     );
+    // A channel used from two CPUs in turn: what a pair pays beyond the
+    // same turns on channels of their own is its lines coming over, at the
+    // pair's c2c latency.
+    let ab_c2c = m
+        .c2c
+        .iter()
+        .find(|p| m.cpus.len() >= 2 && p.a == m.cpus[0] && p.b == m.cpus[1])
+        .map(|p| p.uncontended_ns);
+    for (alt, own, field, key, what) in [
+        (
+            m.pipe_pair_alternating_ns,
+            m.pipe_pair_alternating_own_ns,
+            &mut c.pipe_lines,
+            "pipe_lines",
+            "pipe",
+        ),
+        (
+            m.unix_pair_alternating_ns,
+            m.unix_pair_alternating_own_ns,
+            &mut c.unix_lines,
+            "unix_lines",
+            "unix socketpair",
+        ),
+    ] {
+        if let (Some(alt), Some(own), Some(c2c)) = (alt, own, ab_c2c) {
+            let penalty = alt - own;
+            *field = ((penalty / c2c.max(1.0)).round().max(1.0)) as u32;
+            put(
+                key,
+                format!(
+                    "{measured}: a 100 B {what} write+read, CPUs {} and {} in turn on one {what} {alt:.1} ns, each on its own {own:.1} ns: {penalty:.1} ns / their c2c {c2c:.1} ns",
+                    m.cpus[0], m.cpus[1]
+                ),
+            );
+        } else {
+            put(
+                key,
+                format!(
+                    "not measured (needs two CPUs and their c2c figure): the generic profile's {}",
+                    *field
+                ),
+            );
+        }
+    }
     // Ring of N: per hop one pipe write, one read and `switches` switches;
     // per switch (N) minus per switch (2) is the refill after N - 1 others.
     for (process, ring, sw, table, key) in [
@@ -547,6 +591,11 @@ mod tests {
             ring_thread_switches: [1.0, 1.4, 1.4, 1.4, 1.4, 1.4].to_vec(),
             ring_process_ns: [2700.0, 6800.0, 8800.0, 10800.0, 12800.0, 14800.0].to_vec(),
             ring_process_switches: [1.0, 2.0, 2.0, 2.0, 2.0, 2.0].to_vec(),
+            // (1000 - 820) / 30 ns = 6 lines; (1400 - 1190) / 30 = 7
+            pipe_pair_alternating_ns: Some(1000.0),
+            pipe_pair_alternating_own_ns: Some(820.0),
+            unix_pair_alternating_ns: Some(1400.0),
+            unix_pair_alternating_own_ns: Some(1190.0),
             fork_run_ns: 90_000.0,
             fork_exit_ns: 60_000.0,
             thread_run_ns: 12_000.0,
@@ -595,6 +644,7 @@ mod tests {
         assert_eq!((c.ctx_switch_ns, c.mm_switch_extra_ns), (2000, 100));
         assert_eq!(c.refill_thread_ns, [100, 200, 300, 400, 500]);
         assert_eq!(c.refill_process_ns, [1000, 2000, 3000, 4000, 5000]);
+        assert_eq!((c.pipe_lines, c.unix_lines), (6, 7));
         assert_eq!(
             (c.tcp_send_ns, c.tcp_recv_ns, c.tcp_ps_per_byte),
             (1097, 262, 34)

@@ -34,6 +34,10 @@ struct Line {
     shared: bool,
     /// When the last transfer of this line completes.
     busy_until: Nanos,
+    /// How many cache lines the modelled object spans: a transfer moves
+    /// them all (a channel's kernel state is several lines; see
+    /// `MachineCosts::pipe_lines`).
+    weight: u32,
 }
 
 /// All modelled lines of a run.
@@ -69,12 +73,19 @@ impl LineTable {
 
     /// Allocate a new line, not yet written by anybody.
     pub fn alloc(&mut self) -> LineId {
+        self.alloc_lines(1)
+    }
+
+    /// Allocate an object of `weight` cache lines that always move
+    /// together (at least one).
+    pub fn alloc_lines(&mut self, weight: u32) -> LineId {
         let id = self.lines.len() as LineId;
         self.lines.push(Line {
             writer: NOBODY,
             last_reader: NOBODY,
             shared: false,
             busy_until: 0,
+            weight: weight.max(1),
         });
         self.holders.resize(self.holders.len() + self.words, 0);
         id
@@ -121,19 +132,22 @@ impl LineTable {
 
     /// Move `line` over distance `d` at [`LineTable::now`]: wait for a
     /// transfer still in flight, then occupy the line for this one. Returns
-    /// the wait plus the transfer time.
+    /// the wait plus the transfer time (the line's weight times one line's:
+    /// the lines of one object are taken as fetched one after another, as
+    /// the kernel's pointer chasing through them does).
     #[inline]
     fn transfer(&mut self, line: LineId, d: topology::Distance, costs: &MachineCosts) -> Nanos {
         let l = &mut self.lines[line as usize];
         self.transfers += 1;
+        let w = l.weight as Nanos;
         if self.now < l.busy_until {
             self.contended += 1;
             let wait = l.busy_until - self.now;
-            let t = costs.c2c_contended(d);
+            let t = costs.c2c_contended(d) * w;
             l.busy_until += t;
             wait + t
         } else {
-            let t = costs.c2c(d);
+            let t = costs.c2c(d) * w;
             l.busy_until = self.now + t;
             t
         }

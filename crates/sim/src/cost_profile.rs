@@ -14,7 +14,7 @@
 //! data, what the comments of [`MachineCosts::for_machine`] say about where
 //! each figure comes from.
 
-use crate::costs::{IdleState, MachineCosts, REFILL_SOURCE};
+use crate::costs::{IdleState, MachineCosts, CHANNEL_LINES_SOURCE, REFILL_SOURCE};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -75,6 +75,14 @@ const MEANINGS: &[(&str, &str)] = &[
         "one multiply-add of schbench's naive matrix multiply, in cache, 1/1000 ns",
     ),
     ("copy_ps_per_byte", "user/kernel copy per byte, 1/1000 ns"),
+    (
+        "pipe_lines",
+        "cache lines a pipe write or read pulls over when the pipe was last used on another CPU",
+    ),
+    (
+        "unix_lines",
+        "cache lines a unix stream send or receive pulls over when the socket was last used on another CPU",
+    ),
     ("ctx_switch_ns", "voluntary context switch between threads of one process, ns"),
     ("mm_switch_extra_ns", "extra cost when a switch changes address space, ns"),
     (
@@ -182,6 +190,8 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
             "{first_local}: the same ping-pong between processes, 5375 ns -> (5375 - 5122) / 2"
         ),
     );
+    put("pipe_lines", CHANNEL_LINES_SOURCE.to_string());
+    put("unix_lines", CHANNEL_LINES_SOURCE.to_string());
     put("refill_thread_ns", format!("{REFILL_SOURCE}, threads"));
     put("refill_process_ns", format!("{REFILL_SOURCE}, processes"));
     put(
@@ -558,16 +568,16 @@ mod tests {
     fn errors_name_the_key() {
         let e = |from, to| edit(from, to).unwrap_err().to_string();
         assert_eq!(
-            e("pipe_syscall_ns = 792", "pipe_syscall_ns = \"x\""),
+            e("pipe_syscall_ns = 703", "pipe_syscall_ns = \"x\""),
             "p.toml: pipe_syscall_ns: invalid type: string \"x\", expected u64"
         );
         assert_eq!(
-            e("pipe_syscall_ns = 792\n", ""),
+            e("pipe_syscall_ns = 703\n", ""),
             "p.toml: pipe_syscall_ns: missing (every key is required)"
         );
         assert!(e("hz = 250", "hz = 250\npipe_ns = 3").starts_with("p.toml: pipe_ns: unknown key"));
         assert_eq!(e("hz = 250", "hz = 0"), "p.toml: hz: 0 is not in 1..=10000");
-        assert!(e("fork_ns = 217140", "fork_ns = -1").starts_with("p.toml: fork_ns: invalid value"));
+        assert!(e("fork_ns = 192888", "fork_ns = -1").starts_with("p.toml: fork_ns: invalid value"));
         assert_eq!(
             e("ipi_ns = 1000", "ipi_ns = 10000000000"),
             "p.toml: ipi_ns: 10000000000 is too large (at most 1000000000)"

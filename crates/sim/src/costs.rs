@@ -48,13 +48,23 @@ impl IdleState {
 /// measured: pipe rings of 4, 8, 16, 32 and 64 tasks.
 pub const REFILL_OTHERS: [u64; 5] = [3, 7, 15, 31, 63];
 
-/// Where the built-in profiles' refill tables come from.
-pub const REFILL_SOURCE: &str = "not measured for the built-in profiles yet: zero (a profile from `schedlab calibrate` measures them)";
-const REFILL_THREAD_NS: [Nanos; 5] = [0, 0, 0, 0, 0];
-const REFILL_PROCESS_NS: [Nanos; 5] = [0, 0, 0, 0, 0];
+/// Where the built-in profiles' refill tables and channel line counts come
+/// from: `schedlab calibrate` (the pipe rings and the channels used in
+/// turn) on the third development machine, an Intel Sapphire-Rapids-class
+/// KVM guest (2 vCPUs, Linux 6.18), 2026-12-01. Not the machine the other
+/// OS costs come from, which was gone when these were added; like them,
+/// they are taken for every preset (what a task's kernel working set and a
+/// channel's kernel state span is the kernel's, not the machine's).
+pub const REFILL_SOURCE: &str = "schedlab calibrate on an Intel Sapphire-Rapids-class KVM guest (2 vCPUs, Linux 6.18), 2026-12-01: pipe rings per hop 940, 1358, 1382, 1384, 1446, 1470 ns (threads) and 1016, 1583, 2062, 2084, 2136, 2279 ns (processes) for N = 2..64, about 1.4 switches per hop from N = 4; per switch = (hop - 2 x 145 ns) / switches, minus N = 2";
+const REFILL_THREAD_NS: [Nanos; 5] = [120, 138, 135, 183, 208];
+const REFILL_PROCESS_NS: [Nanos; 5] = [197, 519, 539, 585, 738];
+/// Channel line counts, the same measurement (see `REFILL_SOURCE`).
+pub const CHANNEL_LINES_SOURCE: &str = "schedlab calibrate on the same guest: 100 B write+read on CPUs 0 and 1 in turn, one shared channel against one each: pipe 863.2 - 503.3 = 360.0 ns, unix socketpair 1240.2 - 795.2 = 445.0 ns, over their c2c 62.3 ns: 6 and 7 lines";
+const PIPE_LINES: u32 = 6;
+const UNIX_LINES: u32 = 7;
 
 /// Kunpeng 920's OS-cost factor (see `MachineCosts::for_machine`).
-pub const KUNPENG_OS_SCALE_MILLI: u32 = 2310;
+pub const KUNPENG_OS_SCALE_MILLI: u32 = 2052;
 
 const fn us(v: u64) -> Nanos {
     v * 1000
@@ -81,6 +91,13 @@ pub struct MachineCosts {
     pub pipe_syscall_ns: Nanos,
     /// One unix stream send or receive syscall (includes skb handling), ns.
     pub unix_syscall_ns: Nanos,
+    /// Cache lines of a pipe's kernel state (lock, indices, wait queues,
+    /// buffer page, file counts) that a write or read pulls over when the
+    /// pipe was last used on another CPU: the channel's modelled line
+    /// moves this many lines at each transfer.
+    pub pipe_lines: u32,
+    /// The same for a unix stream socket (both ends' state and the skb).
+    pub unix_lines: u32,
     /// Plain syscall round trip (poll, wait, ...), ns.
     pub syscall_ns: Nanos,
     /// One loopback TCP send syscall (TCP_NODELAY): the whole stack down and,
@@ -287,6 +304,8 @@ impl MachineCosts {
             smt_throughput_milli: Vec::new(),
             pipe_syscall_ns: 0,
             unix_syscall_ns: 0,
+            pipe_lines: 1,
+            unix_lines: 1,
             syscall_ns: 0,
             tcp_send_ns: 0,
             tcp_recv_ns: 0,
@@ -385,6 +404,8 @@ impl MachineCosts {
             // Refill after other tasks ran (see REFILL_SOURCE).
             m.refill_thread_ns = REFILL_THREAD_NS;
             m.refill_process_ns = REFILL_PROCESS_NS;
+            m.pipe_lines = PIPE_LINES;
+            m.unix_lines = UNIX_LINES;
             m.thread_create_ns = us(13);
             m.fork_ns = us(94);
             m.thread_exit_ns = us(12);

@@ -602,7 +602,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// `bytes_written`/`bytes_read` and `messages` (control channels, such as
     /// hackbench's ready/wake pipes, do not).
     pub fn add_channel(&mut self, kind: ChanKind, payload: bool) -> ChanId {
-        let line = self.lines.alloc();
+        // the channel's kernel state, as many lines as the profile measured
+        // (loopback TCP: not measured, one line)
+        let weight = match kind {
+            ChanKind::Pipe => self.costs.pipe_lines,
+            ChanKind::UnixStream => self.costs.unix_lines,
+            ChanKind::TcpStream => 1,
+        };
+        let line = self.lines.alloc_lines(weight);
         let mut ch = Channel::new(kind, line);
         ch.payload = payload;
         self.chans.push(ch);
