@@ -38,10 +38,10 @@
 //!   channel's cache lines cost to pull over; the profile turns it into a
 //!   number of lines at the pair's measured c2c latency. These two take
 //!   the fastest batch, not the median: a spinning thread that loses its
-//!   CPU to any other task stalls the whole batch. (The `_own` turns
-//!   cost far more than the hot `pipe100` too, about 1 us a pair on a 6.18
-//!   KVM guest even for two getppid calls: calls made right after other
-//!   work run cold. That part is not in the profile.)
+//!   CPU to any other task stalls the whole batch. (The `_own` turns cost
+//!   more than the hot `pipe100` too, about 0.42 against 0.29 us a pair on
+//!   a 6.18 KVM guest: a pipe used right after other work runs colder. That
+//!   part is not in the profile.)
 //! - `fork_run` / `fork_exit`: `fork()` until the child runs (it writes a
 //!   byte the parent reads), then from there until `waitpid` has reaped its
 //!   `_exit`. `thread_run` / `thread_exit`: the same with `pthread_create` and
