@@ -96,9 +96,11 @@ impl Schbench {
     }
 
     /// Side of the square matrices, `floor(sqrt(F * 1024 / 3 / 8))`: three
-    /// matrices of 8-byte words fill the footprint.
+    /// matrices of 8-byte words fill the footprint. Computed as schbench's
+    /// `main()` does (masoncl/schbench `schbench.c`): integer divisions of
+    /// the footprint in bytes, then the square root, truncated.
     pub fn matrix_size(&self) -> usize {
-        ((self.footprint_kb as f64 * 1024.0 / 3.0 / 8.0).sqrt()) as usize
+        ((self.footprint_kb as u64 * 1024 / 3 / 8) as f64).sqrt() as usize
     }
 
     /// Checks the thread counts. Limits that depend on where the run
@@ -306,6 +308,14 @@ mod tests {
     fn defaults_follow_the_new_schbench() {
         let c = Schbench::default();
         assert_eq!(c.matrix_size(), 104);
+        // schbench.c: sqrt(F * 1024 / 3 / sizeof(unsigned long)), integer divisions.
+        for (kb, n) in [(0, 0), (1, 6), (16, 26), (1024, 209), (1 << 20, 6688)] {
+            let s = Schbench {
+                footprint_kb: kb,
+                ..Schbench::default()
+            };
+            assert_eq!(s.matrix_size(), n, "-F {kb}");
+        }
         assert_eq!(c.workers(8), 8);
         assert_eq!(
             Schbench {
