@@ -45,6 +45,7 @@ mod error;
 pub mod hackbench;
 mod limits;
 pub mod schbench;
+mod schbench_math;
 mod sys;
 pub mod tbench;
 

@@ -10,8 +10,9 @@
 //! (`now - wake stamp`). It then sleeps `sleep_usec`, takes the lock of the
 //! CPU it runs on (spinning on trylock; retried if it migrated), does
 //! `operations` naive `n x n` matrix multiplications (`n = sqrt(F KB * 1024
-//! / 3 / 8)`), unlocks, and records the **request latency** (sleep + lock +
-//! math). The main thread samples the request rate once a second into the
+//! / 3 / 8)`; the work is in `schbench_math`, which runs the same machine
+//! code as the C build), unlocks, and records the **request latency**
+//! (sleep + lock + math). The main thread samples the request rate once a second into the
 //! RPS histogram and prints the tables at the end (and every
 //! `interval` seconds).
 //!
@@ -27,6 +28,7 @@
 use crate::cpus::{self, AffinityGuard, CpuSelection};
 use crate::error::{Error, Result};
 use crate::limits;
+use crate::schbench_math::Matrices;
 use crate::sys::{self, SignalGuard};
 use benchspec::plat::Plat;
 pub use benchspec::schbench::{LatencySummary, RpsSummary, Schbench};
@@ -285,43 +287,12 @@ impl Shared<'_> {
         }
         let lock = (!cfg.no_locking && !cfg.calibrate).then(|| self.lock_cpu());
         for _ in 0..cfg.operations {
-            m.multiply(self.n);
+            m.multiply();
         }
         if let Some(l) = lock {
             l.0.store(false, Ordering::Release);
         }
         now_us().saturating_sub(start)
-    }
-}
-
-struct Matrices {
-    a: Vec<u64>,
-    b: Vec<u64>,
-    c: Vec<u64>,
-}
-
-impl Matrices {
-    fn new(n: usize) -> Self {
-        let fill = |k: u64| (0..n * n).map(|i| i as u64 ^ k).collect::<Vec<u64>>();
-        Matrices {
-            a: fill(1),
-            b: fill(2),
-            c: vec![0; n * n],
-        }
-    }
-
-    /// Naive `c = a * b`.
-    fn multiply(&mut self, n: usize) {
-        for i in 0..n {
-            for j in 0..n {
-                let mut sum = 0u64;
-                for k in 0..n {
-                    sum = sum.wrapping_add(self.a[i * n + k].wrapping_mul(self.b[k * n + j]));
-                }
-                self.c[i * n + j] = sum;
-            }
-        }
-        std::hint::black_box(&mut self.c);
     }
 }
 
