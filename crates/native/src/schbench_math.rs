@@ -23,13 +23,15 @@
 //!   `m1` or `m2`, so gcc keeps the running sum in a register but stores it
 //!   to `m3[i n + j]` after every `k`; it neither vectorises nor unrolls the
 //!   loop: per `k` two loads, one scalar `imul`, one store, eight
-//!   instructions. A Rust loop does not come out the same: with bounds
-//!   checks and the sum kept in a register it ran 28 % slower than the C
-//!   build on the development VM (Sapphire Rapids, KVM), and written with
-//!   raw pointers LLVM unrolls it by two (about 20 % faster). The loop is
-//!   therefore written out in assembly on x86-64: the same eight
-//!   instructions, with the same registers, so the same bytes, as the C
-//!   build's inner loop.
+//!   instructions. A Rust loop does not come out the same. The port's
+//!   former loop (bounds checks, the sum kept in a register) did the math
+//!   28 % slower than the C build on the development VM (Sapphire Rapids,
+//!   KVM). Written with raw pointers and the store, LLVM unrolls it by two
+//!   (18 % less time than the rolled loop, standalone); kept rolled by an
+//!   empty `asm!` in its body, its own register and addressing choices
+//!   still did the math 9 % faster than the C build. The loop is therefore
+//!   written out in assembly on x86-64: the same eight instructions, with
+//!   the same registers, so the same bytes, as the C build's inner loop.
 //! - **Placement.** How fast those bytes run on this host depends on where
 //!   they sit: the C build's inner loop starts 48 bytes into a 64-byte block
 //!   of code (at 0x38b0 in the binary) and its 25 bytes run into the next
