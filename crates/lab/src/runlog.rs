@@ -188,39 +188,9 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     res
 }
 
-/// What `path` is when it exists and is not a regular file (after
-/// symbolic links): "a FIFO", "a character device", ...; `None` for a
-/// regular file or nothing at all.
-pub fn not_a_regular_file(path: &Path) -> Option<&'static str> {
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.is_file() {
-        return None;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        Some(if t.is_dir() {
-            "a directory"
-        } else if t.is_fifo() {
-            "a FIFO"
-        } else if t.is_char_device() {
-            "a character device"
-        } else if t.is_block_device() {
-            "a block device"
-        } else if t.is_socket() {
-            "a socket"
-        } else {
-            "not a file"
-        })
-    }
-    #[cfg(not(unix))]
-    Some(if meta.is_dir() {
-        "a directory"
-    } else {
-        "not a file"
-    })
-}
+/// What `path` is when it exists and is not a regular file
+/// (`topology::input::not_a_regular_file`, the input reader's own test).
+pub use topology::input::not_a_regular_file;
 
 /// A log open for appending, held by this process alone (a lock file
 /// beside it, `.NAME.lock`, keeps a second schedlab from writing it).

@@ -44,6 +44,18 @@ fn too_large(limit: u64) -> String {
     )
 }
 
+/// What `path` is when it exists and is not a regular file (after
+/// symbolic links): "a FIFO", "a character device", ...; `None` for a
+/// regular file or nothing at all. Writers use it to refuse replacing a
+/// device or FIFO with a result file.
+pub fn not_a_regular_file(path: &std::path::Path) -> Option<&'static str> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() {
+        return None;
+    }
+    Some(file_kind(&meta))
+}
+
 #[cfg(unix)]
 fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
