@@ -76,6 +76,9 @@ pub struct SimOptions {
     /// ([`MachineCosts::for_machine`]); `--cost-profile FILE`. `costs:
     /// false` still zeroes it.
     pub costs_profile: Option<MachineCosts>,
+    /// Measure the host time the run spends in the modelled kernel's
+    /// decisions ([`crate::engine::PhaseTimes`], `--stats`).
+    pub phase_timing: bool,
 }
 
 impl SimOptions {
@@ -116,6 +119,7 @@ impl Default for SimOptions {
             cpuidle: None,
             dummy_wakeup_ns: 0,
             costs_profile: None,
+            phase_timing: false,
         }
     }
 }
@@ -338,6 +342,10 @@ pub struct SimResult {
     /// The workload's own JSON fields.
     #[serde(flatten)]
     pub workload: serde_json::Map<String, serde_json::Value>,
+    /// Host time and scan work of the policy's calls (not in JSON: it
+    /// measures the host; `--stats`).
+    #[serde(skip)]
+    pub phases: crate::engine::PhaseTimes,
 }
 
 /// What a run allocates, for the memory estimate checked before anything
@@ -622,6 +630,7 @@ pub fn simulate<W: Workload>(
             .cpuidle
             .unwrap_or_else(|| crate::cpuidle::Cpuidle::for_machine(topo.name()).0),
         idle_loop,
+        phase_timing: opt.phase_timing,
     };
     let policy = make_policy(&opt.policy);
     let name = policy.name();
@@ -664,6 +673,7 @@ pub fn simulate<W: Workload>(
             .collect(),
         text: report.text,
         workload: report.json,
+        phases: e.phases,
     })
 }
 

@@ -216,6 +216,9 @@ pub struct BalanceEnv<'a> {
     pub this_cpu: usize,
     /// Cost charged during this call (ns).
     pub cost_ns: Nanos,
+    /// Run-queue reads during this call ([`BalanceEnv::read_rq`]): the
+    /// modelled kernel's own scan work, which grows with the domains.
+    pub rq_reads: u32,
     /// What to do afterwards.
     pub req: Requests,
     /// Scratch list for task walks (kept to avoid allocation).
@@ -227,6 +230,7 @@ impl<'a> BalanceEnv<'a> {
     #[inline]
     pub fn read_rq(&mut self, cpu: usize) -> &CpuState {
         let line = self.cpus[cpu].line;
+        self.rq_reads += 1;
         self.cost_ns += self.lines.read(line, self.this_cpu, self.topo, self.costs);
         &self.cpus[cpu]
     }

@@ -127,11 +127,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             hz: self.costs.hz,
             this_cpu,
             cost_ns: 0,
+            rq_reads: 0,
             req: std::mem::take(&mut self.breq),
             scratch: std::mem::take(&mut self.bscratch),
         };
         env.req.clear();
+        let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
         f(b.as_mut(), &mut env);
+        self.phases.balance(t0, env.rq_reads);
         let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
         self.bscratch = std::mem::take(&mut env.scratch);
         (req, cost)

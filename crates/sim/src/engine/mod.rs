@@ -59,6 +59,8 @@ mod pelt;
 mod schedule;
 mod sync;
 pub use sync::Bin;
+mod phases;
+pub use phases::PhaseTimes;
 mod timers;
 mod wakeup;
 
@@ -150,8 +152,6 @@ struct Cpu<R> {
     idle: IdleGovernor,
     /// Periodic tick.
     tick: TickState,
-    /// SMT core index for speed updates.
-    core_first: usize,
     /// Balancing work the CPU owes before it schedules.
     bal: CpuBalance,
 }
@@ -297,6 +297,10 @@ pub struct EngineConfig {
     pub cpuidle: crate::cpuidle::Cpuidle,
     /// The kernel's idle-loop rules (when the tick stops, POLL's limit).
     pub idle_loop: crate::idle_loop::IdleLoopFeatures,
+    /// Measure the host time spent in the policy's calls ([`PhaseTimes`]);
+    /// a diagnostic for `--stats`, off by default (it reads the clock
+    /// twice per call).
+    pub phase_timing: bool,
 }
 
 /// How far a run has got, published every [`Progress::EVERY`] events for
@@ -376,6 +380,7 @@ impl EngineConfig {
                 governor: crate::cpuidle::Governor::Menu,
             },
             idle_loop: crate::idle_loop::IdleLoopFeatures::default(),
+            phase_timing: false,
         }
     }
 }
@@ -440,6 +445,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     balancer: Option<Box<dyn Balancer>>,
     /// Balancing statistics.
     pub bstats: BalanceStats,
+    /// Host time and scan work of the policy's calls (`--stats`).
+    pub phases: PhaseTimes,
     /// The root domain's cache line (rd->overload, the nohz mask).
     root_line: LineId,
     /// Last cfs_tasks list stamp given out.
@@ -487,7 +494,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let seed = cfg.seed;
         let mut rng = crate::rng::Rng::stream(seed, 1);
         let cpus = (0..n)
-            .map(|c| Cpu {
+            .map(|_| Cpu {
                 rq: R::default(),
                 pelt: Pelt::new(0),
                 gen: 0,
@@ -529,7 +536,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     offset: rng.below(tick_ns),
                     armed: false,
                 },
-                core_first: topo.smt_mask(c).first().unwrap_or(c),
                 bal: CpuBalance {
                     idle: true,
                     ..Default::default()
@@ -572,6 +578,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             violation: None,
             balancer: None,
             bstats: BalanceStats::default(),
+            phases: PhaseTimes::default(),
             root_line,
             list_seq: 0,
             bscratch: Vec::new(),

@@ -35,7 +35,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             vcpu_preempt_check: self.cfg.vcpu_preempt_check,
             sched_idle_as_idle: self.cfg.sched_idle_as_idle,
         };
+        let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
         let r = f(self.policy.as_mut(), &mut env);
+        self.phases.placement(t0);
         (r, env.cost_ns, env.probes)
     }
 
