@@ -23,8 +23,8 @@ use crate::Nanos;
 /// The run queues as the balancer sees them.
 struct RqView<'x, R: RunQueue> {
     cpus: &'x mut [super::Cpu<R>],
-    tasks: &'x [super::Task],
     ents: &'x [crate::eevdf::Entity],
+    lists: &'x super::cfs_tasks::CfsTaskLists,
     now: Nanos,
 }
 
@@ -37,14 +37,11 @@ impl<R: RunQueue> RqTasks for RqView<'_, R> {
     }
 
     fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>) {
-        let start = out.len();
-        out.extend_from_slice(self.cpus[cpu].rq.queued());
-        if let Some(c) = self.curr(cpu) {
-            out.push(c);
-        }
-        // most recently enqueued or picked first
-        out[start..]
-            .sort_unstable_by_key(|&t| std::cmp::Reverse(self.tasks[t as usize].list_stamp));
+        self.lists.from_head(cpu, out);
+    }
+
+    fn cfs_tasks_tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
+        self.lists.tail(cpu, max, out);
     }
 
     fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64) {
@@ -103,8 +100,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         let mut view = RqView {
             cpus: &mut self.cpus,
-            tasks: &self.tasks,
             ents: &self.ents,
+            lists: &self.cfs_lists,
             now: self.now,
         };
         let mut env = BalanceEnv {
@@ -152,9 +149,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     fn apply_balance(&mut self, c: usize, req: Requests, cost: Nanos) {
         self.cpus[c].debt += cost;
         self.bstats.cost_ns += cost;
-        for &(_, t) in &req.rotated {
-            self.list_seq += 1;
-            self.tasks[t as usize].list_stamp = self.list_seq;
+        for &(src, t) in &req.rotated {
+            // detach_tasks' list_move to the head of the source's list
+            self.cfs_lists.move_to_front(src, t);
         }
         for m in &req.moves {
             self.migrate_queued_task(m.task, m.src, m.dst, c, cost);

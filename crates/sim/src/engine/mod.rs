@@ -59,6 +59,7 @@ mod pelt;
 mod schedule;
 mod sync;
 pub use sync::Bin;
+mod cfs_tasks;
 mod phases;
 pub use phases::PhaseTimes;
 mod timers;
@@ -114,10 +115,6 @@ struct Task {
     vars: [Nanos; crate::task::TASK_VARS],
     /// The per-CPU lock it holds: (set, CPU).
     held_lock: Option<(crate::task::LockSetId, usize)>,
-    /// Position in its run queue's cfs_tasks list: the list is kept in
-    /// order of this stamp, raised when the task is enqueued or picked
-    /// (the kernel moves it to the head then).
-    list_stamp: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -449,8 +446,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     pub phases: PhaseTimes,
     /// The root domain's cache line (rd->overload, the nohz mask).
     root_line: LineId,
-    /// Last cfs_tasks list stamp given out.
-    list_seq: u64,
+    /// Each CPU's cfs_tasks list.
+    cfs_lists: cfs_tasks::CfsTaskLists,
     /// Scratch list lent to the balancer.
     bscratch: Vec<u32>,
     /// Request lists lent to the balancer.
@@ -580,7 +577,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             bstats: BalanceStats::default(),
             phases: PhaseTimes::default(),
             root_line,
-            list_seq: 0,
+            cfs_lists: cfs_tasks::CfsTaskLists::new(n),
             bscratch: Vec::new(),
             breq: Default::default(),
             iwww: IdleWaitClock {
@@ -655,8 +652,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             op: Op::Exit,
             vars: [0; crate::task::TASK_VARS],
             held_lock: None,
-            list_stamp: 0,
         });
+        self.cfs_lists.add_task();
         id
     }
 

@@ -115,8 +115,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.cpu_state[c].curr_is_idle = false;
                 self.cpus[c].bal.newidle_done = false;
                 // set_next_task_fair moves it to the head of cfs_tasks
-                self.list_seq += 1;
-                self.tasks[ni].list_stamp = self.list_seq;
+                self.cfs_lists.move_to_front(c, n);
                 if prev != Some(n) {
                     self.counters.context_switches += 1;
                     self.cpus[c].time.switches += 1;
