@@ -37,7 +37,7 @@ impl<R: RunQueue> RqTasks for RqView<'_, R> {
     }
 
     fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>) {
-        self.lists.from_head(cpu, out);
+        self.lists.all(cpu, out);
     }
 
     fn cfs_tasks_tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {

@@ -90,7 +90,7 @@ impl CfsTaskLists {
     }
 
     /// Append `cpu`'s list, head first, to `out`.
-    pub(super) fn from_head(&self, cpu: usize, out: &mut Vec<u32>) {
+    pub(super) fn all(&self, cpu: usize, out: &mut Vec<u32>) {
         let mut t = self.head[cpu];
         while t != NONE {
             out.push(t);
@@ -155,7 +155,7 @@ mod tests {
                 }
                 for (c, m) in model.iter().enumerate() {
                     let mut got = vec![];
-                    l.from_head(c, &mut got);
+                    l.all(c, &mut got);
                     prop_assert_eq!(&got, m);
                     for k in 0..4 {
                         let mut tail = vec![];
