@@ -76,6 +76,9 @@ pub struct SimOptions {
     /// ([`MachineCosts::for_machine`]); `--cost-profile FILE`. `costs:
     /// false` still zeroes it.
     pub costs_profile: Option<MachineCosts>,
+    /// Where the run's events go (`--trace FILE`; None: not traced). The
+    /// run takes the sink out of the slot and puts it back when it ends.
+    pub trace: Option<crate::trace::TraceSlot>,
 }
 
 impl SimOptions {
@@ -116,6 +119,7 @@ impl Default for SimOptions {
             cpuidle: None,
             dummy_wakeup_ns: 0,
             costs_profile: None,
+            trace: None,
         }
     }
 }
@@ -635,7 +639,12 @@ pub fn simulate<W: Workload>(
     if let Stop::At(t) = w.stop() {
         e.set_stop_at(t);
     }
-    e.run()?;
+    e.set_trace(opt.trace.as_ref().and_then(|s| s.take()));
+    let ran = e.run();
+    if let (Some(slot), Some(sink)) = (&opt.trace, e.take_trace()) {
+        slot.put(sink);
+    }
+    ran?;
     let report = w.report(&Record::of(&e));
     Ok(SimResult {
         benchmark: w.name().into(),

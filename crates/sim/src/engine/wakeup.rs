@@ -6,6 +6,7 @@ use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, Stage, WakeEnv, WakeRequest};
 use crate::rq::RunQueue;
 use crate::task::TaskId;
+use crate::trace::{MigrateCause, TraceEvent};
 use crate::Nanos;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -50,6 +51,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     ) -> (usize, Nanos) {
         let prev = self.tasks[t as usize].cpu;
         let allowed_one = self.tplace[t as usize].cpus_allowed.weight() == 1;
+        let mut nprobes = 0;
         let (dec, cost) = if allowed_one {
             let cpu = self.tplace[t as usize].cpus_allowed.first().unwrap_or(prev);
             (
@@ -71,8 +73,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let _ = self.pstats.probes_per_wakeup.record(probes as u64);
             self.pstats.probes += probes as u64;
             self.pstats.cost_ns += cost;
+            nprobes = probes;
             (d, cost)
         };
+        if self.traced() {
+            self.pick_note = super::trace::PickNote {
+                stage: Some(dec.stage),
+                probes: nprobes,
+                cost_ns: cost,
+            };
+        }
         self.cpus[waker_cpu].debt += cost;
         let mut cpu = dec.cpu;
         if cpu >= self.topo.nr_cpus() || !self.tplace[t as usize].cpus_allowed.test(cpu) {
@@ -117,6 +127,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t as usize;
         self.tasks[ti].cpu = cpu;
         self.tplace[ti].recent_used_cpu = cpu;
+        if self.traced() {
+            // no placement ran
+            self.pick_note = Default::default();
+        }
         self.start_new_task(t, cpu, cpu, 0);
     }
 
@@ -148,6 +162,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if cpu != parent_cpu {
             self.counters.migrations += 1;
         }
+        if self.traced() {
+            // sched_wakeup_new (wake_up_new_task; its __set_task_cpu
+            // fires no sched_migrate_task)
+            self.trace_wakeup(t, parent_cpu, cpu, parent_cpu, true);
+        }
         self.activate(t, cpu, parent_cpu, true, lead, false);
     }
 
@@ -171,15 +190,52 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tasks[ti].state = TaskState::Runnable;
         self.tasks[ti].resumed = true;
         let prev = self.tasks[ti].cpu;
+        if self.traced() {
+            self.emit(TraceEvent::Waking {
+                cpu: waker_cpu as u32,
+                task: t,
+                prev_cpu: prev as u32,
+            });
+        }
         let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
         // the A/A check's dummy cost: waker CPU time that decides nothing
         self.cpus[waker_cpu].debt += self.costs.dummy_wakeup_ns;
         self.counters.wakeups += 1;
         if cpu != prev {
             self.counters.migrations += 1;
+            if self.traced() {
+                self.emit(TraceEvent::Migrate {
+                    cpu: waker_cpu as u32,
+                    task: t,
+                    orig: prev as u32,
+                    dest: cpu as u32,
+                    cause: MigrateCause::Wakeup,
+                });
+            }
             self.set_task_cpu(t, cpu);
         }
+        if self.traced() {
+            // ttwu_do_activate: sched_wakeup follows the enqueue and the
+            // preemption check, before any switch they cause
+            self.trace_wakeup(t, waker_cpu, cpu, prev, false);
+        }
         self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
+    }
+
+    /// `sched_wakeup` / `sched_wakeup_new` of `t` on `cpu`, placed on
+    /// `by` (the placement kept in `pick_note`).
+    fn trace_wakeup(&mut self, t: TaskId, by: usize, cpu: usize, prev: usize, new: bool) {
+        let n = self.pick_note;
+        self.emit(TraceEvent::Wakeup {
+            cpu: by as u32,
+            task: t,
+            target_cpu: cpu as u32,
+            prev_cpu: prev as u32,
+            new,
+            stage: n.stage,
+            probes: n.probes,
+            cost_ns: n.cost_ns,
+        });
     }
 
     /// Enqueue `t` on `cpu` (ttwu_do_activate / wake_up_new_task tail) and
