@@ -43,8 +43,11 @@ pub struct CompareArgs {
     /// Write an SVG plot of the first metric to F, and of each other metric to F's stem + `-METRIC.svg`.
     #[arg(long, value_name = "F.svg")]
     pub plot: Option<PathBuf>,
+    /// Write the whole report as one self-contained HTML page: the experiment, every table and plot, the scheduler internals, the simulator's error against native runs.
+    #[arg(long, value_name = "F.html")]
+    pub html: Option<PathBuf>,
     /// Run only shard I of N (1-based) and keep its runs in the run log; join with --merge.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with_all = ["json", "csv", "plot"])]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with_all = ["json", "csv", "plot", "html"])]
     pub shard: Option<Shard>,
     /// Keep the runs the run log already holds and do only the missing ones.
     #[arg(long)]
@@ -87,7 +90,12 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // every output can be written, before any run starts
-    for (flag, path) in [("--json", &a.json), ("--csv", &a.csv), ("--plot", &a.plot)] {
+    for (flag, path) in [
+        ("--json", &a.json),
+        ("--csv", &a.csv),
+        ("--plot", &a.plot),
+        ("--html", &a.html),
+    ] {
         if let Some(p) = path {
             crate::output::check_writable(p).with_context(|| flag.to_string())?;
         }
@@ -103,7 +111,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let log = match &a.log {
             Some(l) => l.clone(),
             None => {
-                let beside = [&a.json, &a.csv, &a.plot]
+                let beside = [&a.json, &a.csv, &a.plot, &a.html]
                     .into_iter()
                     .flatten()
                     .next()
@@ -203,6 +211,17 @@ fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Res
             let svg = report::plot::svg(&report, &m.name)?;
             write_atomic(&file, svg.as_bytes()).context("--plot")?;
         }
+    }
+    if let Some(path) = &a.html {
+        let mut page = crate::cmd_compare_html::page(exp);
+        page.internals = spec
+            .metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .filter(|n| crate::cmd_compare_html::is_internal(n))
+            .collect();
+        let text = report::html::html(&report, &page)?;
+        write_atomic(path, text.as_bytes()).context("--html")?;
     }
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -10,6 +10,7 @@ mod args;
 mod cmd_bench;
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_compare_html;
 mod cmd_costs;
 mod cmd_sim;
 mod cmd_topology;
