@@ -22,6 +22,9 @@ pub fn page(exp: &Experiment) -> HtmlPage {
         .iter()
         .map(|c| {
             let s = &c.spec;
+            if s.mode == Mode::Native {
+                return "this host (native runs)".to_string();
+            }
             let mut m = s.machine.clone();
             if let Some(n) = s.node {
                 m.push_str(&format!(", node {n}"));
