@@ -55,6 +55,18 @@ pub struct CompareArgs {
     /// The run log [default: NAME[.quick][.shard-I-of-N].runs.jsonl beside the first of --json/--csv/--plot, else here].
     #[arg(long, value_name = "F")]
     pub log: Option<PathBuf>,
+    /// Trace one simulated run of the experiment (--trace-run) to FILE: it is run again, alone, with its seed (runs are deterministic, so it is the run the report holds).
+    #[arg(long, value_name = "FILE", conflicts_with = "shard")]
+    pub trace: Option<PathBuf>,
+    /// The run --trace traces: VARIANT[,POINT[,ITERATION]] [default: the baseline, the first point, iteration 0].
+    #[arg(long, value_name = "VARIANT[,POINT[,ITERATION]]", requires = "trace")]
+    pub trace_run: Option<String>,
+    /// Keep only events from S simulated seconds on in the --trace file.
+    #[arg(long, value_name = "S", requires = "trace", value_parser = crate::cmd_sim::trace::sim_seconds)]
+    pub trace_from: Option<u64>,
+    /// Keep only events before S simulated seconds in the --trace file.
+    #[arg(long, value_name = "S", requires = "trace", value_parser = crate::cmd_sim::trace::sim_seconds)]
+    pub trace_to: Option<u64>,
     /// Build the report from the run logs of an experiment's shards instead of running.
     #[arg(long, value_name = "LOG", num_args = 1.., conflicts_with_all = ["experiment", "shard", "resume", "quick", "iterations", "jobs", "log"])]
     pub merge: Vec<PathBuf>,
@@ -95,6 +107,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         ("--csv", &a.csv),
         ("--plot", &a.plot),
         ("--html", &a.html),
+        ("--trace", &a.trace),
     ] {
         if let Some(p) = path {
             crate::output::check_writable(p).with_context(|| flag.to_string())?;
@@ -107,6 +120,10 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         let mut exp = load(name, a.quick)?;
         if let Some(n) = a.iterations {
             exp.iterations = n;
+        }
+        if a.trace.is_some() {
+            // the traced run exists and is simulated, before any runs
+            crate::cmd_compare_trace::pick(&exp, a.trace_run.as_deref())?;
         }
         let log = match &a.log {
             Some(l) => l.clone(),
@@ -179,6 +196,17 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         (exp, records)
     };
     write_report(&a, &exp, &records)?;
+    if let Some(path) = &a.trace {
+        crate::cmd_compare_trace::trace_run(
+            &exp,
+            a.trace_run.as_deref(),
+            crate::cmd_sim::trace::TraceArgs {
+                trace: Some(path.clone()),
+                trace_from: a.trace_from,
+                trace_to: a.trace_to,
+            },
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod progress;
-mod trace;
+pub mod trace;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]

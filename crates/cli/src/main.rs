@@ -11,6 +11,7 @@ mod cmd_bench;
 mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_compare_html;
+mod cmd_compare_trace;
 mod cmd_costs;
 mod cmd_sim;
 mod cmd_topology;

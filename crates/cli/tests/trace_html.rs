@@ -3,6 +3,7 @@
 
 mod common;
 use common::{fails, json, run};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The command: `sim hackbench -g 2 -l 100 --trace t.pftrace`.
@@ -167,4 +168,62 @@ fn compare_html_to_an_unwritable_place_fails_before_running() {
     ]);
     assert!(e.contains("--html") && e.contains("does not exist"), "{e}");
     assert!(!Path::new("/nonexistent/dir/r.html").exists());
+}
+
+/// `compare --trace`: the traced run is the run the report holds (its
+/// placement stages give the same shares as the report's record of it).
+#[test]
+fn compare_trace_is_the_reported_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("sim.toml");
+    let sim_only = TINY.replace(
+        "[[variant]]\nname = \"host-native\"\nmode = \"native\"",
+        "[[variant]]\nname = \"6.6-nosisutil\"\nfeatures = { sis_util = \"off\" }",
+    );
+    std::fs::write(&file, sim_only).unwrap();
+    let (t, j) = (d.join("c.pftrace"), d.join("c.json"));
+    run(&[
+        "compare",
+        file.to_str().unwrap(),
+        "--json",
+        j.to_str().unwrap(),
+        "--trace",
+        t.to_str().unwrap(),
+        "--trace-run",
+        "6.6-nosisutil,2,1",
+    ]);
+    let s = simtrace::read::summarize(&std::fs::read(&t).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let rec = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variant"] == "6.6-nosisutil" && r["point"] == "2" && r["iteration"] == 1)
+        .expect("the run");
+    let placed: BTreeMap<&String, &u64> = s
+        .stages
+        .iter()
+        .filter(|(k, _)| !k.starts_with("none"))
+        .collect();
+    let total: u64 = placed.values().copied().sum();
+    assert!(total > 0);
+    for (stage, n) in placed {
+        let share = 100.0 * *n as f64 / total as f64;
+        let want = rec["metrics"][format!("stage-{stage}")].as_f64().unwrap();
+        assert!((share - want).abs() < 1e-9, "{stage}: {share} vs {want}");
+    }
+    // a native run cannot be traced; refused before anything runs
+    let n = d.join("n.toml");
+    std::fs::write(&n, TINY).unwrap();
+    let e = fails(&[
+        "compare",
+        n.to_str().unwrap(),
+        "--trace",
+        d.join("n.pftrace").to_str().unwrap(),
+        "--trace-run",
+        "host-native",
+    ]);
+    assert!(e.contains("only simulated runs are traced"), "{e}");
+    assert!(!d.join("n.pftrace").exists());
 }

@@ -27,7 +27,7 @@ pub struct TraceArgs {
 const MAX_S: f64 = 1e9;
 
 /// A decimal number of simulated seconds, as nanoseconds.
-fn sim_seconds(s: &str) -> Result<u64, String> {
+pub fn sim_seconds(s: &str) -> Result<u64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=MAX_S).contains(&v) => Ok((v * 1e9).round() as u64),
         _ => Err(format!("{s} is not a number of seconds in 0..={MAX_S}")),
