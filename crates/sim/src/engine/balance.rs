@@ -153,11 +153,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.traced()
             && (!req.moves.is_empty() || req.kick_ilb.is_some() || !req.active.is_empty())
         {
-            self.emit(crate::trace::TraceEvent::Balance {
-                cpu: c as u32,
-                moved: req.moves.len() as u32,
-                cost_ns: cost,
-            });
+            self.trace_balance(c, req.moves.len(), cost);
         }
         self.cpus[c].debt += cost;
         self.bstats.cost_ns += cost;
@@ -226,13 +222,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // it waited runnable until now
         self.update_task_pelt(ti, true, false);
         if self.traced() {
-            self.emit(crate::trace::TraceEvent::Migrate {
-                cpu: by as u32,
-                task: t,
-                orig: src as u32,
-                dest: dst as u32,
-                cause: crate::trace::MigrateCause::Balance,
-            });
+            self.trace_migrate(by, t, src, dst, crate::trace::MigrateCause::Balance);
         }
         self.deactivate_task(t, src);
         self.tasks[ti].cpu = dst;

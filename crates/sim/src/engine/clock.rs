@@ -24,10 +24,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let was_busy = self.cpus[c].mode == Mode::Busy;
         if !was_busy && mode == Mode::Busy && self.traced() {
             // cpu_idle(PWR_EVENT_EXIT): the CPU is out of its idle state
-            self.emit(crate::trace::TraceEvent::Idle {
-                cpu: c as u32,
-                state: None,
-            });
+            self.trace_idle_exit(c);
         }
         self.account(c, self.now);
         self.cpus[c].mode = mode;

@@ -204,10 +204,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         if self.traced() {
             // the idle loop goes round: out of POLL, into the new choice
-            self.emit(crate::trace::TraceEvent::Idle {
-                cpu: c as u32,
-                state: None,
-            });
+            self.trace_idle_exit(c);
             self.trace_idle_enter(c);
         }
         self.cpu_state[c].idle_exit_latency = self
@@ -249,10 +246,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             tick_stopped: true,
         };
         if self.traced() {
-            self.emit(crate::trace::TraceEvent::Idle {
-                cpu: c as u32,
-                state: None,
-            });
+            self.trace_idle_exit(c);
             self.trace_idle_enter(c);
         }
         self.cpus[c].idle.halt_since = Some(self.now);

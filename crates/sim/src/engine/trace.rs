@@ -8,7 +8,7 @@ use super::{Engine, Mode, TaskState, POLL_STATE};
 use crate::placement::Stage;
 use crate::rq::RunQueue;
 use crate::task::TaskId;
-use crate::trace::{PrevState, Runner, TraceEvent, TraceSetup, TraceSink, TraceTask};
+use crate::trace::{MigrateCause, PrevState, Runner, TraceEvent, TraceSetup, TraceSink, TraceTask};
 use crate::Nanos;
 
 /// The placement of the wake-up in progress, kept between select_task_rq
@@ -45,6 +45,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// The run starts: tell the sink the machine and the tasks.
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_begin(&mut self) {
         if !self.traced() {
             return;
@@ -113,6 +115,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// `sched_switch` on `c` from `prev` (the rq's current task, None when
     /// the CPU was idle or in its stopper) to `next`.
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_switch(&mut self, c: usize, prev: Option<TaskId>, next: Runner) {
         let prev = prev.map(|p| (p, self.prev_state(p)));
         self.emit(TraceEvent::Switch {
@@ -123,6 +127,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// `cpu_idle` entry of `c` in its current idle state.
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_idle_enter(&mut self, c: usize) {
         if let Mode::Idle { state, .. } = self.cpus[c].mode {
             let state = if state == POLL_STATE {
@@ -138,16 +144,101 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// The run-queue length of `c` (after an enqueue or dequeue).
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_nr_running(&mut self, c: usize) {
         let n = self.cpus[c].rq.nr_running() as u32;
         self.emit(TraceEvent::NrRunning { cpu: c as u32, n });
     }
 
     /// Every LLC's nr_idle_scan (after a balancer pass).
+    #[cold]
+    #[inline(never)]
     pub(super) fn trace_nr_idle_scan(&mut self) {
         for l in 0..self.llc.len() {
             let n = self.llc[l].nr_idle_scan;
             self.emit(TraceEvent::NrIdleScan { llc: l as u32, n });
         }
+    }
+
+    /// `sched_wakeup` / `sched_wakeup_new` of `t` on `cpu`, placed on
+    /// `by` (the placement kept in `pick_note`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_wakeup(&mut self, t: TaskId, by: usize, cpu: usize, prev: usize, new: bool) {
+        let n = self.pick_note;
+        self.emit(TraceEvent::Wakeup {
+            cpu: by as u32,
+            task: t,
+            target_cpu: cpu as u32,
+            prev_cpu: prev as u32,
+            new,
+            stage: n.stage,
+            probes: n.probes,
+            cost_ns: n.cost_ns,
+        });
+    }
+
+    /// The placement of the wake-up in progress, for its `sched_wakeup`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_pick(&mut self, stage: Option<Stage>, probes: u32, cost_ns: Nanos) {
+        self.pick_note = PickNote {
+            stage,
+            probes,
+            cost_ns,
+        };
+    }
+
+    /// `sched_waking` of `t`, woken on `cpu`, last on `prev`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_waking(&mut self, cpu: usize, t: TaskId, prev: usize) {
+        self.emit(TraceEvent::Waking {
+            cpu: cpu as u32,
+            task: t,
+            prev_cpu: prev as u32,
+        });
+    }
+
+    /// `sched_migrate_task` of `t` from `orig` to `dest`, done on `by`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_migrate(
+        &mut self,
+        by: usize,
+        t: TaskId,
+        orig: usize,
+        dest: usize,
+        cause: MigrateCause,
+    ) {
+        self.emit(TraceEvent::Migrate {
+            cpu: by as u32,
+            task: t,
+            orig: orig as u32,
+            dest: dest as u32,
+            cause,
+        });
+    }
+
+    /// `cpu_idle(PWR_EVENT_EXIT)` on `c`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_idle_exit(&mut self, c: usize) {
+        self.emit(TraceEvent::Idle {
+            cpu: c as u32,
+            state: None,
+        });
+    }
+
+    /// A balancer pass of `c` that moved `moved` tasks (or kicked).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_balance(&mut self, c: usize, moved: usize, cost_ns: Nanos) {
+        self.emit(TraceEvent::Balance {
+            cpu: c as u32,
+            moved: moved as u32,
+            cost_ns,
+        });
     }
 }

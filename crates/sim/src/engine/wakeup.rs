@@ -6,7 +6,7 @@ use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, Stage, WakeEnv, WakeRequest};
 use crate::rq::RunQueue;
 use crate::task::TaskId;
-use crate::trace::{MigrateCause, TraceEvent};
+use crate::trace::MigrateCause;
 use crate::Nanos;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -77,11 +77,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             (d, cost)
         };
         if self.traced() {
-            self.pick_note = super::trace::PickNote {
-                stage: Some(dec.stage),
-                probes: nprobes,
-                cost_ns: cost,
-            };
+            self.trace_pick(Some(dec.stage), nprobes, cost);
         }
         self.cpus[waker_cpu].debt += cost;
         let mut cpu = dec.cpu;
@@ -129,7 +125,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tplace[ti].recent_used_cpu = cpu;
         if self.traced() {
             // no placement ran
-            self.pick_note = Default::default();
+            self.trace_pick(None, 0, 0);
         }
         self.start_new_task(t, cpu, cpu, 0);
     }
@@ -191,11 +187,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tasks[ti].resumed = true;
         let prev = self.tasks[ti].cpu;
         if self.traced() {
-            self.emit(TraceEvent::Waking {
-                cpu: waker_cpu as u32,
-                task: t,
-                prev_cpu: prev as u32,
-            });
+            self.trace_waking(waker_cpu, t, prev);
         }
         let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
         // the A/A check's dummy cost: waker CPU time that decides nothing
@@ -204,13 +196,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if cpu != prev {
             self.counters.migrations += 1;
             if self.traced() {
-                self.emit(TraceEvent::Migrate {
-                    cpu: waker_cpu as u32,
-                    task: t,
-                    orig: prev as u32,
-                    dest: cpu as u32,
-                    cause: MigrateCause::Wakeup,
-                });
+                self.trace_migrate(waker_cpu, t, prev, cpu, MigrateCause::Wakeup);
             }
             self.set_task_cpu(t, cpu);
         }
@@ -220,22 +206,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.trace_wakeup(t, waker_cpu, cpu, prev, false);
         }
         self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
-    }
-
-    /// `sched_wakeup` / `sched_wakeup_new` of `t` on `cpu`, placed on
-    /// `by` (the placement kept in `pick_note`).
-    fn trace_wakeup(&mut self, t: TaskId, by: usize, cpu: usize, prev: usize, new: bool) {
-        let n = self.pick_note;
-        self.emit(TraceEvent::Wakeup {
-            cpu: by as u32,
-            task: t,
-            target_cpu: cpu as u32,
-            prev_cpu: prev as u32,
-            new,
-            stage: n.stage,
-            probes: n.probes,
-            cost_ns: n.cost_ns,
-        });
     }
 
     /// Enqueue `t` on `cpu` (ttwu_do_activate / wake_up_new_task tail) and
