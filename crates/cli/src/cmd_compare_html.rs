@@ -43,7 +43,10 @@ pub fn page(exp: &Experiment) -> HtmlPage {
         let cell = exp.cells.iter().find(|c| c.variant == i);
         let what = match cell.map(|c| &c.spec) {
             Some(s) if s.mode == Mode::Sim && s.policy == Policy::Linux => {
-                format!("simulated, kernel {}", s.kernel_name().unwrap_or_else(|_| s.kernel.clone()))
+                format!(
+                    "simulated, kernel {}",
+                    s.kernel_name().unwrap_or_else(|_| s.kernel.clone())
+                )
             }
             Some(s) if s.mode == Mode::Sim => "simulated, sched_ext default pick".to_string(),
             Some(_) => "native, this host's kernel".to_string(),

@@ -11,21 +11,34 @@ use lab::{Experiment, Mode};
 pub fn pick(exp: &Experiment, sel: Option<&str>) -> Result<PlannedRun> {
     let mut parts = sel.map_or(Vec::new(), |s| s.split(',').collect::<Vec<_>>());
     if parts.len() > 3 {
-        bail!("--trace-run {}: expected VARIANT[,POINT[,ITERATION]]", sel.unwrap_or(""));
+        bail!(
+            "--trace-run {}: expected VARIANT[,POINT[,ITERATION]]",
+            sel.unwrap_or("")
+        );
     }
     parts.resize(3, "");
     let variant = match parts[0] {
         "" => 0,
-        v => exp.variants.iter().position(|x| x.name == v).ok_or_else(|| {
-            let names: Vec<&str> = exp.variants.iter().map(|x| x.name.as_str()).collect();
-            anyhow!("--trace-run: no variant {v:?} (the variants: {})", names.join(", "))
-        })?,
+        v => exp
+            .variants
+            .iter()
+            .position(|x| x.name == v)
+            .ok_or_else(|| {
+                let names: Vec<&str> = exp.variants.iter().map(|x| x.name.as_str()).collect();
+                anyhow!(
+                    "--trace-run: no variant {v:?} (the variants: {})",
+                    names.join(", ")
+                )
+            })?,
     };
     let point = match parts[1] {
         "" => 0,
         p => exp.points.iter().position(|x| x.key == p).ok_or_else(|| {
             let keys: Vec<&str> = exp.points.iter().map(|x| x.key.as_str()).collect();
-            anyhow!("--trace-run: no point {p:?} (the points: {})", keys.join(", "))
+            anyhow!(
+                "--trace-run: no point {p:?} (the points: {})",
+                keys.join(", ")
+            )
         })?,
     };
     let iteration = match parts[2] {

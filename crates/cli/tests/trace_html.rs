@@ -45,12 +45,24 @@ fn sim_trace_counts_match_the_json_counters() {
 fn a_trace_window_keeps_its_events_only() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("w.pftrace");
-    let args = ["sim", "hackbench", "-g", "2", "-l", "100", "--trace", t.to_str().unwrap()];
+    let args = [
+        "sim",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "100",
+        "--trace",
+        t.to_str().unwrap(),
+    ];
     let mut windowed = args.to_vec();
     windowed.extend(["--trace-from", "0.005", "--trace-to", "0.006"]);
     run(&windowed);
     let s = simtrace::read::summarize(&std::fs::read(&t).unwrap()).unwrap();
-    assert!(s.first_ts.unwrap() >= 5_000_000 && s.last_ts.unwrap() < 6_000_000, "{s:?}");
+    assert!(
+        s.first_ts.unwrap() >= 5_000_000 && s.last_ts.unwrap() < 6_000_000,
+        "{s:?}"
+    );
     assert!(s.switches_to_task > 0);
 }
 

@@ -24,4 +24,6 @@ pub mod proto;
 pub mod read;
 mod writer;
 
-pub use writer::{stopper_pid, task_pid, PerfettoWriter, TraceError, TraceStats, Window, BUNDLE_EVENTS};
+pub use writer::{
+    stopper_pid, task_pid, PerfettoWriter, TraceError, TraceStats, Window, BUNDLE_EVENTS,
+};

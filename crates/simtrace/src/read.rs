@@ -61,7 +61,11 @@ pub fn summarize(bytes: &[u8]) -> Result<Summary, prost::DecodeError> {
     for p in &trace.packet {
         if let Some(Data::ProcessTree(t)) = &p.data {
             for pr in &t.processes {
-                if pr.cmdline.first().is_some_and(|c| c.starts_with("migration/")) {
+                if pr
+                    .cmdline
+                    .first()
+                    .is_some_and(|c| c.starts_with("migration/"))
+                {
                     stoppers.insert(pr.pid.unwrap_or(-1));
                 }
             }
@@ -120,8 +124,16 @@ pub fn summarize(bytes: &[u8]) -> Result<Summary, prost::DecodeError> {
                         .unwrap_or_default();
                     *s.counters.entry(track).or_default() += 1;
                 } else if name.starts_with("select_task_rq") {
-                    let arg = |n: &str| t.debug_annotations.iter().find(|a| a.name.as_deref() == Some(n));
-                    let sv = |n: &str| arg(n).and_then(|a| a.string_value.clone()).unwrap_or_default();
+                    let arg = |n: &str| {
+                        t.debug_annotations
+                            .iter()
+                            .find(|a| a.name.as_deref() == Some(n))
+                    };
+                    let sv = |n: &str| {
+                        arg(n)
+                            .and_then(|a| a.string_value.clone())
+                            .unwrap_or_default()
+                    };
                     let uv = |n: &str| arg(n).and_then(|a| a.uint_value).unwrap_or(0);
                     let kind = sv("kind");
                     if kind == "fork" && uv("prev_cpu") != uv("target_cpu") {

@@ -159,7 +159,9 @@ impl PerfettoWriter {
             why,
         };
         if let Some(kind) = topology::input::not_a_regular_file(path) {
-            return Err(bad(format!("not a regular file ({kind}); give a file name")));
+            return Err(bad(format!(
+                "not a regular file ({kind}); give a file name"
+            )));
         }
         let name = path
             .file_name()
@@ -213,12 +215,10 @@ impl PerfettoWriter {
             return Err(io(e));
         }
         let out = self.out.take().expect("finish runs once");
-        let f = out
-            .into_inner()
-            .map_err(|e| TraceError::Io {
-                path: self.path.display().to_string(),
-                source: e.into_error(),
-            })?;
+        let f = out.into_inner().map_err(|e| TraceError::Io {
+            path: self.path.display().to_string(),
+            source: e.into_error(),
+        })?;
         f.sync_all().map_err(io)?;
         self.stats.bytes = f.metadata().map_err(io)?.len();
         drop(f);
@@ -452,7 +452,11 @@ impl TraceSink for PerfettoWriter {
         let ts = self.window.from;
         for c in 0..n {
             let tracks = [
-                (UUID_DECISIONS, format!("CPU {c} placement and balance"), false),
+                (
+                    UUID_DECISIONS,
+                    format!("CPU {c} placement and balance"),
+                    false,
+                ),
                 (UUID_NR_RUNNING, format!("CPU {c} nr_running"), true),
             ];
             for (base, name, counter) in tracks {

@@ -71,7 +71,11 @@ fn hackbench_trace_counts_match_the_runs_counters() {
     assert_eq!(s.out_of_order, 0);
     assert_eq!(s.last_ts, Some(s.last_ts.unwrap().min(r.sim_ns)));
     // counters: one run-queue track per CPU that ran anything
-    assert!(s.counters.keys().any(|k| k == "CPU 0 nr_running"), "{:?}", s.counters);
+    assert!(
+        s.counters.keys().any(|k| k == "CPU 0 nr_running"),
+        "{:?}",
+        s.counters
+    );
 }
 
 #[test]
@@ -106,9 +110,10 @@ fn the_same_run_writes_the_same_bytes() {
 fn a_window_keeps_only_its_events_and_the_counters_at_its_start() {
     let dir = tempfile::tempdir().unwrap();
     let topo = topology::preset("kunpeng920-node").unwrap();
-    let (full_r, full, full_bytes) = traced(&dir.path().join("f.pftrace"), Window::default(), |o| {
-        simulate_hackbench(&topo, &hb(2, 100), o).unwrap()
-    });
+    let (full_r, full, full_bytes) =
+        traced(&dir.path().join("f.pftrace"), Window::default(), |o| {
+            simulate_hackbench(&topo, &hb(2, 100), o).unwrap()
+        });
     let mid = full_r.sim_ns / 2;
     let window = Window {
         from: mid,
@@ -140,5 +145,9 @@ fn balancer_moves_and_the_stopper_show() {
     assert!(r.balance.stats.moved > 0);
     assert_eq!(s.balance_moves, r.balance.stats.moved);
     assert_eq!(s.switches_to_task, r.counters.context_switches);
-    assert!(s.counters.keys().any(|k| k.ends_with("nr_idle_scan")), "{:?}", s.counters);
+    assert!(
+        s.counters.keys().any(|k| k.ends_with("nr_idle_scan")),
+        "{:?}",
+        s.counters
+    );
 }

@@ -54,7 +54,8 @@ impl TraceArgs {
         if window.from >= window.to {
             bail!("--trace-from must be before --trace-to");
         }
-        let w = PerfettoWriter::create(path, window).map_err(|e| anyhow::anyhow!("--trace: {e}"))?;
+        let w =
+            PerfettoWriter::create(path, window).map_err(|e| anyhow::anyhow!("--trace: {e}"))?;
         Ok(Some(OpenTrace {
             slot: TraceSlot::new(Box::new(w)),
             path: path.clone(),

@@ -147,7 +147,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     #[cold]
     #[inline(never)]
     pub(super) fn trace_nr_running(&mut self, c: usize) {
-        let n = self.cpus[c].rq.nr_running() as u32;
+        let n = self.cpus[c].rq.nr_running();
         self.emit(TraceEvent::NrRunning { cpu: c as u32, n });
     }
 
@@ -165,7 +165,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// `by` (the placement kept in `pick_note`).
     #[cold]
     #[inline(never)]
-    pub(super) fn trace_wakeup(&mut self, t: TaskId, by: usize, cpu: usize, prev: usize, new: bool) {
+    pub(super) fn trace_wakeup(
+        &mut self,
+        t: TaskId,
+        by: usize,
+        cpu: usize,
+        prev: usize,
+        new: bool,
+    ) {
         let n = self.pick_note;
         self.emit(TraceEvent::Wakeup {
             cpu: by as u32,
