@@ -67,6 +67,20 @@ for p in t.packet:
         elif te.name == 'load_balance: move':
             n['balance_moves'] += 1
 print('decoded with perfetto_trace_pb2:', ', '.join(f'{k}={v}' for k, v in n.items()))
+# every field is one Perfetto's schema knows (a wrong field number would
+# show as an unknown field of its message)
+from google.protobuf.unknown_fields import UnknownFieldSet
+def unknown(m, path, out):
+    u = UnknownFieldSet(m)
+    if len(u):
+        out.add((path, tuple(sorted({f.field_number for f in u}))))
+    for fd, v in m.ListFields():
+        if fd.message_type is not None:
+            for x in (v if fd.is_repeated else [v]):
+                unknown(x, path + '.' + fd.name, out)
+strange = set()
+for p in t.packet:
+    unknown(p, 'packet', strange)
 moved = run['balance']['moved']
 checks = [
     ('sched_switch to a task = context_switches', n['to_task'], run['context_switches']),
@@ -76,6 +90,11 @@ checks = [
      n['migrate'] + n['fork_moves'], run['migrations'] + moved),
 ]
 bad = 0
+if strange:
+    bad += 1
+    print('FAIL fields unknown to Perfetto: ' + ', '.join(f'{p} {n}' for p, n in sorted(strange)))
+else:
+    print('ok   every field is in Perfetto\'s schema')
 for what, got, want in checks:
     ok = got == want
     bad += not ok

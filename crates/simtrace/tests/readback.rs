@@ -151,3 +151,37 @@ fn balancer_moves_and_the_stopper_show() {
         s.counters
     );
 }
+
+mod invariants {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+        /// Whatever the run, its trace holds one switch per context switch,
+        /// one wake-up event per wake-up, and every migration.
+        #[test]
+        fn trace_counts_equal_the_counters(
+            groups in 1u32..4,
+            loops in 1u32..40,
+            seed in 0u64..1000,
+            pipe in any::<bool>(),
+            threads in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let topo = topology::preset("kunpeng920-node").unwrap();
+            let h = Hackbench { groups, loops, pipe, threads, ..Default::default() };
+            let (r, s, _) = traced(&dir.path().join("p.pftrace"), Window::default(), |o| {
+                let o = SimOptions { seed, ..o.clone() };
+                simulate_hackbench(&topo, &h, &o).unwrap()
+            });
+            let c = &r.counters;
+            prop_assert_eq!(s.switches_to_task, c.context_switches);
+            prop_assert_eq!(s.wakeup + s.wakeup_new, c.wakeups);
+            prop_assert_eq!(s.waking, s.wakeup);
+            prop_assert_eq!(s.migrate + s.fork_moves, c.migrations + r.balance.stats.moved);
+            prop_assert_eq!(s.out_of_order, 0);
+        }
+    }
+}
