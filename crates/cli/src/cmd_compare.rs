@@ -1,9 +1,12 @@
 //! `schedlab compare <FILE | builtin:NAME>`: run an experiment (every
 //! variant, sweep point and iteration, in parallel) and print the mmtests
 //! comparison; `--json`, `--csv`, `--plot` write the raw values, one row per
-//! run and an SVG per metric. `--shard I/N` runs a deterministic part and
+//! run and an SVG per metric; `--html` the whole report as one page
+//! (`cmd_compare_html`); `--trace` a Perfetto trace of one simulated run
+//! (`cmd_compare_trace`). `--shard I/N` runs a deterministic part and
 //! `--merge LOG...` joins the parts' run logs into the same report.
-//! docs/experiments.md is the user's guide.
+//! docs/experiments.md is the user's guide, docs/visualising.md for the
+//! page and the trace.
 
 use crate::output::write_atomic;
 use anyhow::{Context, Result};
