@@ -324,7 +324,7 @@ impl PerfettoWriter {
         );
     }
 
-    /// At the window's start: each counter's value then.
+    /// At the window's first event: each counter's value then.
     fn open_window(&mut self, now: Nanos) {
         self.opened = true;
         for c in 0..self.nr_running.len() {
