@@ -23,6 +23,7 @@ use std::time::Instant;
 
 mod progress;
 mod stats;
+pub mod trace;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -146,6 +147,8 @@ pub struct CommonSimArgs {
     /// The cpuidle driver and governor: none, or DRIVER[:GOVERNOR] with DRIVER intel_idle, acpi_idle, haltpoll, pseries_idle, powernv_idle and GOVERNOR menu, teo, haltpoll [default: the machine's].
     #[arg(long, value_name = "DRIVER[:GOVERNOR]")]
     pub cpuidle: Option<String>,
+    #[command(flatten)]
+    pub trace: trace::TraceArgs,
 }
 
 /// The highest `--node`: Linux's MAX_NUMNODES with the largest
@@ -257,7 +260,15 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
 /// Simulate the run the flags describe and print it.
 fn simulate(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<ExitCode> {
     let spec = spec(c, workload)?;
-    let (record, text, run) = run_spec(&spec, |o| c.bound(o))?;
+    let trace = c.trace.open()?;
+    let slot = trace.as_ref().map(|t| t.slot());
+    let (record, text, run) = run_spec(&spec, |o| {
+        c.bound(o);
+        o.trace = slot.clone();
+    })?;
+    if let Some(t) = trace {
+        t.finish()?;
+    }
     print_run(&record, &text, c.json)?;
     if c.stats {
         eprintln!("{}", stats::line(&run));

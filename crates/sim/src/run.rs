@@ -79,6 +79,9 @@ pub struct SimOptions {
     /// Measure the host time the run spends in the modelled kernel's
     /// decisions ([`crate::engine::PhaseTimes`], `--stats`).
     pub phase_timing: bool,
+    /// Where the run's events go (`--trace FILE`; None: not traced). The
+    /// run takes the sink out of the slot and puts it back when it ends.
+    pub trace: Option<crate::trace::TraceSlot>,
 }
 
 impl SimOptions {
@@ -120,6 +123,7 @@ impl Default for SimOptions {
             dummy_wakeup_ns: 0,
             costs_profile: None,
             phase_timing: false,
+            trace: None,
         }
     }
 }
@@ -644,7 +648,12 @@ pub fn simulate<W: Workload>(
     if let Stop::At(t) = w.stop() {
         e.set_stop_at(t);
     }
-    e.run()?;
+    e.set_trace(opt.trace.as_ref().and_then(|s| s.take()));
+    let ran = e.run();
+    if let (Some(slot), Some(sink)) = (&opt.trace, e.take_trace()) {
+        slot.put(sink);
+    }
+    ran?;
     let report = w.report(&Record::of(&e));
     Ok(SimResult {
         benchmark: w.name().into(),

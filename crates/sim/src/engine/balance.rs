@@ -134,6 +134,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.phases.balance(t0, env.rq_reads);
         let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
         self.bscratch = std::mem::take(&mut env.scratch);
+        if self.traced() {
+            self.trace_nr_idle_scan();
+        }
         (req, cost)
     }
 
@@ -147,6 +150,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Charge `cost` to `c` and apply the balancer's requests, which `c`
     /// issued after that much work.
     fn apply_balance(&mut self, c: usize, req: Requests, cost: Nanos) {
+        if self.traced()
+            && (!req.moves.is_empty() || req.kick_ilb.is_some() || !req.active.is_empty())
+        {
+            self.trace_balance(c, req.moves.len(), cost);
+        }
         self.cpus[c].debt += cost;
         self.bstats.cost_ns += cost;
         for &(src, t) in &req.rotated {
@@ -213,6 +221,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.pstats.digest(t, dst);
         // it waited runnable until now
         self.update_task_pelt(ti, true, false);
+        if self.traced() {
+            self.trace_migrate(by, t, src, dst, crate::trace::MigrateCause::Balance);
+        }
         self.deactivate_task(t, src);
         self.tasks[ti].cpu = dst;
         let deadline_resched = self.activate_task(t, dst, true, false);
@@ -344,6 +355,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if let Some(cur) = self.cpus[src].rq.curr() {
             if self.tasks[cur as usize].state == TaskState::Runnable {
                 self.update_task_pelt(cur as usize, true, true);
+            }
+            if self.traced() {
+                self.trace_switch(src, Some(cur), crate::trace::Runner::Stopper);
             }
             self.cpus[src].rq.set_next(&mut self.ents, None, self.now);
             self.update_rq_pelt(src);

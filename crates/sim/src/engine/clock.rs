@@ -22,6 +22,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn set_mode(&mut self, c: usize, mode: Mode) {
         let was_busy = self.cpus[c].mode == Mode::Busy;
+        if !was_busy && mode == Mode::Busy && self.traced() {
+            // cpu_idle(PWR_EVENT_EXIT): the CPU is out of its idle state
+            self.trace_idle_exit(c);
+        }
         self.account(c, self.now);
         self.cpus[c].mode = mode;
         self.note_idle_wait(c);

@@ -33,7 +33,8 @@
 //! - `pelt`: PELT updates and the placement view's copy of the run queue;
 //! - `balance`: the load balancer's hooks (tick, newidle, nohz idle
 //!   balance, the active-balance stopper) and the migrations it asks for;
-//! - `invariants`: the `--check` invariants.
+//! - `invariants`: the `--check` invariants;
+//! - `trace`: the trace sink and the helpers of the trace hooks.
 
 use crate::balance::{BalanceStats, Balancer};
 use crate::cacheline::{LineId, LineTable};
@@ -63,6 +64,7 @@ mod cfs_tasks;
 mod phases;
 pub use phases::PhaseTimes;
 mod timers;
+mod trace;
 mod wakeup;
 
 /// Why a task is blocked.
@@ -469,6 +471,10 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     stop_at: Option<Nanos>,
     /// Each CPU's pending timers.
     timers: timers::CpuTimers,
+    /// Where the run's events go (None: not traced).
+    trace: Option<Box<dyn crate::trace::TraceSink>>,
+    /// The placement of the wake-up in progress (kept only while traced).
+    pick_note: trace::PickNote,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -593,6 +599,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             batch_lead: 0,
             stop_at: None,
             timers: timers::CpuTimers::new(n),
+            trace: None,
+            pick_note: trace::PickNote::default(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -713,6 +721,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// if `--check` found an invariant violation, the run deadlocked or it
     /// reached a bound (time limit, event limit).
     pub fn run(&mut self) -> Result<(), RunError> {
+        self.trace_begin();
+        let r = self.run_events();
+        self.trace_end();
+        r
+    }
+
+    /// The body of [`Self::run`].
+    fn run_events(&mut self) -> Result<(), RunError> {
         // Start the initial tasks.
         for t in 0..self.tasks.len() {
             if !self.tasks[t].spec.spawned {
