@@ -335,6 +335,9 @@ pub struct SimResult {
     /// The lines the benchmark prints (not in JSON).
     #[serde(skip)]
     pub text: String,
+    /// Files the tool writes (name, content; not in JSON): rt-app's logs.
+    #[serde(skip)]
+    pub files: Vec<(String, String)>,
     /// The workload's own JSON fields.
     #[serde(flatten)]
     pub workload: serde_json::Map<String, serde_json::Value>,
@@ -663,6 +666,7 @@ pub fn simulate<W: Workload>(
             })
             .collect(),
         text: report.text,
+        files: report.files,
         workload: report.json,
     })
 }

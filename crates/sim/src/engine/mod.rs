@@ -31,6 +31,8 @@
 //!   that ends them;
 //! - `ops`: the op interpreter (a task's program, its blocking and exit);
 //! - `pelt`: PELT updates and the placement view's copy of the run queue;
+//! - `pthread`: pthread mutexes, condition variables, rt-app's barriers,
+//!   timers and per-phase log;
 //! - `balance`: the load balancer's hooks (tick, newidle, nohz idle
 //!   balance, the active-balance stopper) and the migrations it asks for;
 //! - `invariants`: the `--check` invariants.
@@ -56,6 +58,8 @@ mod idle;
 mod invariants;
 mod ops;
 mod pelt;
+mod pthread;
+pub use pthread::PhaseRow;
 mod schedule;
 mod sync;
 pub use sync::Bin;
@@ -72,6 +76,8 @@ enum Block {
     Child,
     Join(TaskId),
     Futex(crate::task::FutexId),
+    /// A pthread mutex, condition variable or barrier (engine/pthread.rs).
+    Pthread,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -465,6 +471,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     stop_at: Option<Nanos>,
     /// Each CPU's pending timers.
     timers: timers::CpuTimers,
+    /// Mutexes, condition variables, barriers and rt-app timers and logs.
+    pthreads: pthread::Pthreads,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -589,6 +597,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             batch_lead: 0,
             stop_at: None,
             timers: timers::CpuTimers::new(n),
+            pthreads: pthread::Pthreads::default(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.

@@ -108,6 +108,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     return true;
                 }
             },
+            Op::MutexLock(_)
+            | Op::MutexUnlock(_)
+            | Op::CondWait { .. }
+            | Op::CondSignal(_)
+            | Op::CondBroadcast(_)
+            | Op::BarrierWait(_)
+            | Op::TimerWait { .. }
+            | Op::DelayUntil(_)
+            | Op::PhaseStart
+            | Op::RunStart
+            | Op::RunEnd
+            | Op::PhaseEnd(_) => (self.pthread_work(t, op), false),
             Op::Spawn { child } => {
                 let proc_ = self.tasks[child as usize].spec.mm != self.tasks[ti].spec.mm;
                 (
@@ -300,6 +312,25 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Op::ReqTakeOrWait { .. } => {
                 let op = task.op;
                 if self.sync_apply(c, t, op) {
+                    let task = &mut self.tasks[ti];
+                    task.resumed = false;
+                    task.pc.advance();
+                }
+            }
+            Op::MutexLock(_)
+            | Op::MutexUnlock(_)
+            | Op::CondWait { .. }
+            | Op::CondSignal(_)
+            | Op::CondBroadcast(_)
+            | Op::BarrierWait(_)
+            | Op::TimerWait { .. }
+            | Op::DelayUntil(_)
+            | Op::PhaseStart
+            | Op::RunStart
+            | Op::RunEnd
+            | Op::PhaseEnd(_) => {
+                let op = task.op;
+                if self.pthread_apply(c, t, op) {
                     let task = &mut self.tasks[ti];
                     task.resumed = false;
                     task.pc.advance();
