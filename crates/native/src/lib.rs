@@ -43,6 +43,7 @@ pub mod calibrate;
 pub mod cpus;
 mod error;
 pub mod hackbench;
+pub mod rtapp;
 mod limits;
 pub mod schbench;
 mod schbench_math;

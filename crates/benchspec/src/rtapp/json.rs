@@ -43,6 +43,66 @@ impl Json {
     }
 }
 
+impl Json {
+    /// The value as JSON text, objects in their order.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut String) {
+        let quote = |s: &str| serde_json::to_string(s).expect("a string serialises");
+        match self {
+            Json::Null => out.push_str("null"),
+            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Json::Int(i) => out.push_str(&i.to_string()),
+            Json::Float(f) => out.push_str(&serde_json::to_string(f).expect("finite")),
+            Json::Str(s) => out.push_str(&quote(s)),
+            Json::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    x.write(out);
+                }
+                out.push(']');
+            }
+            Json::Object(o) => {
+                out.push('{');
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&quote(k));
+                    out.push_str(": ");
+                    x.write(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// Set `key` of an object (appended if absent); no-op on a non-object.
+    pub fn set(&mut self, key: &str, v: Json) {
+        if let Json::Object(o) = self {
+            match o.iter_mut().find(|(k, _)| k == key) {
+                Some((_, x)) => *x = v,
+                None => o.push((key.to_string(), v)),
+            }
+        }
+    }
+
+    /// The value of `key` of an object.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+        match self {
+            Json::Object(o) => o.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
 struct JsonVisitor;
 
 impl<'de> Visitor<'de> for JsonVisitor {
@@ -114,6 +174,9 @@ mod tests {
             o[2].1,
             Json::Array(vec![Json::Bool(true), Json::Null, Json::Float(1.5)])
         );
+        let mut j: Json = serde_json::from_str(r#"{"b": {"x": "q\""}, "a": [1, 2.5, null]}"#).unwrap();
+        j.get_mut("b").unwrap().set("y", Json::Bool(false));
+        assert_eq!(j.to_text(), r#"{"b": {"x": "q\"", "y": false}, "a": [1, 2.5, null]}"#);
         let e = serde_json::from_str::<Json>(r#"{"run": 1, "run": 2}"#).unwrap_err();
         assert!(e.to_string().contains("key `run` is given twice"), "{e}");
     }

@@ -60,7 +60,8 @@ pub enum Calibration {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LogSize {
-    /// Write each row as it comes ("file", and "auto", which v1.0 treats so).
+    /// Write each row as it comes ("file", and "auto", which rt-app treats
+    /// so; the default).
     File,
     /// No logs ("disable").
     Disable,
@@ -270,6 +271,29 @@ impl RtApp {
             })
             .sum()
     }
+}
+
+/// The file's text with `global.logdir` set so that the real rt-app writes
+/// its logs into `dir`: what the native runner gives it. A string
+/// `log_size` is removed: rt-app v1.0 compares those strings the wrong way
+/// round (`strcmp` taken as a match: "file" and "auto" turn logging off,
+/// "disable" on), and without the key it writes each row to its file, which
+/// is what the tutorial says "file" does. An integer (a ring buffer of that
+/// many MB, written at the end) is kept.
+pub fn with_logdir(text: &str, dir: &str) -> Result<String, RtappError> {
+    let mut root: Json = serde_json::from_str(text).map_err(|e| RtappError {
+        key: "(file)".into(),
+        problem: format!("not JSON: {e}"),
+    })?;
+    if root.get_mut("global").is_none() {
+        root.set("global", Json::Object(Vec::new()));
+    }
+    let g = root.get_mut("global").expect("just set");
+    g.set("logdir", Json::Str(dir.to_string()));
+    if let Json::Object(o) = g {
+        o.retain(|(k, v)| !(k == "log_size" && matches!(v, Json::Str(_))));
+    }
+    Ok(root.to_text())
 }
 
 /// Parse an rt-app file's text.

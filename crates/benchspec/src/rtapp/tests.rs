@@ -152,3 +152,18 @@ fn differing_affinities_are_refused() {
     .unwrap();
     assert!(app.common_cpus().is_err());
 }
+
+#[test]
+fn the_native_copy_logs_into_the_given_directory() {
+    let text = r#"{"global": {"duration": 2, "log_size": "file", "logdir": "/x"}, "tasks": {"t": {"run": 1}}}"#;
+    let out = with_logdir(text, "/tmp/d\"q").unwrap();
+    assert_eq!(
+        out,
+        r#"{"global": {"duration": 2, "logdir": "/tmp/d\"q"}, "tasks": {"t": {"run": 1}}}"#
+    );
+    let out = with_logdir(r#"{"tasks": {"t": {"run": 1}}}"#, "/d").unwrap();
+    assert_eq!(parse(&out).unwrap().global.logdir.as_deref(), Some("/d"));
+    // an integer log_size (a ring buffer) stays
+    let out = with_logdir(r#"{"global": {"log_size": 4}, "tasks": {"t": {"run": 1}}}"#, "/d").unwrap();
+    assert!(out.contains(r#""log_size": 4"#));
+}
