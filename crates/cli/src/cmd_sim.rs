@@ -63,6 +63,22 @@ pub enum SimBench {
     /// the first two CPUs the run may use (e.g. --cpus 0,4).
     #[command(allow_negative_numbers = true)]
     Falseshare(FalseShareArgs),
+    /// An rt-app JSON workload (rt-app's grammar: threads, phases, run/sleep/timer,
+    /// mutexes, condition variables, barriers, suspend/resume); prints a per-thread
+    /// table and writes rt-app's per-thread logs to --logdir or the file's logdir.
+    Rtapp(SimRtappArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SimRtappArgs {
+    /// The rt-app JSON file.
+    #[arg(value_name = "FILE.json")]
+    pub file: PathBuf,
+    /// Write rt-app's per-thread logs (PREFIX-THREAD-IDX.log) into DIR [the file's global.logdir; no logs if it names none].
+    #[arg(long, value_name = "DIR")]
+    pub logdir: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
 }
 
 #[derive(Args, Debug)]
@@ -200,6 +216,7 @@ fn flag_of(field: &str) -> String {
         ("split", "--split"),
         ("rps", "-R/--rps"),
         ("version", "--version"),
+        ("file", "rt-app file"),
     ];
     match known.iter().find(|(f, _)| *f == field) {
         Some((_, flag)) => flag.to_string(),
@@ -260,6 +277,14 @@ fn simulate(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<ExitCode> {
 /// Simulate `spec` within the bounds `bound` sets: its JSON record and its
 /// text report.
 fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result<(Value, String)> {
+    run_spec_files(spec, bound).map(|(record, text, _)| (record, text))
+}
+
+/// [`run_spec`], with the files the tool would write (rt-app's logs).
+fn run_spec_files(
+    spec: &RunSpec,
+    bound: impl Fn(&mut sim::run::SimOptions),
+) -> Result<(Value, String, Vec<(String, String)>)> {
     let t0 = Instant::now();
     let s = progress::show(|p| {
         lab::exec::simulate_with(spec, |o| {
@@ -271,7 +296,42 @@ fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result
     let wall = t0.elapsed().as_secs_f64();
     let record = report(&s.result, wall, &s.params, spec)?;
     let text = format!("{}{}", s.result.text, placement_text(&s.result));
-    Ok((record, text))
+    Ok((record, text, s.result.files.clone()))
+}
+
+/// `schedlab sim rtapp FILE.json`: simulate it, write rt-app's logs (to
+/// `--logdir`, else the file's `global.logdir`, else nowhere) and print the
+/// per-thread table.
+fn rtapp(a: SimRtappArgs) -> Result<ExitCode> {
+    let r = lab::workload::RtappSpec {
+        file: a.file.clone(),
+    };
+    let (_, app) = r.load().map_err(|e| cli_error(e.into()))?;
+    let dir = a
+        .logdir
+        .clone()
+        .or_else(|| app.global.logdir.as_ref().map(PathBuf::from));
+    if let Some(d) = &dir {
+        if !d.is_dir() {
+            let flag = if a.logdir.is_some() {
+                "--logdir"
+            } else {
+                "global.logdir"
+            };
+            bail!("{flag} {}: not a directory", d.display());
+        }
+    }
+    let spec = spec(&a.common, WorkloadSpec::Rtapp(r))?;
+    let (record, text, files) = run_spec_files(&spec, |o| a.common.bound(o))?;
+    if let Some(d) = &dir {
+        for (name, body) in &files {
+            let path = d.join(name);
+            crate::output::write_atomic(&path, body.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    print_run(&record, &text, a.common.json)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// This schedlab: its version and the git commit it was built from
@@ -392,6 +452,7 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
                 iterations: a.iterations,
             }),
         ),
+        Some(SimBench::Rtapp(a)) => rtapp(a),
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }
