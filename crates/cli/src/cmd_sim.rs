@@ -305,6 +305,7 @@ fn run_spec_files(
 fn rtapp(a: SimRtappArgs) -> Result<ExitCode> {
     let r = lab::workload::RtappSpec {
         file: a.file.clone(),
+        native_nice: None,
     };
     let (_, app) = r.load().map_err(|e| cli_error(e.into()))?;
     let dir = a

@@ -181,6 +181,7 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
                 text,
                 timeout: None,
                 keep_logs: None,
+                nice: r.native_nice,
             };
             to_json(&native::rtapp::run(&cfg)?)
         }

@@ -207,13 +207,20 @@ pub const RTAPP_THREADS: &str = "rtapp-threads";
 
 /// Per-thread rt-app metrics: (prefix, the summary field, unit, better,
 /// description).
-const THREAD_METRICS: [(&str, &str, &str, Better, &str); 4] = [
+const THREAD_METRICS: [(&str, &str, &str, Better, &str); 5] = [
     (
         "cpu-share:",
+        "/cpu_time_pct",
+        "%",
+        Higher,
+        "CPU time consumed over the thread's logged span",
+    ),
+    (
+        "run-share:",
         "/cpu_share_pct",
         "%",
         Higher,
-        "share of the thread's logged span spent in its run events",
+        "share of the thread's logged span spent in its run events (rt-app's run column)",
     ),
     (
         "wu-lat-p50:",
@@ -405,16 +412,18 @@ mod tests {
     #[test]
     fn rtapp_threads_expand_per_thread() {
         let rec = json!({"rtapp": {"threads": [
-            {"thread": "a-0", "cpu_share_pct": 20.5, "slack_misses": 1,
+            {"thread": "a-0", "cpu_share_pct": 20.5, "cpu_time_pct": 20.1, "slack_misses": 1,
              "wu_lat_us": {"p50": 60, "p99": 90}},
             {"thread": "b-1", "cpu_share_pct": 70.0, "slack_misses": 0,
              "wu_lat_us": {"p50": 0, "p99": 0}}]}});
         let m = extract(&rec, &[RTAPP_THREADS.to_string()]);
-        assert_eq!(m["cpu-share:a-0"], 20.5);
+        assert_eq!(m["cpu-share:a-0"], 20.1);
+        assert_eq!(m["run-share:a-0"], 20.5);
         assert_eq!(m["wu-lat-p99:a-0"], 90.0);
         assert_eq!(m["slack-misses:a-0"], 1.0);
-        assert_eq!(m["cpu-share:b-1"], 70.0);
-        assert_eq!(m.len(), 8);
+        assert!(!m.contains_key("cpu-share:b-1"), "not measured");
+        assert_eq!(m["run-share:b-1"], 70.0);
+        assert_eq!(m.len(), 9);
         let i = info("cpu-share:a-0");
         assert_eq!((i.unit.as_str(), i.better), ("%", Higher));
         assert!(defaults("rtapp").contains(&RTAPP_THREADS.to_string()));

@@ -32,6 +32,11 @@ pub enum WorkloadSpec {
 pub struct RtappSpec {
     /// The rt-app JSON file (read from the current directory when relative).
     pub file: PathBuf,
+    /// Native runs only: the nice value rt-app starts at (its threads
+    /// inherit it unless the file sets `priority`); -20 shields the
+    /// measurement from other load on a shared host. The simulator models
+    /// an otherwise idle machine and ignores it.
+    pub native_nice: Option<i32>,
 }
 
 /// The largest rt-app file read (the examples are under 2 KiB; a generated

@@ -140,6 +140,10 @@ pub struct ThreadSummary {
     pub wu_lat_us: Percentiles,
     /// Mean phase wall time, us.
     pub mean_period_us: f64,
+    /// CPU time the thread consumed (its sum_exec_runtime) over its logged
+    /// span, percent: unlike `cpu_share_pct`, not inflated while the thread
+    /// waits preempted inside a run event. None when not measured.
+    pub cpu_time_pct: Option<f64>,
 }
 
 impl ThreadSummary {
@@ -167,7 +171,21 @@ impl ThreadSummary {
             } else {
                 round(rows.iter().map(|r| r.period).sum::<u64>() as f64 / rows.len() as f64)
             },
+            cpu_time_pct: None,
         }
+    }
+
+    /// The same, with the CPU time the thread consumed (ns).
+    pub fn with_cpu_time(mut self, rows: &[Row], cpu_ns: u64) -> Self {
+        let span_us = match (rows.first(), rows.last()) {
+            (Some(a), Some(b)) => b.end.saturating_sub(a.start),
+            _ => 0,
+        };
+        if span_us > 0 {
+            let pct = 100.0 * cpu_ns as f64 / (span_us as f64 * 1000.0);
+            self.cpu_time_pct = Some((pct * 100.0).round() / 100.0);
+        }
+        self
     }
 }
 
@@ -205,5 +223,9 @@ mod tests {
         assert_eq!(s.wu_lat_us.max, 13829);
         assert_eq!(s.wu_lat_us.p50, 0);
         assert_eq!(Percentiles::of(vec![5, 1, 3, 2, 4]).p90, 5);
+        assert_eq!(s.cpu_time_pct, None);
+        // 11.0455 ms of CPU in 55.231 ms
+        let s = s.with_cpu_time(&rows, 11_045_500);
+        assert_eq!(s.cpu_time_pct, Some(20.0));
     }
 }

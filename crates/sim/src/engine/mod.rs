@@ -709,6 +709,20 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         (p.load_avg, p.util_avg)
     }
 
+    /// CPU time each task consumed (its sum_exec_runtime), by task id,
+    /// including the stretch a running task is in now.
+    pub fn task_exec_ns(&self) -> Vec<Nanos> {
+        (0..self.tasks.len())
+            .map(|t| {
+                let e = &self.ents[t];
+                let cpu = self.tasks[t].cpu;
+                let running = self.cpus[cpu].mode == Mode::Busy
+                    && self.cpus[cpu].rq.curr() == Some(t as TaskId);
+                e.sum_exec + if running { self.now.saturating_sub(e.exec_start) } else { 0 }
+            })
+            .collect()
+    }
+
     /// Tasks that have not exited.
     pub fn live_tasks(&self) -> usize {
         self.live_tasks

@@ -31,6 +31,7 @@ pub struct Record<'a> {
     samples: &'a [Vec<(Nanos, Nanos)>],
     bins: &'a [Vec<crate::engine::Bin>],
     rows: &'a [crate::engine::PhaseRow],
+    exec: Vec<Nanos>,
     /// When the run ended.
     pub end: Nanos,
 }
@@ -43,6 +44,7 @@ impl<'a> Record<'a> {
             samples: e.all_samples(),
             bins: e.all_bins(),
             rows: e.phase_rows(),
+            exec: e.task_exec_ns(),
             end: e.now(),
         }
     }
@@ -62,6 +64,11 @@ impl<'a> Record<'a> {
     /// The phases rt-app threads logged (`Op::PhaseEnd`), in end order.
     pub fn phase_rows(&self) -> &'a [crate::engine::PhaseRow] {
         self.rows
+    }
+
+    /// CPU time each task consumed (sum_exec_runtime), by task id.
+    pub fn task_exec(&self, t: crate::task::TaskId) -> Nanos {
+        self.exec.get(t as usize).copied().unwrap_or(0)
     }
 
     /// The interval summaries of a summarised `metric` (see

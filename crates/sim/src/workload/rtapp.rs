@@ -265,17 +265,18 @@ impl Workload for RtappSim {
         let mut files = Vec::new();
         let mut summaries = Vec::new();
         let mut text = format!(
-            "{:<20} {:>6} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
-            "thread", "rows", "cpu%", "slack-miss", "wu-p50", "wu-p90", "wu-p99", "wu-max"
+            "{:<20} {:>6} {:>7} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
+            "thread", "rows", "run%", "cpu%", "slack-miss", "wu-p50", "wu-p90", "wu-p99", "wu-max"
         );
         for (th, rows) in threads.iter().zip(&rows) {
             let label = th.label();
-            let s = ThreadSummary::of(&label, rows);
+            let s = ThreadSummary::of(&label, rows).with_cpu_time(rows, rec.task_exec(th.ind));
             text.push_str(&format!(
-                "{:<20} {:>6} {:>7.2} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
+                "{:<20} {:>6} {:>7.2} {:>7.2} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
                 label,
                 s.rows,
                 s.cpu_share_pct,
+                s.cpu_time_pct.unwrap_or(0.0),
                 s.slack_misses,
                 s.wu_lat_us.p50,
                 s.wu_lat_us.p90,
@@ -291,7 +292,9 @@ impl Workload for RtappSim {
                 files.push((format!("{}-{}.log", g.log_basename, label), body));
             }
         }
-        text.push_str("(wake-up latencies in us after timer events, per phase row)\n");
+        text.push_str(
+            "(run%: time in run events over the logged span; cpu%: CPU time consumed over it; wake-up latencies in us after timer events, per phase row)\n",
+        );
         let mut json = Map::new();
         json.insert(
             "rtapp".into(),
