@@ -280,11 +280,14 @@ fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result
     run_spec_files(spec, bound).map(|(record, text, _)| (record, text))
 }
 
+/// Files a tool writes: (name, content).
+type ToolFiles = Vec<(String, String)>;
+
 /// [`run_spec`], with the files the tool would write (rt-app's logs).
 fn run_spec_files(
     spec: &RunSpec,
     bound: impl Fn(&mut sim::run::SimOptions),
-) -> Result<(Value, String, Vec<(String, String)>)> {
+) -> Result<(Value, String, ToolFiles)> {
     let t0 = Instant::now();
     let s = progress::show(|p| {
         lab::exec::simulate_with(spec, |o| {

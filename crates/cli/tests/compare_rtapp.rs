@@ -30,10 +30,16 @@ fn sim_and_rt_app_side_by_side() {
     )
     .unwrap();
     let json = d.path().join("r.json");
-    let out = run(&["compare", exp.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    let out = run(&[
+        "compare",
+        exp.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(out.contains("cpu-share:tick-0: %"), "{out}");
     assert!(out.contains("Sim error vs rt-app"), "{out}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let text = v.to_string();
     // both variants measured the thread's CPU share: about 10 %
     let shares: Vec<f64> = out

@@ -40,10 +40,16 @@ fn prints_a_table_writes_logs_and_is_deterministic() {
     let log = std::fs::read_to_string(logs.join("rt-app-tick-1.log")).unwrap();
     let mut l = log.lines();
     assert_eq!(l.next(), Some("# Policy : SCHED_OTHER priority : 0"));
-    assert!(l.next().unwrap().starts_with("#idx     perf      run   period"));
+    assert!(l
+        .next()
+        .unwrap()
+        .starts_with("#idx     perf      run   period"));
     let row: Vec<&str> = l.next().unwrap().split_whitespace().collect();
     assert_eq!(row.len(), 11);
-    assert_eq!((row[0], row[1], row[8], row[9]), ("1", "100000", "1000", "10000"));
+    assert_eq!(
+        (row[0], row[1], row[8], row[9]),
+        ("1", "100000", "1000", "10000")
+    );
     assert_eq!(out, run(&args), "same command twice, same bytes");
 }
 
@@ -80,10 +86,22 @@ fn the_examples_run() {
 fn bad_files_name_the_key() {
     let d = tempfile::tempdir().unwrap();
     for (text, want) in [
-        (r#"{"tasks": {"t": {"run": 1, "walk": 3}}}"#, "`tasks.t.walk`: not supported"),
-        (r#"{"tasks": {"t": {"mem": 3}}}"#, "`tasks.t.mem`: not supported"),
-        (r#"{"tasks": {"t": {"run": 1, "yield": ""}}}"#, "`tasks.t.yield`: not supported"),
-        (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#, "SCHED_FIFO is not supported"),
+        (
+            r#"{"tasks": {"t": {"run": 1, "walk": 3}}}"#,
+            "`tasks.t.walk`: not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"mem": 3}}}"#,
+            "`tasks.t.mem`: not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"run": 1, "yield": ""}}}"#,
+            "`tasks.t.yield`: not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#,
+            "SCHED_FIFO is not supported",
+        ),
         (r#"{"tasks": {"t": {"run": 1}}"#, "not JSON"),
     ] {
         let f = write(d.path(), "bad.json", text);
@@ -93,7 +111,15 @@ fn bad_files_name_the_key() {
     let e = fails(&["sim", "rtapp", "/nonexistent/x.json"]);
     assert!(e.contains("/nonexistent/x.json"), "{e}");
     let f = write(d.path(), "ok.json", PERIODIC);
-    let e = fails(&["sim", "rtapp", &f, "--machine", "host", "--logdir", "/nonexistent"]);
+    let e = fails(&[
+        "sim",
+        "rtapp",
+        &f,
+        "--machine",
+        "host",
+        "--logdir",
+        "/nonexistent",
+    ]);
     assert!(e.contains("--logdir /nonexistent"), "{e}");
 }
 

@@ -87,9 +87,11 @@ pub fn simulate_with(
             let w = r.model()?;
             let mut opts = opts;
             // the file's `cpus` confine the run, as --cpus does
-            if let Some(cpus) = w.app.common_cpus().map_err(|e| {
-                SpecError::field("file", format!("{}: {e}", r.file.display()))
-            })? {
+            if let Some(cpus) = w
+                .app
+                .common_cpus()
+                .map_err(|e| SpecError::field("file", format!("{}: {e}", r.file.display())))?
+            {
                 if opts.cpus.is_some() {
                     return Err(SpecError::field(
                         "cpus",

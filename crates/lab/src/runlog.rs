@@ -138,8 +138,7 @@ pub fn fingerprint(exp: &Experiment) -> String {
         }
         if let crate::WorkloadSpec::Rtapp(r) = &c.spec.workload {
             if seen.insert(r.file.display().to_string()) {
-                let bytes =
-                    topology::input::read_capped(&r.file, crate::workload::MAX_RTAPP_BYTES);
+                let bytes = topology::input::read_capped(&r.file, crate::workload::MAX_RTAPP_BYTES);
                 fnv1a(&mut h, &bytes.unwrap_or_default());
             }
         }

@@ -312,9 +312,15 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
             // (every run of a file has the same threads)
             for r in records {
                 for k in r.metrics.keys() {
-                    let per_thread = ["cpu-share:", "run-share:", "wu-lat-p50:", "wu-lat-p99:", "slack-misses:"]
-                        .iter()
-                        .any(|p| k.starts_with(p));
+                    let per_thread = [
+                        "cpu-share:",
+                        "run-share:",
+                        "wu-lat-p50:",
+                        "wu-lat-p99:",
+                        "slack-misses:",
+                    ]
+                    .iter()
+                    .any(|p| k.starts_with(p));
                     if per_thread && !names.contains(k) {
                         names.push(k.clone());
                     }

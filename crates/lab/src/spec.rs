@@ -416,8 +416,9 @@ impl RunSpec {
                             ));
                         }
                         let (_, app) = r.load()?;
-                        native::rtapp::validate(&app)
-                            .map_err(|e| SpecError::field("file", format!("{}: {e}", r.file.display())))
+                        native::rtapp::validate(&app).map_err(|e| {
+                            SpecError::field("file", format!("{}: {e}", r.file.display()))
+                        })
                     }
                     _ => Ok(()),
                 }

@@ -48,7 +48,10 @@ impl RtappSpec {
     pub fn load(&self) -> Result<(String, benchspec::rtapp::RtApp), SpecError> {
         let what = self.file.display();
         if self.file.as_os_str().is_empty() {
-            return Err(SpecError::field("file", "missing: name the rt-app JSON file"));
+            return Err(SpecError::field(
+                "file",
+                "missing: name the rt-app JSON file",
+            ));
         }
         let bytes = topology::input::read_capped(&self.file, MAX_RTAPP_BYTES)
             .map_err(|e| SpecError::field("file", format!("{what}: {e}")))?;

@@ -83,9 +83,10 @@ pub fn validate(app: &RtApp) -> Result<()> {
             "`global.log_size` is \"disable\": rt-app would write no log to read".into(),
         ));
     }
-    let finite = app.tasks.iter().all(|t| {
-        t.loops.is_some() && t.phases.iter().all(|p| p.loops.is_some())
-    });
+    let finite = app
+        .tasks
+        .iter()
+        .all(|t| t.loops.is_some() && t.phases.iter().all(|p| p.loops.is_some()));
     if app.global.duration_s.is_none() && !finite {
         return Err(invalid(
             "`global.duration` is -1 and a task loops forever: the run would never end".into(),
@@ -126,10 +127,7 @@ pub fn run(cfg: &RtappConfig) -> Result<RtappReport> {
     let out = std::fs::File::create(dir.0.join("output")).map_err(sys("rt-app output"))?;
     let err = out.try_clone().map_err(sys("rt-app output"))?;
     let mut cmd = Command::new(&bin);
-    cmd.arg(&file)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
+    cmd.arg(&file).stdin(Stdio::null()).stdout(out).stderr(err);
     if let Some(n) = cfg.nice {
         if !(-20..=19).contains(&n) {
             return Err(invalid(format!("nice {n}: must be -20..19")));
@@ -190,7 +188,10 @@ pub fn run(cfg: &RtappConfig) -> Result<RtappReport> {
             .find(|l| l.contains("<crit>") || l.contains("<error>"))
             .or_else(|| output.lines().rev().find(|l| !l.trim().is_empty()))
             .unwrap_or("no output");
-        return Err(Error::Task(format!("rt-app failed ({status}): {}", last.trim())));
+        return Err(Error::Task(format!(
+            "rt-app failed ({status}): {}",
+            last.trim()
+        )));
     }
     let ns_per_loop = output.lines().find_map(|l| {
         let rest = l.split("pLoad = ").nth(1)?;
@@ -201,7 +202,8 @@ pub fn run(cfg: &RtappConfig) -> Result<RtappReport> {
     for th in app.threads() {
         let name = format!("{}-{}.log", app.global.log_basename, th.label());
         let path = dir.0.join(&name);
-        let text = std::fs::read_to_string(&path).map_err(sys(&format!("reading rt-app's log {name}")))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(sys(&format!("reading rt-app's log {name}")))?;
         let rows = log::parse(&text).map_err(|e| Error::Task(format!("rt-app log {name}: {e}")))?;
         let mut summary = ThreadSummary::of(&th.label(), &rows);
         if let Some(ns) = cpu.as_ref().map(|c| c[th.ind as usize]) {
@@ -291,7 +293,10 @@ mod tests {
     #[test]
     fn a_run_that_never_ends_is_refused() {
         let app = grammar::parse(r#"{"tasks": {"t": {"run": 1}}}"#).unwrap();
-        assert!(validate(&app).unwrap_err().to_string().contains("never end"));
+        assert!(validate(&app)
+            .unwrap_err()
+            .to_string()
+            .contains("never end"));
         let app = grammar::parse(r#"{"tasks": {"t": {"loop": 3, "run": 1}}}"#).unwrap();
         assert!(validate(&app).is_ok());
         let app = grammar::parse(

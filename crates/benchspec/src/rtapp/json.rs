@@ -165,8 +165,8 @@ mod tests {
 
     #[test]
     fn keeps_key_order_and_refuses_duplicates() {
-        let j: Json = serde_json::from_str(r#"{"run": 1, "sleep": 2, "a": [true, null, 1.5]}"#)
-            .unwrap();
+        let j: Json =
+            serde_json::from_str(r#"{"run": 1, "sleep": 2, "a": [true, null, 1.5]}"#).unwrap();
         let Json::Object(o) = j else { panic!() };
         let keys: Vec<&str> = o.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["run", "sleep", "a"]);
@@ -174,9 +174,13 @@ mod tests {
             o[2].1,
             Json::Array(vec![Json::Bool(true), Json::Null, Json::Float(1.5)])
         );
-        let mut j: Json = serde_json::from_str(r#"{"b": {"x": "q\""}, "a": [1, 2.5, null]}"#).unwrap();
+        let mut j: Json =
+            serde_json::from_str(r#"{"b": {"x": "q\""}, "a": [1, 2.5, null]}"#).unwrap();
         j.get_mut("b").unwrap().set("y", Json::Bool(false));
-        assert_eq!(j.to_text(), r#"{"b": {"x": "q\"", "y": false}, "a": [1, 2.5, null]}"#);
+        assert_eq!(
+            j.to_text(),
+            r#"{"b": {"x": "q\"", "y": false}, "a": [1, 2.5, null]}"#
+        );
         let e = serde_json::from_str::<Json>(r#"{"run": 1, "run": 2}"#).unwrap_err();
         assert!(e.to_string().contains("key `run` is given twice"), "{e}");
     }

@@ -318,7 +318,12 @@ pub fn parse(text: &str) -> Result<RtApp, RtappError> {
                     return err("resources", "must be an object");
                 }
             }
-            _ => return err(k, "not supported (rt-app knows `global`, `tasks`, `resources`)"),
+            _ => {
+                return err(
+                    k,
+                    "not supported (rt-app knows `global`, `tasks`, `resources`)",
+                )
+            }
         }
     }
     let Some(tasks) = tasks else {
@@ -385,7 +390,9 @@ fn parse_global(v: &Json) -> Result<Global, RtappError> {
             }
             "calibration" => {
                 g.calibration = match v {
-                    Json::Int(n) if (1..=1_000_000).contains(n) => Calibration::NsPerLoop(*n as u32),
+                    Json::Int(n) if (1..=1_000_000).contains(n) => {
+                        Calibration::NsPerLoop(*n as u32)
+                    }
                     Json::Str(s) => match s.strip_prefix("CPU").map(str::parse::<u32>) {
                         Some(Ok(c)) => Calibration::Cpu(c),
                         _ => return err(key, format!("`{s}` is not CPU<n> or ns per loop")),
@@ -404,7 +411,12 @@ fn parse_global(v: &Json) -> Result<Global, RtappError> {
                         "disable" => LogSize::Disable,
                         _ => return err(key, format!("`{s}` is not file, auto, disable or MB")),
                     },
-                    _ => return err(key, "must be \"file\", \"auto\", \"disable\" or MB (1..4096)"),
+                    _ => {
+                        return err(
+                            key,
+                            "must be \"file\", \"auto\", \"disable\" or MB (1..4096)",
+                        )
+                    }
                 };
             }
             "cumulative_slack" => g.cumulative_slack = boolean(v, key)?,
@@ -453,7 +465,10 @@ fn parse_tasks(v: &Json) -> Result<Vec<TaskDef>, RtappError> {
 
 fn cpus(v: &Json, key: &str) -> Result<Vec<u32>, RtappError> {
     let Json::Array(a) = v else {
-        return err(key, format!("must be an array of CPU numbers, not {}", v.kind()));
+        return err(
+            key,
+            format!("must be an array of CPU numbers, not {}", v.kind()),
+        );
     };
     let mut set = a
         .iter()
@@ -666,7 +681,12 @@ fn parse_event(kind: &str, v: &Json, key: &str, thread: &str) -> Result<Event, R
                 Some(x) => match string(x, &format!("{key}.mode"))? {
                     "relative" => false,
                     "absolute" => true,
-                    m => return err(&format!("{key}.mode"), format!("`{m}` is not relative or absolute")),
+                    m => {
+                        return err(
+                            &format!("{key}.mode"),
+                            format!("`{m}` is not relative or absolute"),
+                        )
+                    }
                 },
             };
             Event::Timer {
@@ -676,14 +696,15 @@ fn parse_event(kind: &str, v: &Json, key: &str, thread: &str) -> Result<Event, R
             }
         }
         "mem" | "iorun" => {
-            return err(key, "not supported: memory and I/O traffic are not modelled")
-        }
-        "fork" => {
             return err(
                 key,
-                "not supported (rt-app 1.0, the release this project runs, has no fork event either)",
+                "not supported: memory and I/O traffic are not modelled",
             )
         }
+        "fork" => return err(
+            key,
+            "not supported (rt-app 1.0, the release this project runs, has no fork event either)",
+        ),
         _ => unreachable!("every event kind is handled"),
     })
 }

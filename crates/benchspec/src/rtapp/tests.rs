@@ -73,7 +73,10 @@ fn global_task_and_phase_keys() {
     assert_eq!(g.log_size, LogSize::Disable);
     assert!(g.cumulative_slack);
     let a = &app.tasks[0];
-    assert_eq!((a.instance, a.nice, a.delay_us, a.loops), (3, 5, 100, Some(4)));
+    assert_eq!(
+        (a.instance, a.nice, a.delay_us, a.loops),
+        (3, 5, 100, Some(4))
+    );
     assert_eq!(a.cpus, Some(vec![0, 1]));
     assert_eq!(a.phases.len(), 2);
     assert_eq!(a.phases[0].loops, Some(2));
@@ -109,30 +112,106 @@ fn barrier_users_count_every_instance() {
 #[test]
 fn unsupported_keys_are_named() {
     let cases = [
-        (r#"{"tasks": {"t": {"run": 1, "walk": 2}}}"#, "tasks.t.walk", "not supported"),
+        (
+            r#"{"tasks": {"t": {"run": 1, "walk": 2}}}"#,
+            "tasks.t.walk",
+            "not supported",
+        ),
         (r#"{"tasks": {"t": {"mem": 100}}}"#, "tasks.t.mem", "memory"),
-        (r#"{"tasks": {"t": {"iorun": 100}}}"#, "tasks.t.iorun", "not supported"),
-        (r#"{"tasks": {"t": {"fork": "x"}}}"#, "tasks.t.fork", "not supported"),
-        (r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#, "tasks.t.policy", "SCHED_FIFO is not supported"),
-        (r#"{"global": {"default_policy": "SCHED_RR"}, "tasks": {"t": {"run": 1}}}"#, "global.default_policy", "not supported"),
-        (r#"{"global": {"gnuplot": true}, "tasks": {"t": {"run": 1}}}"#, "global.gnuplot", "not supported"),
-        (r#"{"global": {"frequency": 1}, "tasks": {"t": {"run": 1}}}"#, "global.frequency", "not supported"),
-        (r#"{"tasks": {"t": {"dl-runtime": 5, "run": 1}}}"#, "tasks.t.dl-runtime", "not supported"),
-        (r#"{"tasks": {"t": {"phases": {"p": {"run": 1, "instance": 2}}}}}"#, "tasks.t.phases.p.instance", "not supported in a phase"),
-        (r#"{"tasks": {"t": {"timer": {"ref": "a", "period": 5, "slack": 1}}}}"#, "tasks.t.timer.slack", "not supported"),
-        (r#"{"tasks": {"t": {"run": 1}}, "extra": 1}"#, "extra", "not supported"),
+        (
+            r#"{"tasks": {"t": {"iorun": 100}}}"#,
+            "tasks.t.iorun",
+            "not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"fork": "x"}}}"#,
+            "tasks.t.fork",
+            "not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#,
+            "tasks.t.policy",
+            "SCHED_FIFO is not supported",
+        ),
+        (
+            r#"{"global": {"default_policy": "SCHED_RR"}, "tasks": {"t": {"run": 1}}}"#,
+            "global.default_policy",
+            "not supported",
+        ),
+        (
+            r#"{"global": {"gnuplot": true}, "tasks": {"t": {"run": 1}}}"#,
+            "global.gnuplot",
+            "not supported",
+        ),
+        (
+            r#"{"global": {"frequency": 1}, "tasks": {"t": {"run": 1}}}"#,
+            "global.frequency",
+            "not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"dl-runtime": 5, "run": 1}}}"#,
+            "tasks.t.dl-runtime",
+            "not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"run": 1, "instance": 2}}}}}"#,
+            "tasks.t.phases.p.instance",
+            "not supported in a phase",
+        ),
+        (
+            r#"{"tasks": {"t": {"timer": {"ref": "a", "period": 5, "slack": 1}}}}"#,
+            "tasks.t.timer.slack",
+            "not supported",
+        ),
+        (
+            r#"{"tasks": {"t": {"run": 1}}, "extra": 1}"#,
+            "extra",
+            "not supported",
+        ),
         (r#"{"tasks": {"t": {"run": -1}}}"#, "tasks.t.run", "between"),
-        (r#"{"tasks": {"t": {"run": "x"}}}"#, "tasks.t.run", "integer"),
-        (r#"{"tasks": {"t": {"timer": {"ref": "a"}}}}"#, "tasks.t.timer.period", "at least"),
-        (r#"{"tasks": {"t": {"wait": {"ref": "a"}}}}"#, "tasks.t.wait.mutex", "missing"),
-        (r#"{"tasks": {"t": {"priority": 30, "run": 1}}}"#, "tasks.t.priority", "-20..19"),
-        (r#"{"tasks": {"t": {"loop": 0, "run": 1}}}"#, "tasks.t.loop", "forever"),
-        (r#"{"tasks": {"t": {"instance": 2}}}"#, "tasks.t", "no event"),
-        (r#"{"tasks": {"t": {"run": 1, "phases": {"p": {"run": 1}}}}}"#, "tasks.t.run", "phase"),
+        (
+            r#"{"tasks": {"t": {"run": "x"}}}"#,
+            "tasks.t.run",
+            "integer",
+        ),
+        (
+            r#"{"tasks": {"t": {"timer": {"ref": "a"}}}}"#,
+            "tasks.t.timer.period",
+            "at least",
+        ),
+        (
+            r#"{"tasks": {"t": {"wait": {"ref": "a"}}}}"#,
+            "tasks.t.wait.mutex",
+            "missing",
+        ),
+        (
+            r#"{"tasks": {"t": {"priority": 30, "run": 1}}}"#,
+            "tasks.t.priority",
+            "-20..19",
+        ),
+        (
+            r#"{"tasks": {"t": {"loop": 0, "run": 1}}}"#,
+            "tasks.t.loop",
+            "forever",
+        ),
+        (
+            r#"{"tasks": {"t": {"instance": 2}}}"#,
+            "tasks.t",
+            "no event",
+        ),
+        (
+            r#"{"tasks": {"t": {"run": 1, "phases": {"p": {"run": 1}}}}}"#,
+            "tasks.t.run",
+            "phase",
+        ),
         (r#"{"tasks": {}}"#, "tasks", "no task"),
         (r#"{"global": {}}"#, "tasks", "missing"),
         (r#"[1]"#, "(file)", "object"),
-        (r#"{"tasks": {"t": {"run": 1, "run": 2}}}"#, "(file)", "twice"),
+        (
+            r#"{"tasks": {"t": {"run": 1, "run": 2}}}"#,
+            "(file)",
+            "twice",
+        ),
     ];
     for (text, key, problem) in cases {
         let e = parse(text).unwrap_err();
@@ -164,6 +243,10 @@ fn the_native_copy_logs_into_the_given_directory() {
     let out = with_logdir(r#"{"tasks": {"t": {"run": 1}}}"#, "/d").unwrap();
     assert_eq!(parse(&out).unwrap().global.logdir.as_deref(), Some("/d"));
     // an integer log_size (a ring buffer) stays
-    let out = with_logdir(r#"{"global": {"log_size": 4}, "tasks": {"t": {"run": 1}}}"#, "/d").unwrap();
+    let out = with_logdir(
+        r#"{"global": {"log_size": 4}, "tasks": {"t": {"run": 1}}}"#,
+        "/d",
+    )
+    .unwrap();
     assert!(out.contains(r#""log_size": 4"#));
 }

@@ -718,7 +718,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let cpu = self.tasks[t].cpu;
                 let running = self.cpus[cpu].mode == Mode::Busy
                     && self.cpus[cpu].rq.curr() == Some(t as TaskId);
-                e.sum_exec + if running { self.now.saturating_sub(e.exec_start) } else { 0 }
+                e.sum_exec
+                    + if running {
+                        self.now.saturating_sub(e.exec_start)
+                    } else {
+                        0
+                    }
             })
             .collect()
     }

@@ -190,9 +190,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     c.atomic_ns
                 } else {
                     let contended = !p.mutexes[mutex as usize].waiters.is_empty();
-                    2 * c.atomic_ns
-                        + c.futex_wait_ns
-                        + if contended { c.futex_wake_ns } else { 0 }
+                    2 * c.atomic_ns + c.futex_wait_ns + if contended { c.futex_wake_ns } else { 0 }
                 }
             }
             Op::CondSignal(cv) | Op::CondBroadcast(cv) => {

@@ -180,12 +180,11 @@ impl Workload for RtappSim {
                         Event::Signal(c) => {
                             p.push(Op::CondSignal(id(&mut names.conds, c, e, |e| e.add_cond())))
                         }
-                        Event::Broad(c) => p.push(Op::CondBroadcast(id(
-                            &mut names.conds,
-                            c,
-                            e,
-                            |e| e.add_cond(),
-                        ))),
+                        Event::Broad(c) => {
+                            p.push(Op::CondBroadcast(id(&mut names.conds, c, e, |e| {
+                                e.add_cond()
+                            })))
+                        }
                         Event::Sync { cond, mutex: m } => {
                             let mutex = mutex(m, e);
                             let cond = id(&mut names.conds, cond, e, |e| e.add_cond());

@@ -46,7 +46,12 @@ fn a_periodic_timer_keeps_its_period_under_load() {
     assert!(p.len() >= 95, "{} periods in 1 s", p.len());
     for w in p.windows(2).skip(1) {
         let drift = w[1].start as i64 - (w[0].start as i64 + 10_000);
-        assert!(drift.abs() < 5_000, "start {} then {}", w[0].start, w[1].start);
+        assert!(
+            drift.abs() < 5_000,
+            "start {} then {}",
+            w[0].start,
+            w[1].start
+        );
         assert_eq!(w[1].c_period, 10_000);
         assert_eq!(w[1].c_duration, 2000);
         assert_eq!(w[1].perf, 200_000, "2000 us at 10 ns per loop");
@@ -69,11 +74,18 @@ fn a_lone_periodic_thread_wakes_on_time() {
     assert!((195..=200).contains(&p.len()), "{}", p.len());
     for w in p.windows(2) {
         assert_eq!(w[1].start / 5000, w[0].start / 5000 + 1);
-        assert!(w[1].slack > 3000 && w[1].slack < 4100, "slack {}", w[1].slack);
+        assert!(
+            w[1].slack > 3000 && w[1].slack < 4100,
+            "slack {}",
+            w[1].slack
+        );
         // the timer slack (50 us) and the wake-up path, no more
         assert!(w[1].wu_lat < 200, "wu_lat {}", w[1].wu_lat);
     }
-    assert!(p[1..].iter().all(|r| r.perf == 0), "no calibration, no perf");
+    assert!(
+        p[1..].iter().all(|r| r.perf == 0),
+        "no calibration, no perf"
+    );
 }
 
 #[test]
@@ -92,8 +104,18 @@ fn a_barrier_releases_all() {
     for i in 0..5 {
         // the barrier holds the fast ones until the slow one arrives (c
         // ends its phase as it passes the barrier; the others wake after)
-        assert!(a[i].end >= c[i].end, "a waited for c: {:?} {:?}", a[i], c[i]);
-        assert!(b[i].end >= c[i].end, "b waited for c: {:?} {:?}", b[i], c[i]);
+        assert!(
+            a[i].end >= c[i].end,
+            "a waited for c: {:?} {:?}",
+            a[i],
+            c[i]
+        );
+        assert!(
+            b[i].end >= c[i].end,
+            "b waited for c: {:?} {:?}",
+            b[i],
+            c[i]
+        );
         // and a barrier is no barrier for the slow one
         assert!(c[i].period < 7100, "{}", c[i].period);
     }
@@ -118,7 +140,10 @@ fn lock_holders_exclude_each_other() {
         assert!(w[1].0 + 1 >= w[0].1, "overlap: {:?} and {:?}", w[0], w[1]);
     }
     let total = cs.last().unwrap().1 - cs[0].0;
-    assert!(total >= 80_000, "40 sections of 2 ms one after another: {total}");
+    assert!(
+        total >= 80_000,
+        "40 sections of 2 ms one after another: {total}"
+    );
 }
 
 #[test]
@@ -167,7 +192,11 @@ fn delay_and_absolute_timers() {
     // duration and is not logged, as rt-app stops the thread first
     assert_eq!(p.len(), 89);
     // the first deadline is delay + period
-    assert!(p[1].start >= 110_000 && p[1].start < 110_200, "{}", p[1].start);
+    assert!(
+        p[1].start >= 110_000 && p[1].start < 110_200,
+        "{}",
+        p[1].start
+    );
 }
 
 #[test]
