@@ -144,3 +144,30 @@ fn native_without_rt_app_fails_in_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("rt-app is not installed"), "{err}");
 }
+
+/// The printed table and one thread's log, pinned: a producer and a
+/// consumer on the 2-CPU host preset.
+#[test]
+fn text_and_log_snapshot() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "pc.json",
+        r#"{"global": {"duration": 1, "calibration": 12, "log_basename": "pc"},
+            "tasks": {
+              "producer": {"lock": "q", "run": 500, "signal": "item", "unlock": "q",
+                           "timer": {"ref": "unique", "period": 100000}},
+              "consumer": {"lock": "q", "wait": {"ref": "item", "mutex": "q"}, "unlock": "q", "run": 3000}}}"#,
+    );
+    let out = run(&[
+        "sim",
+        "rtapp",
+        &f,
+        "--machine",
+        "host",
+        "--logdir",
+        d.path().to_str().unwrap(),
+    ]);
+    let log = std::fs::read_to_string(d.path().join("pc-consumer-1.log")).unwrap();
+    insta::assert_snapshot!(format!("{out}\n--- pc-consumer-1.log\n{log}"));
+}
