@@ -85,27 +85,8 @@ pub fn simulate_with(
         }
         WorkloadSpec::Rtapp(r) => {
             let w = r.model()?;
-            let mut opts = opts;
-            // the file's `cpus` confine the run, as --cpus does
-            if let Some(cpus) = w
-                .app
-                .common_cpus()
-                .map_err(|e| SpecError::field("file", format!("{}: {e}", r.file.display())))?
-            {
-                if opts.cpus.is_some() {
-                    return Err(SpecError::field(
-                        "cpus",
-                        "the rt-app file confines its threads with `cpus`: give one or the other",
-                    )
-                    .into());
-                }
-                let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
-                let mask = topology::CpuMask::parse_list(&list.join(","))
-                    .map_err(|e| SpecError::field("file", format!("cpus: {e}")))?;
-                opts.cpus = Some(mask);
-            }
             let params = to_json(&w.app);
-            (sim::run::simulate(&topo, &w, &opts)?, params)
+            (sim::run::simulate_rtapp(&topo, &w, &opts)?, params)
         }
         WorkloadSpec::Falseshare(f) => {
             let fs = sim::workload::falseshare::FalseShare {

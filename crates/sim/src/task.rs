@@ -28,6 +28,10 @@ pub type Program = std::sync::Arc<[Op]>;
 /// Per-task time variables.
 pub const TASK_VARS: usize = 4;
 
+/// The compute burst of rt-app's `runtime` event between its clock reads
+/// (`loadwait(32)`, 32 us, rt-app v1.0 src/rt-app.c `run_event`).
+pub const RUNTIME_BURST_NS: Nanos = 32_000;
+
 /// One operation of a task program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -220,6 +224,11 @@ pub enum Op {
     /// rt-app's initial delay: clock_nanosleep(TIMER_ABSTIME) until this
     /// time, which becomes the thread's timer origin.
     DelayUntil(Nanos),
+    /// rt-app's `runtime` event (after `RunStart`): bursts of user compute
+    /// of [`RUNTIME_BURST_NS`] each, with a clock read after each, until
+    /// this much wall time has passed since the `RunStart`. Time the task
+    /// spends preempted counts, so it may get less CPU than the duration.
+    Runtime(Nanos),
     /// rt-app's log: a phase starts (clock_gettime).
     PhaseStart,
     /// rt-app's log: a run event starts (clock_gettime).

@@ -167,6 +167,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         &mut p[ti]
     }
 
+    /// Time since `t`'s last `RunStart` (rt-app's `runtime` loop test).
+    pub(super) fn run_elapsed(&self, t: TaskId) -> Nanos {
+        let since = self
+            .pthreads
+            .phase
+            .get(t as usize)
+            .map_or(0, |p| p.run_since);
+        self.now.saturating_sub(since)
+    }
+
     /// The CPU work of a pthread op about to start for `t`.
     pub(super) fn pthread_work(&mut self, t: TaskId, op: Op) -> Nanos {
         let c = &self.costs;

@@ -7,9 +7,9 @@
 //! Events and what they become (engine/pthread.rs for the primitives):
 //! - `run`: user compute of the event's duration at full core speed (what
 //!   rt-app's calibrated loop count amounts to on the calibration CPU),
-//!   timed by clock reads; `runtime` is modelled the same way (rt-app
-//!   loops until that much wall time passed: the two differ only while the
-//!   thread is preempted);
+//!   timed by clock reads; `runtime`: 32 us bursts of compute, each
+//!   followed by a clock read, until that much wall time has passed (a
+//!   preempted thread gets less CPU than the duration, as in rt-app);
 //! - `sleep`: nanosleep, an hrtimer sleep with the timer slack;
 //! - `timer`: clock_nanosleep(TIMER_ABSTIME) to the timer's next period,
 //!   one timer per name shared by every thread that names it, or per
@@ -145,8 +145,11 @@ impl Workload for RtappSim {
                         id(&mut names.mutexes, n, e, |e| e.add_mutex())
                     };
                     match ev {
-                        Event::Run(us) | Event::Runtime(us) => {
+                        Event::Run(us) => {
                             p.extend([Op::RunStart, Op::Compute(us * US), Op::RunEnd])
+                        }
+                        Event::Runtime(us) => {
+                            p.extend([Op::RunStart, Op::Runtime(us * US), Op::RunEnd])
                         }
                         Event::Sleep(us) => p.push(Op::USleep(us * US)),
                         Event::Timer {

@@ -2,7 +2,7 @@
 //! scenarios through whole simulated runs.
 
 use super::*;
-use crate::run::{simulate, SimOptions, SimResult};
+use crate::run::{simulate_rtapp, SimOptions, SimResult};
 use benchspec::rtapp::log::parse;
 
 fn run(machine: &str, json: &str) -> SimResult {
@@ -12,7 +12,7 @@ fn run(machine: &str, json: &str) -> SimResult {
         check: true,
         ..Default::default()
     };
-    simulate(&topo, &w, &opt).unwrap()
+    simulate_rtapp(&topo, &w, &opt).unwrap()
 }
 
 /// The rows of thread `label`'s log.
@@ -203,4 +203,33 @@ fn delay_and_absolute_timers() {
 fn yield_is_refused() {
     let app = benchspec::rtapp::parse(r#"{"tasks": {"t": {"run": 1, "yield": ""}}}"#).unwrap();
     assert_eq!(RtappSim::new(app).unwrap_err().key, "tasks.t.yield");
+}
+
+#[test]
+fn runtime_counts_wall_time_and_run_counts_work() {
+    // a periodic thread shares CPU 0 with a thread that never sleeps: with
+    // `run` it does its 10 ms of work per 40 ms period, however long that
+    // takes; with `runtime` it stops once 10 ms of wall time passed, time
+    // spent preempted included, so it gets less than 10 ms of CPU
+    let json = |ev: &str| {
+        format!(
+            r#"{{"global": {{"duration": 1}},
+                "tasks": {{"p": {{"cpus": [0], "{ev}": 10000, "timer": {{"ref": "unique", "period": 40000}}}},
+                           "hog": {{"cpus": [0], "run": 1000000}}}}}}"#
+        )
+    };
+    let cpu = |r: &SimResult| {
+        r.workload["rtapp"]["threads"][0]["cpu_time_pct"]
+            .as_f64()
+            .unwrap()
+    };
+    let rt = run("host", &json("runtime"));
+    assert!(cpu(&rt) < 20.0, "runtime: cpu {}", cpu(&rt));
+    // rt-app's run column: at least the 10 ms of wall time, more when the
+    // thread waits preempted in its last burst
+    let s = share(&rt, 0);
+    assert!((24.9..=40.0).contains(&s), "runtime: run share {s}");
+    let r = run("host", &json("run"));
+    assert!((24.0..=26.5).contains(&cpu(&r)), "run: cpu {}", cpu(&r));
+    assert!(share(&r, 0) > 30.0, "run: the work took longer than 10 ms");
 }
