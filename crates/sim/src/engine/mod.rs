@@ -473,6 +473,27 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     timers: timers::CpuTimers,
     /// Mutexes, condition variables, barriers and rt-app timers and logs.
     pthreads: pthread::Pthreads,
+    /// Per-task placement counts, kept only when a workload asks
+    /// (`track_tasks`): (migrations, decisions by stage).
+    per_task: Option<Vec<TaskPlaceCounts>>,
+}
+
+/// One task's placement counts (see `Engine::track_tasks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskPlaceCounts {
+    /// Times it changed CPU (wake-up placement or a balancer move).
+    pub migrations: u64,
+    /// Its wake-up placement decisions by stage (`Stage::ALL` order).
+    pub stages: [u64; crate::placement::Stage::COUNT],
+}
+
+impl Default for TaskPlaceCounts {
+    fn default() -> Self {
+        TaskPlaceCounts {
+            migrations: 0,
+            stages: [0; crate::placement::Stage::COUNT],
+        }
+    }
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -598,6 +619,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             stop_at: None,
             timers: timers::CpuTimers::new(n),
             pthreads: pthread::Pthreads::default(),
+            per_task: None,
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -726,6 +748,33 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     }
             })
             .collect()
+    }
+
+    /// Keep per-task placement counts (migrations, stages) from now on;
+    /// off unless a workload asks, so other runs pay nothing for them.
+    pub fn track_tasks(&mut self) {
+        self.per_task.get_or_insert_with(Vec::new);
+    }
+
+    /// Per-task placement counts by task id (empty unless `track_tasks`).
+    pub fn task_place_counts(&self) -> Vec<TaskPlaceCounts> {
+        match &self.per_task {
+            Some(v) => {
+                let mut v = v.clone();
+                v.resize(self.tasks.len(), TaskPlaceCounts::default());
+                v
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn task_counts(&mut self, t: TaskId) -> Option<&mut TaskPlaceCounts> {
+        let v = self.per_task.as_mut()?;
+        let i = t as usize;
+        if v.len() <= i {
+            v.resize(i + 1, TaskPlaceCounts::default());
+        }
+        Some(&mut v[i])
     }
 
     /// Tasks that have not exited.

@@ -32,6 +32,7 @@ pub struct Record<'a> {
     bins: &'a [Vec<crate::engine::Bin>],
     rows: &'a [crate::engine::PhaseRow],
     exec: Vec<Nanos>,
+    place: Vec<crate::engine::TaskPlaceCounts>,
     /// When the run ended.
     pub end: Nanos,
 }
@@ -45,6 +46,7 @@ impl<'a> Record<'a> {
             bins: e.all_bins(),
             rows: e.phase_rows(),
             exec: e.task_exec_ns(),
+            place: e.task_place_counts(),
             end: e.now(),
         }
     }
@@ -69,6 +71,12 @@ impl<'a> Record<'a> {
     /// CPU time each task consumed (sum_exec_runtime), by task id.
     pub fn task_exec(&self, t: crate::task::TaskId) -> Nanos {
         self.exec.get(t as usize).copied().unwrap_or(0)
+    }
+
+    /// A task's placement counts (None unless the workload called
+    /// `Engine::track_tasks`).
+    pub fn task_place(&self, t: crate::task::TaskId) -> Option<&crate::engine::TaskPlaceCounts> {
+        self.place.get(t as usize)
     }
 
     /// The interval summaries of a summarised `metric` (see

@@ -127,6 +127,7 @@ impl Workload for RtappSim {
     }
 
     fn build<R: RunQueue>(&self, e: &mut Engine<'_, R>, _first_cpu: usize) {
+        e.track_tasks();
         let mut names = Names::default();
         let cumulative = self.app.global.cumulative_slack;
         let threads: Vec<_> = self.app.threads().collect();
@@ -297,11 +298,26 @@ impl Workload for RtappSim {
         text.push_str(
             "(run%: time in run events over the logged span; cpu%: CPU time consumed over it; wake-up latencies in us after timer events, per phase row)\n",
         );
+        let mut threads_json = Vec::new();
+        for (th, s) in threads.iter().zip(&summaries) {
+            let mut v = serde_json::to_value(s).expect("plain data serialises");
+            if let Some(n) = rec.task_place(th.ind) {
+                let stages: Map<String, serde_json::Value> = crate::placement::Stage::ALL
+                    .iter()
+                    .zip(n.stages)
+                    .filter(|(_, c)| *c > 0)
+                    .map(|(st, c)| (st.name(), json!(c)))
+                    .collect();
+                v["migrations"] = json!(n.migrations);
+                v["stages"] = serde_json::Value::Object(stages);
+            }
+            threads_json.push(v);
+        }
         let mut json = Map::new();
         json.insert(
             "rtapp".into(),
             json!({
-                "threads": summaries,
+                "threads": threads_json,
                 "calibration": g.calibration,
             }),
         );

@@ -58,6 +58,21 @@ fn a_periodic_timer_keeps_its_period_under_load() {
     }
     let s = share(&r, 0);
     assert!((19.0..=23.0).contains(&s), "periodic share {s}");
+    // per-thread placement: every wake-up of the periodic thread decided
+    // (one CPU allowed: no migration); the hog never sleeps
+    let t = &r.workload["rtapp"]["threads"];
+    let decided: u64 = t[0]["stages"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(
+        decided >= p.len() as u64,
+        "{decided} decisions for {} phases",
+        p.len()
+    );
+    assert_eq!(t[0]["migrations"], 0);
     // the hog gets the rest of CPU 0
     assert!(share(&r, 1) > 70.0);
 }
