@@ -20,6 +20,7 @@
 pub mod hackbench;
 pub mod loadfile;
 pub mod plat;
+pub mod rtapp;
 pub mod schbench;
 pub mod tbench;
 

@@ -65,6 +65,22 @@ pub enum SimBench {
     /// the first two CPUs the run may use (e.g. --cpus 0,4).
     #[command(allow_negative_numbers = true)]
     Falseshare(FalseShareArgs),
+    /// An rt-app JSON workload (rt-app's grammar: threads, phases, run/sleep/timer,
+    /// mutexes, condition variables, barriers, suspend/resume); prints a per-thread
+    /// table and writes rt-app's per-thread logs to --logdir or the file's logdir.
+    Rtapp(SimRtappArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SimRtappArgs {
+    /// The rt-app JSON file.
+    #[arg(value_name = "FILE.json")]
+    pub file: PathBuf,
+    /// Write rt-app's per-thread logs (PREFIX-THREAD-IDX.log) into DIR [the file's global.logdir; no logs if it names none].
+    #[arg(long, value_name = "DIR")]
+    pub logdir: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
 }
 
 #[derive(Args, Debug)]
@@ -208,6 +224,7 @@ fn flag_of(field: &str) -> String {
         ("split", "--split"),
         ("rps", "-R/--rps"),
         ("version", "--version"),
+        ("file", "rt-app file"),
     ];
     match known.iter().find(|(f, _)| *f == field) {
         Some((_, flag)) => flag.to_string(),
@@ -262,26 +279,37 @@ fn simulate(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<ExitCode> {
     let spec = spec(c, workload)?;
     let trace = c.trace.open()?;
     let slot = trace.as_ref().map(|t| t.slot());
-    let (record, text, run) = run_spec(&spec, |o| {
+    let ran = run_spec(&spec, |o| {
         c.bound(o);
         o.trace = slot.clone();
     })?;
     if let Some(t) = trace {
         t.finish()?;
     }
-    print_run(&record, &text, c.json)?;
+    print_run(&ran.record, &ran.text, c.json)?;
     if c.stats {
-        eprintln!("{}", stats::line(&run));
+        eprintln!("{}", stats::line(&ran.cost));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Simulate `spec` within the bounds `bound` sets: its JSON record, its
-/// text report and what the run cost the host.
-fn run_spec(
-    spec: &RunSpec,
-    bound: impl Fn(&mut sim::run::SimOptions),
-) -> Result<(Value, String, stats::HostCost)> {
+/// Files a tool writes: (name, content).
+type ToolFiles = Vec<(String, String)>;
+
+/// A simulated run as the commands print it.
+struct Ran {
+    /// The `--json` record.
+    record: Value,
+    /// The text report.
+    text: String,
+    /// What the run cost the host (`--stats`).
+    cost: stats::HostCost,
+    /// Files the tool would write (rt-app's logs).
+    files: ToolFiles,
+}
+
+/// Simulate `spec` within the bounds `bound` sets.
+fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result<Ran> {
     let t0 = Instant::now();
     let s = progress::show(|p| {
         lab::exec::simulate_with(spec, |o| {
@@ -301,7 +329,56 @@ fn run_spec(
         probes: s.result.placement.probes,
         phases: s.result.phases,
     };
-    Ok((record, text, cost))
+    Ok(Ran {
+        record,
+        text,
+        cost,
+        files: s.result.files.clone(),
+    })
+}
+
+/// `schedlab sim rtapp FILE.json`: simulate it, write rt-app's logs (to
+/// `--logdir`, else the file's `global.logdir`, else nowhere) and print the
+/// per-thread table.
+fn rtapp(a: SimRtappArgs) -> Result<ExitCode> {
+    let r = lab::workload::RtappSpec {
+        file: a.file.clone(),
+        native_nice: None,
+    };
+    let (_, app) = r.load().map_err(|e| cli_error(e.into()))?;
+    let dir = a
+        .logdir
+        .clone()
+        .or_else(|| app.global.logdir.as_ref().map(PathBuf::from));
+    if let Some(d) = &dir {
+        if !d.is_dir() {
+            let flag = if a.logdir.is_some() {
+                "--logdir"
+            } else {
+                "global.logdir"
+            };
+            bail!("{flag} {}: not a directory", d.display());
+        }
+    }
+    let spec = spec(&a.common, WorkloadSpec::Rtapp(r))?;
+    let Ran {
+        record,
+        text,
+        cost,
+        files,
+    } = run_spec(&spec, |o| a.common.bound(o))?;
+    if let Some(d) = &dir {
+        for (name, body) in &files {
+            let path = d.join(name);
+            crate::output::write_atomic(&path, body.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    print_run(&record, &text, a.common.json)?;
+    if a.common.stats {
+        eprintln!("{}", stats::line(&cost));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// This schedlab: its version and the git commit it was built from
@@ -349,7 +426,7 @@ fn replay(file: &Path, format: &str) -> Result<ExitCode> {
             spec.mode.name()
         );
     }
-    let (record, text, _) = run_spec(&spec, |_| {})?;
+    let Ran { record, text, .. } = run_spec(&spec, |_| {})?;
     print_run(&record, &text, format == "json")?;
     let differ = differing_fields(&recorded, &record);
     if differ.is_empty() {
@@ -422,6 +499,7 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
                 iterations: a.iterations,
             }),
         ),
+        Some(SimBench::Rtapp(a)) => rtapp(a),
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }

@@ -83,6 +83,11 @@ pub fn simulate_with(
             let tb = t.bench();
             (sim::run::simulate_tbench(&topo, &tb, &opts)?, to_json(&tb))
         }
+        WorkloadSpec::Rtapp(r) => {
+            let w = r.model()?;
+            let params = to_json(&w.app);
+            (sim::run::simulate_rtapp(&topo, &w, &opts)?, params)
+        }
         WorkloadSpec::Falseshare(f) => {
             let fs = sim::workload::falseshare::FalseShare {
                 iterations: f.iterations,
@@ -153,6 +158,16 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
                 std::ops::ControlFlow::Continue(())
             })?)
         }
+        WorkloadSpec::Rtapp(r) => {
+            let (text, _) = r.load()?;
+            let cfg = native::rtapp::RtappConfig {
+                text,
+                timeout: None,
+                keep_logs: None,
+                nice: r.native_nice,
+            };
+            to_json(&native::rtapp::run(&cfg)?)
+        }
         WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => {
             return Err(SpecError::field("benchmark", "no native port (simulator only)").into())
         }
@@ -188,6 +203,9 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                         return Err(SpecError::field("tasks", "must be an integer > 0").into());
                     }
                 }
+                WorkloadSpec::Rtapp(r) => {
+                    r.model()?;
+                }
                 WorkloadSpec::Falseshare(f) => {
                     if f.iterations == 0 {
                         return Err(SpecError::field("iterations", "must be an integer > 0").into());
@@ -197,6 +215,11 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
             Ok(())
         }
         Mode::Native => {
+            if let WorkloadSpec::Rtapp(_) = &spec.workload {
+                // validate() checked the file; rt-app must be here to run it
+                native::rtapp::find_rtapp()?;
+                return Ok(());
+            }
             let cpus = cpu_selection(spec)?;
             match &spec.workload {
                 WorkloadSpec::Hackbench(h) => native::hackbench::HackbenchConfig {
@@ -217,7 +240,7 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                     timeout: None,
                 }
                 .validate()?,
-                WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => {
+                WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Rtapp(_) => {
                     return Err(
                         SpecError::field("benchmark", "no native port (simulator only)").into(),
                     )

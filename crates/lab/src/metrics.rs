@@ -199,6 +199,52 @@ pub const METRICS: &[Metric] = &[
 /// placement stage that occurred: its share of wakeups, percent.
 pub const STAGE_SHARES: &str = "stage-shares";
 
+/// The pseudo-metric that expands to per-thread metrics of an rt-app run,
+/// one set per thread (`NAME-IDX`, as rt-app names its log): the thread's
+/// CPU share, wake-up latency after timers (p50, p99) and timer misses,
+/// from its rt-app log rows (benchspec's `rtapp::log::ThreadSummary`).
+pub const RTAPP_THREADS: &str = "rtapp-threads";
+
+/// Per-thread rt-app metrics: (prefix, the summary field, unit, better,
+/// description).
+const THREAD_METRICS: [(&str, &str, &str, Better, &str); 5] = [
+    (
+        "cpu-share:",
+        "/cpu_time_pct",
+        "%",
+        Higher,
+        "CPU time consumed over the thread's logged span",
+    ),
+    (
+        "run-share:",
+        "/cpu_share_pct",
+        "%",
+        Higher,
+        "share of the thread's logged span spent in its run events (rt-app's run column)",
+    ),
+    (
+        "wu-lat-p50:",
+        "/wu_lat_us/p50",
+        "us",
+        Lower,
+        "median wake-up latency after the thread's timers",
+    ),
+    (
+        "wu-lat-p99:",
+        "/wu_lat_us/p99",
+        "us",
+        Lower,
+        "99th percentile wake-up latency after the thread's timers",
+    ),
+    (
+        "slack-misses:",
+        "/slack_misses",
+        "phases",
+        Lower,
+        "phases whose timer deadline had already passed",
+    ),
+];
+
 /// A metric by name (`stage-NAME` metrics are made on demand).
 pub fn lookup(name: &str) -> Option<Metric> {
     METRICS.iter().find(|m| m.name == name).copied()
@@ -206,13 +252,14 @@ pub fn lookup(name: &str) -> Option<Metric> {
 
 /// Whether `name` names a metric or [`STAGE_SHARES`].
 pub fn known(name: &str) -> bool {
-    name == STAGE_SHARES || lookup(name).is_some()
+    name == STAGE_SHARES || name == RTAPP_THREADS || lookup(name).is_some()
 }
 
 /// The names every metric could have, for error messages.
 pub fn names() -> String {
     let mut v: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
     v.push(STAGE_SHARES);
+    v.push(RTAPP_THREADS);
     v.join(", ")
 }
 
@@ -224,6 +271,9 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
         .filter(|m| m.benchmark == Some(benchmark))
         .map(|m| m.name.to_string())
         .collect();
+    if benchmark == "rtapp" {
+        v.push(RTAPP_THREADS.into());
+    }
     v.extend(
         [
             "probes-per-wakeup",
@@ -239,6 +289,17 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
 
 /// How a metric is reported.
 pub fn info(name: &str) -> MetricInfo {
+    if let Some((prefix, _, unit, better, what)) =
+        THREAD_METRICS.iter().find(|m| name.starts_with(m.0))
+    {
+        return MetricInfo {
+            name: name.into(),
+            unit: (*unit).into(),
+            better: *better,
+            decimals: 2,
+            description: format!("rt-app thread {}: {what}", &name[prefix.len()..]),
+        };
+    }
     match lookup(name) {
         Some(m) => MetricInfo {
             name: m.name.into(),
@@ -276,6 +337,23 @@ pub fn extract(record: &Value, wanted: &[String]) -> BTreeMap<String, f64> {
                 for (stage, n) in stages {
                     if let (Some(n), true) = (n.as_f64(), total > 0.0) {
                         out.insert(format!("stage-{stage}"), 100.0 * n / total);
+                    }
+                }
+            }
+            continue;
+        }
+        if name == RTAPP_THREADS {
+            let threads = record
+                .pointer("/rtapp/threads")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            for t in threads {
+                let Some(label) = t.get("thread").and_then(Value::as_str) else {
+                    continue;
+                };
+                for (prefix, pointer, ..) in THREAD_METRICS {
+                    if let Some(v) = t.pointer(pointer).and_then(Value::as_f64) {
+                        out.insert(format!("{prefix}{label}"), v);
                     }
                 }
             }
@@ -329,6 +407,26 @@ mod tests {
         assert_eq!(m["stage-target"], 75.0);
         assert_eq!(m["stage-idle-core"], 25.0);
         assert!(!m.contains_key("tput"));
+    }
+
+    #[test]
+    fn rtapp_threads_expand_per_thread() {
+        let rec = json!({"rtapp": {"threads": [
+            {"thread": "a-0", "cpu_share_pct": 20.5, "cpu_time_pct": 20.1, "slack_misses": 1,
+             "wu_lat_us": {"p50": 60, "p99": 90}},
+            {"thread": "b-1", "cpu_share_pct": 70.0, "slack_misses": 0,
+             "wu_lat_us": {"p50": 0, "p99": 0}}]}});
+        let m = extract(&rec, &[RTAPP_THREADS.to_string()]);
+        assert_eq!(m["cpu-share:a-0"], 20.1);
+        assert_eq!(m["run-share:a-0"], 20.5);
+        assert_eq!(m["wu-lat-p99:a-0"], 90.0);
+        assert_eq!(m["slack-misses:a-0"], 1.0);
+        assert!(!m.contains_key("cpu-share:b-1"), "not measured");
+        assert_eq!(m["run-share:b-1"], 70.0);
+        assert_eq!(m.len(), 9);
+        let i = info("cpu-share:a-0");
+        assert_eq!((i.unit.as_str(), i.better), ("%", Higher));
+        assert!(defaults("rtapp").contains(&RTAPP_THREADS.to_string()));
     }
 
     #[test]

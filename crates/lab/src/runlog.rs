@@ -136,6 +136,12 @@ pub fn fingerprint(exp: &Experiment) -> String {
                 fnv1a(&mut h, &bytes.unwrap_or_default());
             }
         }
+        if let crate::WorkloadSpec::Rtapp(r) = &c.spec.workload {
+            if seen.insert(r.file.display().to_string()) {
+                let bytes = topology::input::read_capped(&r.file, crate::workload::MAX_RTAPP_BYTES);
+                fnv1a(&mut h, &bytes.unwrap_or_default());
+            }
+        }
         if let crate::WorkloadSpec::Tbench(t) = &c.spec.workload {
             if let Some(p) = &t.loadfile {
                 if seen.insert(p.display().to_string()) {

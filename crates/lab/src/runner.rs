@@ -307,6 +307,25 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
                 .filter(|k| k.starts_with("stage-"))
                 .collect();
             names.extend(stages.into_iter().cloned());
+        } else if m == metrics::RTAPP_THREADS {
+            // per thread, in the order of the first record that has them
+            // (every run of a file has the same threads)
+            for r in records {
+                for k in r.metrics.keys() {
+                    let per_thread = [
+                        "cpu-share:",
+                        "run-share:",
+                        "wu-lat-p50:",
+                        "wu-lat-p99:",
+                        "slack-misses:",
+                    ]
+                    .iter()
+                    .any(|p| k.starts_with(p));
+                    if per_thread && !names.contains(k) {
+                        names.push(k.clone());
+                    }
+                }
+            }
         } else {
             names.push(m.clone());
         }

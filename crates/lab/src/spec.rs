@@ -381,8 +381,14 @@ impl RunSpec {
             Mode::Sim => {
                 let topo = self.topology()?;
                 self.sim_options(&topo)?;
-                if let WorkloadSpec::Schbench(s) = &self.workload {
-                    s.model()?;
+                match &self.workload {
+                    WorkloadSpec::Schbench(s) => {
+                        s.model()?;
+                    }
+                    WorkloadSpec::Rtapp(r) => {
+                        r.model()?;
+                    }
+                    _ => {}
                 }
                 Ok(())
             }
@@ -402,6 +408,18 @@ impl RunSpec {
                         ),
                     )),
                     WorkloadSpec::Schbench(s) => s.native().map(|_| ()),
+                    WorkloadSpec::Rtapp(r) => {
+                        if self.cpus.is_some() || self.node.is_some() {
+                            return Err(SpecError::field(
+                                if self.cpus.is_some() { "cpus" } else { "node" },
+                                "rt-app pins its threads itself: give `cpus` in the rt-app file",
+                            ));
+                        }
+                        let (_, app) = r.load()?;
+                        native::rtapp::validate(&app).map_err(|e| {
+                            SpecError::field("file", format!("{}: {e}", r.file.display()))
+                        })
+                    }
                     _ => Ok(()),
                 }
             }

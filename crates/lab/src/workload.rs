@@ -22,6 +22,52 @@ pub enum WorkloadSpec {
     Spin(SpinSpec),
     /// One writer and one reader of a cache line on two CPUs (simulator only).
     Falseshare(FalseShareSpec),
+    /// An rt-app JSON workload (simulated, or the real rt-app natively).
+    Rtapp(RtappSpec),
+}
+
+/// An rt-app workload: its JSON file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RtappSpec {
+    /// The rt-app JSON file (read from the current directory when relative).
+    pub file: PathBuf,
+    /// Native runs only: the nice value rt-app starts at (its threads
+    /// inherit it unless the file sets `priority`); -20 shields the
+    /// measurement from other load on a shared host. The simulator models
+    /// an otherwise idle machine and ignores it.
+    pub native_nice: Option<i32>,
+}
+
+/// The largest rt-app file read (the examples are under 2 KiB; a generated
+/// use case with thousands of threads stays far below).
+pub const MAX_RTAPP_BYTES: u64 = 16 << 20;
+
+impl RtappSpec {
+    /// The file's text, and its parse.
+    pub fn load(&self) -> Result<(String, benchspec::rtapp::RtApp), SpecError> {
+        let what = self.file.display();
+        if self.file.as_os_str().is_empty() {
+            return Err(SpecError::field(
+                "file",
+                "missing: name the rt-app JSON file",
+            ));
+        }
+        let bytes = topology::input::read_capped(&self.file, MAX_RTAPP_BYTES)
+            .map_err(|e| SpecError::field("file", format!("{what}: {e}")))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| SpecError::field("file", format!("{what}: not UTF-8 text")))?;
+        let app = benchspec::rtapp::parse(&text)
+            .map_err(|e| SpecError::field("file", format!("{what}: {e}")))?;
+        Ok((text, app))
+    }
+
+    /// The simulator's model of the file.
+    pub fn model(&self) -> Result<sim::workload::rtapp::RtappSim, SpecError> {
+        let (_, app) = self.load()?;
+        sim::workload::rtapp::RtappSim::new(app)
+            .map_err(|e| SpecError::field("file", format!("{}: {e}", self.file.display())))
+    }
 }
 
 /// The false-sharing loop's parameters.
@@ -268,7 +314,14 @@ impl Default for SpinSpec {
 
 impl WorkloadSpec {
     /// The benchmarks, by the names files use.
-    pub const NAMES: [&'static str; 5] = ["hackbench", "schbench", "tbench", "spin", "falseshare"];
+    pub const NAMES: [&'static str; 6] = [
+        "hackbench",
+        "schbench",
+        "tbench",
+        "spin",
+        "falseshare",
+        "rtapp",
+    ];
 
     /// Parse `fields` (a table of the benchmark's parameters, without
     /// `benchmark`) as `benchmark`'s; an error names the field at fault.
@@ -286,6 +339,7 @@ impl WorkloadSpec {
             "tbench" => WorkloadSpec::Tbench(parse(fields)?),
             "spin" => WorkloadSpec::Spin(parse(fields)?),
             "falseshare" => WorkloadSpec::Falseshare(parse(fields)?),
+            "rtapp" => WorkloadSpec::Rtapp(parse(fields)?),
             other => {
                 return Err(SpecError::field(
                     "benchmark",
@@ -306,6 +360,7 @@ impl WorkloadSpec {
             WorkloadSpec::Tbench(_) => "tbench",
             WorkloadSpec::Spin(_) => "spin",
             WorkloadSpec::Falseshare(_) => "falseshare",
+            WorkloadSpec::Rtapp(_) => "rtapp",
         }
     }
 
@@ -324,6 +379,9 @@ impl WorkloadSpec {
             }
             WorkloadSpec::Spin(s) => s.work_ms = (s.work_ms / 10).max(1),
             WorkloadSpec::Falseshare(f) => f.iterations = (f.iterations / 10).max(1),
+            // the file says how long it runs; an experiment's [quick]
+            // table may name a shorter file
+            WorkloadSpec::Rtapp(_) => {}
         }
     }
 }

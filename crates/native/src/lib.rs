@@ -44,6 +44,7 @@ pub mod cpus;
 mod error;
 pub mod hackbench;
 mod limits;
+pub mod rtapp;
 pub mod schbench;
 mod schbench_math;
 mod sys;

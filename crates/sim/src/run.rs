@@ -343,6 +343,9 @@ pub struct SimResult {
     /// The lines the benchmark prints (not in JSON).
     #[serde(skip)]
     pub text: String,
+    /// Files the tool writes (name, content; not in JSON): rt-app's logs.
+    #[serde(skip)]
+    pub files: Vec<(String, String)>,
     /// The workload's own JSON fields.
     #[serde(flatten)]
     pub workload: serde_json::Map<String, serde_json::Value>,
@@ -565,6 +568,33 @@ pub fn simulate_schbench(
     simulate(topo, &sb, opt)
 }
 
+/// Simulate an rt-app workload: the file's common `cpus` (if any) confine
+/// the run as `--cpus` does; giving both is refused.
+pub fn simulate_rtapp(
+    topo: &Topology,
+    w: &crate::workload::rtapp::RtappSim,
+    opt: &SimOptions,
+) -> Result<SimResult, SimError> {
+    let cpus = w
+        .app
+        .common_cpus()
+        .map_err(|e| SimError::Cpus(format!("rt-app file: {e}")))?;
+    let Some(cpus) = cpus else {
+        return simulate(topo, w, opt);
+    };
+    if opt.cpus.is_some() {
+        return Err(SimError::Cpus(
+            "the rt-app file confines its threads with `cpus`: give it or --cpus, not both".into(),
+        ));
+    }
+    let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
+    let mask = CpuMask::parse_list(&list.join(","))
+        .map_err(|e| SimError::Cpus(format!("rt-app file: `cpus`: {e}")))?;
+    let mut opt = opt.clone();
+    opt.cpus = Some(mask);
+    simulate(topo, w, &opt)
+}
+
 /// The CPUs a run may use.
 fn allowed_cpus(topo: &Topology, opt: &SimOptions) -> Result<CpuMask, SimError> {
     match &opt.cpus {
@@ -681,6 +711,7 @@ pub fn simulate<W: Workload>(
             })
             .collect(),
         text: report.text,
+        files: report.files,
         workload: report.json,
         phases: e.phases,
     })

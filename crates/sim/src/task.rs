@@ -28,6 +28,10 @@ pub type Program = std::sync::Arc<[Op]>;
 /// Per-task time variables.
 pub const TASK_VARS: usize = 4;
 
+/// The compute burst of rt-app's `runtime` event between its clock reads
+/// (`loadwait(32)`, 32 us, rt-app v1.0 src/rt-app.c `run_event`).
+pub const RUNTIME_BURST_NS: Nanos = 32_000;
+
 /// One operation of a task program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -186,6 +190,54 @@ pub enum Op {
         /// The task's variable holding the wake time.
         var: VarId,
     },
+    /// pthread_mutex_lock (engine/pthread.rs): take the mutex, or sleep
+    /// until its holder hands it over.
+    MutexLock(u32),
+    /// pthread_mutex_unlock: hand the mutex to its first waiter, if any.
+    MutexUnlock(u32),
+    /// pthread_cond_wait: release the mutex, sleep until signalled, return
+    /// holding the mutex again.
+    CondWait {
+        /// The condition variable.
+        cond: u32,
+        /// The mutex the caller holds.
+        mutex: u32,
+    },
+    /// pthread_cond_signal: the first waiter goes back to its mutex.
+    CondSignal(u32),
+    /// pthread_cond_broadcast: every waiter goes back to its mutex.
+    CondBroadcast(u32),
+    /// rt-app's barrier: sleep until the barrier's last user arrives.
+    BarrierWait(u32),
+    /// rt-app's timer event: advance the timer by `period` from its last
+    /// deadline (from the thread's start the first time) and
+    /// clock_nanosleep(TIMER_ABSTIME) until then; log the slack and the
+    /// wake-up latency.
+    TimerWait {
+        /// The timer.
+        timer: u32,
+        /// Its period (ns).
+        period: Nanos,
+        /// Add the slack to the phase's instead of replacing it.
+        cumulative: bool,
+    },
+    /// rt-app's initial delay: clock_nanosleep(TIMER_ABSTIME) until this
+    /// time, which becomes the thread's timer origin.
+    DelayUntil(Nanos),
+    /// rt-app's `runtime` event (after `RunStart`): bursts of user compute
+    /// of [`RUNTIME_BURST_NS`] each, with a clock read after each, until
+    /// this much wall time has passed since the `RunStart`. Time the task
+    /// spends preempted counts, so it may get less CPU than the duration.
+    Runtime(Nanos),
+    /// rt-app's log: a phase starts (clock_gettime).
+    PhaseStart,
+    /// rt-app's log: a run event starts (clock_gettime).
+    RunStart,
+    /// rt-app's log: a run event ends (clock_gettime); its time is added.
+    RunEnd,
+    /// rt-app's log: the phase (the workload's number) ends; its row is
+    /// recorded.
+    PhaseEnd(u32),
     /// Start of a loop body repeated `n` times.
     Loop(u32),
     /// End of the innermost loop body.

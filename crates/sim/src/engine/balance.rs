@@ -225,6 +225,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.trace_migrate(by, t, src, dst, crate::trace::MigrateCause::Balance);
         }
         self.deactivate_task(t, src);
+        if let Some(n) = self.task_counts(t) {
+            n.migrations += 1;
+        }
         self.tasks[ti].cpu = dst;
         let deadline_resched = self.activate_task(t, dst, true, false);
         self.wakeup_preempt(t, dst, by, lead, deadline_resched, false);

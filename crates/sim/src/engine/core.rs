@@ -122,6 +122,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t as usize;
         let prev = self.tasks[ti].cpu;
         if prev != new_cpu {
+            if let Some(n) = self.task_counts(t) {
+                n.migrations += 1;
+            }
             self.update_rq_pelt(prev);
             let se = self.tasks[ti].pelt;
             self.cpus[prev].pelt.detach(&se, self.ents[ti].weight);

@@ -31,6 +31,8 @@
 //!   that ends them;
 //! - `ops`: the op interpreter (a task's program, its blocking and exit);
 //! - `pelt`: PELT updates and the placement view's copy of the run queue;
+//! - `pthread`: pthread mutexes, condition variables, rt-app's barriers,
+//!   timers and per-phase log;
 //! - `balance`: the load balancer's hooks (tick, newidle, nohz idle
 //!   balance, the active-balance stopper) and the migrations it asks for;
 //! - `invariants`: the `--check` invariants;
@@ -57,6 +59,8 @@ mod idle;
 mod invariants;
 mod ops;
 mod pelt;
+mod pthread;
+pub use pthread::PhaseRow;
 mod schedule;
 mod sync;
 pub use sync::Bin;
@@ -77,6 +81,8 @@ enum Block {
     Child,
     Join(TaskId),
     Futex(crate::task::FutexId),
+    /// A pthread mutex, condition variable or barrier (engine/pthread.rs).
+    Pthread,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -475,6 +481,29 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     trace: Option<Box<dyn crate::trace::TraceSink>>,
     /// The placement of the wake-up in progress (kept only while traced).
     pick_note: trace::PickNote,
+    /// Mutexes, condition variables, barriers and rt-app timers and logs.
+    pthreads: pthread::Pthreads,
+    /// Per-task placement counts, kept only when a workload asks
+    /// (`track_tasks`): (migrations, decisions by stage).
+    per_task: Option<Vec<TaskPlaceCounts>>,
+}
+
+/// One task's placement counts (see `Engine::track_tasks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskPlaceCounts {
+    /// Times it changed CPU (wake-up placement or a balancer move).
+    pub migrations: u64,
+    /// Its wake-up placement decisions by stage (`Stage::ALL` order).
+    pub stages: [u64; crate::placement::Stage::COUNT],
+}
+
+impl Default for TaskPlaceCounts {
+    fn default() -> Self {
+        TaskPlaceCounts {
+            migrations: 0,
+            stages: [0; crate::placement::Stage::COUNT],
+        }
+    }
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -601,6 +630,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             timers: timers::CpuTimers::new(n),
             trace: None,
             pick_note: trace::PickNote::default(),
+            pthreads: pthread::Pthreads::default(),
+            per_task: None,
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -710,6 +741,52 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub fn task_signals(&self, t: TaskId) -> (u64, u64) {
         let p = &self.tasks[t as usize].pelt;
         (p.load_avg, p.util_avg)
+    }
+
+    /// CPU time each task consumed (its sum_exec_runtime), by task id,
+    /// including the stretch a running task is in now.
+    pub fn task_exec_ns(&self) -> Vec<Nanos> {
+        (0..self.tasks.len())
+            .map(|t| {
+                let e = &self.ents[t];
+                let cpu = self.tasks[t].cpu;
+                let running = self.cpus[cpu].mode == Mode::Busy
+                    && self.cpus[cpu].rq.curr() == Some(t as TaskId);
+                e.sum_exec
+                    + if running {
+                        self.now.saturating_sub(e.exec_start)
+                    } else {
+                        0
+                    }
+            })
+            .collect()
+    }
+
+    /// Keep per-task placement counts (migrations, stages) from now on;
+    /// off unless a workload asks, so other runs pay nothing for them.
+    pub fn track_tasks(&mut self) {
+        self.per_task.get_or_insert_with(Vec::new);
+    }
+
+    /// Per-task placement counts by task id (empty unless `track_tasks`).
+    pub fn task_place_counts(&self) -> Vec<TaskPlaceCounts> {
+        match &self.per_task {
+            Some(v) => {
+                let mut v = v.clone();
+                v.resize(self.tasks.len(), TaskPlaceCounts::default());
+                v
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn task_counts(&mut self, t: TaskId) -> Option<&mut TaskPlaceCounts> {
+        let v = self.per_task.as_mut()?;
+        let i = t as usize;
+        if v.len() <= i {
+            v.resize(i + 1, TaskPlaceCounts::default());
+        }
+        Some(&mut v[i])
     }
 
     /// Tasks that have not exited.

@@ -39,6 +39,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
                 (task.op_left, true)
             }
+            Op::Runtime(d) => {
+                if task.op_left == 0 && self.run_elapsed(t) >= d {
+                    // the last clock read found the time up
+                    (0, false)
+                } else {
+                    // a new burst, or the rest of a preempted one
+                    let task = &mut self.tasks[ti];
+                    if task.op_left == 0 {
+                        task.op_left = crate::task::RUNTIME_BURST_NS + self.costs.gettimeofday_ns;
+                    }
+                    (task.op_left, true)
+                }
+            }
             Op::Write { chan, bytes } | Op::Read { chan, bytes } => {
                 if task.bytes_left == 0 {
                     task.bytes_left = bytes;
@@ -108,6 +121,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     return true;
                 }
             },
+            Op::MutexLock(_)
+            | Op::MutexUnlock(_)
+            | Op::CondWait { .. }
+            | Op::CondSignal(_)
+            | Op::CondBroadcast(_)
+            | Op::BarrierWait(_)
+            | Op::TimerWait { .. }
+            | Op::DelayUntil(_)
+            | Op::PhaseStart
+            | Op::RunStart
+            | Op::RunEnd
+            | Op::PhaseEnd(_) => (self.pthread_work(t, op), false),
             Op::Spawn { child } => {
                 let proc_ = self.tasks[child as usize].spec.mm != self.tasks[ti].spec.mm;
                 (
@@ -162,6 +187,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Compute(_) => {
                 task.op_left = 0;
                 task.pc.advance();
+            }
+            Op::Runtime(d) => {
+                // a burst done (or none needed): its clock read decides
+                task.op_left = 0;
+                if self.run_elapsed(t) >= d {
+                    self.tasks[ti].pc.advance();
+                }
             }
             Op::Write { chan, .. } => {
                 let left = task.bytes_left;
@@ -300,6 +332,25 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Op::ReqTakeOrWait { .. } => {
                 let op = task.op;
                 if self.sync_apply(c, t, op) {
+                    let task = &mut self.tasks[ti];
+                    task.resumed = false;
+                    task.pc.advance();
+                }
+            }
+            Op::MutexLock(_)
+            | Op::MutexUnlock(_)
+            | Op::CondWait { .. }
+            | Op::CondSignal(_)
+            | Op::CondBroadcast(_)
+            | Op::BarrierWait(_)
+            | Op::TimerWait { .. }
+            | Op::DelayUntil(_)
+            | Op::PhaseStart
+            | Op::RunStart
+            | Op::RunEnd
+            | Op::PhaseEnd(_) => {
+                let op = task.op;
+                if self.pthread_apply(c, t, op) {
                     let task = &mut self.tasks[ti];
                     task.resumed = false;
                     task.pc.advance();

@@ -94,6 +94,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 .unwrap_or(prev);
         }
         self.pstats.stages[dec.stage as usize] += 1;
+        if let Some(n) = self.task_counts(t) {
+            n.stages[dec.stage as usize] += 1;
+        }
         self.pstats.digest(t, cpu);
         if waker.is_some() && flags & wf::TTWU != 0 {
             let where_ = if cpu == waker_cpu {

@@ -84,6 +84,7 @@ impl super::Workload for FalseShare {
             serde_json::json!((per * 1000.0).round() / 1000.0),
         );
         super::Report {
+            files: Vec::new(),
             text: format!(
                 "false sharing: {} stores and {} loads of one line\nTime: {:.6}\n{:.2} ns per iteration\n",
                 self.iterations,

@@ -160,6 +160,7 @@ impl super::Workload for Hackbench {
         let stop = rec.mark(MARK_STOP).unwrap_or(rec.end);
         let time_ns = stop - start;
         super::Report {
+            files: Vec::new(),
             text: format!("{}{}\n", self.header(), Hackbench::time_line(time_ns)),
             json: Default::default(),
             time_ns,

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 pub mod falseshare;
 pub mod hackbench;
+pub mod rtapp;
 pub mod schbench;
 pub mod spin;
 pub mod tbench;
@@ -29,6 +30,9 @@ pub struct Record<'a> {
     marks: &'a [Option<Nanos>],
     samples: &'a [Vec<(Nanos, Nanos)>],
     bins: &'a [Vec<crate::engine::Bin>],
+    rows: &'a [crate::engine::PhaseRow],
+    exec: Vec<Nanos>,
+    place: Vec<crate::engine::TaskPlaceCounts>,
     /// When the run ended.
     pub end: Nanos,
 }
@@ -40,6 +44,9 @@ impl<'a> Record<'a> {
             marks: e.marks(),
             samples: e.all_samples(),
             bins: e.all_bins(),
+            rows: e.phase_rows(),
+            exec: e.task_exec_ns(),
+            place: e.task_place_counts(),
             end: e.now(),
         }
     }
@@ -54,6 +61,22 @@ impl<'a> Record<'a> {
         self.samples
             .get(metric as usize)
             .map_or(&[], |v| v.as_slice())
+    }
+
+    /// The phases rt-app threads logged (`Op::PhaseEnd`), in end order.
+    pub fn phase_rows(&self) -> &'a [crate::engine::PhaseRow] {
+        self.rows
+    }
+
+    /// CPU time each task consumed (sum_exec_runtime), by task id.
+    pub fn task_exec(&self, t: crate::task::TaskId) -> Nanos {
+        self.exec.get(t as usize).copied().unwrap_or(0)
+    }
+
+    /// A task's placement counts (None unless the workload called
+    /// `Engine::track_tasks`).
+    pub fn task_place(&self, t: crate::task::TaskId) -> Option<&crate::engine::TaskPlaceCounts> {
+        self.place.get(t as usize)
     }
 
     /// The interval summaries of a summarised `metric` (see
@@ -73,6 +96,8 @@ pub struct Report {
     pub json: Map<String, Value>,
     /// The measured span, ns (hackbench's Time, the runtime of a timed run).
     pub time_ns: Nanos,
+    /// Files the tool writes (name, content): rt-app's per-thread logs.
+    pub files: Vec<(String, String)>,
 }
 
 /// A benchmark model.

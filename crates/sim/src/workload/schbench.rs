@@ -560,6 +560,7 @@ impl SchbenchSim {
         json.insert("rps".into(), to_value(RpsSummary::of(&rps)));
         json.insert("average_rps".into(), json!(round2(average)));
         super::Report {
+            files: Vec::new(),
             text,
             json,
             time_ns: self.run_ns(),
@@ -577,6 +578,7 @@ impl SchbenchSim {
             to_value(LatencySummary::of(&wake)),
         );
         super::Report {
+            files: Vec::new(),
             text: old_latency_table(&wake),
             json,
             time_ns: self.run_ns(),

@@ -64,6 +64,7 @@ impl super::Workload for Spin {
     fn report(&self, rec: &super::Record) -> super::Report {
         let time_ns = rec.end - rec.mark(MARK_START).unwrap_or(0);
         super::Report {
+            files: Vec::new(),
             text: format!(
                 "{} compute-only tasks of {} ms started on one CPU\nTime: {:.3}\n",
                 self.tasks,

@@ -512,6 +512,7 @@ impl Workload for TbenchModel {
             serde_json::to_value(ops).unwrap_or(Value::Null),
         );
         Report {
+            files: Vec::new(),
             text,
             json,
             time_ns: out.execute.1 - out.execute.0,

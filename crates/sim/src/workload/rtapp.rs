@@ -1,0 +1,334 @@
+//! rt-app workloads (benchspec's `rtapp` grammar): each thread rt-app
+//! would create becomes a task whose program is its phases' events, with
+//! the clock readings rt-app's `thread_body` and `run_event` make around
+//! them (rt-app v1.0, src/rt-app.c), so the report is rt-app's per-thread
+//! log: one row per executed phase.
+//!
+//! Events and what they become (engine/pthread.rs for the primitives):
+//! - `run`: user compute of the event's duration at full core speed (what
+//!   rt-app's calibrated loop count amounts to on the calibration CPU),
+//!   timed by clock reads; `runtime`: 32 us bursts of compute, each
+//!   followed by a clock read, until that much wall time has passed (a
+//!   preempted thread gets less CPU than the duration, as in rt-app);
+//! - `sleep`: nanosleep, an hrtimer sleep with the timer slack;
+//! - `timer`: clock_nanosleep(TIMER_ABSTIME) to the timer's next period,
+//!   one timer per name shared by every thread that names it, or per
+//!   thread for names starting with "unique";
+//! - `lock`/`unlock`, `wait`/`signal`/`broad`, `sync`: pthread mutexes and
+//!   condition variables, one per name (mutex and condition names are
+//!   separate, as rt-app's resources are typed);
+//! - `suspend`/`resume`: rt-app's lock, cond_wait (or broadcast), unlock
+//!   on the mutex and condition named after the thread;
+//! - `barrier`: released when as many arrivals as the file has references
+//!   to it (every instance counted) came.
+//!
+//! `yield` is refused: the engine has no sched_yield yet.
+
+use super::{Record, Report, Stop, Workload};
+use crate::engine::Engine;
+use crate::rq::RunQueue;
+use crate::task::{Op, TaskSpec};
+use crate::Nanos;
+use benchspec::rtapp::log::{self, Row, ThreadSummary};
+use benchspec::rtapp::{Calibration, Event, LogSize, RtApp};
+use serde_json::{json, Map};
+use std::collections::BTreeMap;
+
+/// An rt-app file ready to simulate.
+#[derive(Clone, Debug)]
+pub struct RtappSim {
+    /// The parsed file.
+    pub app: RtApp,
+}
+
+/// An rt-app file the simulator cannot run.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("`{key}`: {problem}")]
+pub struct RtappSimError {
+    /// The key at fault.
+    pub key: String,
+    /// Why.
+    pub problem: String,
+}
+
+const US: Nanos = 1000;
+
+impl RtappSim {
+    /// Check that every event is one the simulator models.
+    pub fn new(app: RtApp) -> Result<Self, RtappSimError> {
+        for t in &app.tasks {
+            for p in &t.phases {
+                if p.events.contains(&Event::Yield) {
+                    return Err(RtappSimError {
+                        key: format!("tasks.{}.yield", t.name),
+                        problem: "not supported by the simulator (sched_yield is not modelled)"
+                            .into(),
+                    });
+                }
+            }
+        }
+        Ok(RtappSim { app })
+    }
+
+    /// ns per loop for the perf column (None: rt-app calibrates at run
+    /// time, which a simulation cannot; perf is then 0).
+    fn ns_per_loop(&self) -> Option<u64> {
+        match self.app.global.calibration {
+            Calibration::NsPerLoop(n) => Some(n as u64),
+            Calibration::Cpu(_) => None,
+        }
+    }
+
+    /// The static columns of phase `j` of task object `ti`: (perf,
+    /// c_duration, c_period).
+    fn phase_columns(&self, ti: usize, j: usize) -> (u64, u64, u64) {
+        let npl = self.ns_per_loop();
+        let mut c = (0, 0, 0);
+        for e in &self.app.tasks[ti].phases[j].events {
+            match e {
+                Event::Run(us) | Event::Runtime(us) => {
+                    c.0 += npl.map_or(0, |n| us * 1000 / n);
+                    c.1 += us;
+                }
+                Event::Timer { period_us, .. } => c.2 += period_us,
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
+/// Resource ids by name, made on first use.
+#[derive(Default)]
+struct Names {
+    mutexes: BTreeMap<String, u32>,
+    conds: BTreeMap<String, u32>,
+    barriers: BTreeMap<String, u32>,
+    timers: BTreeMap<(Option<u32>, String), u32>,
+}
+
+fn id<R: RunQueue>(
+    map: &mut BTreeMap<String, u32>,
+    name: &str,
+    e: &mut Engine<'_, R>,
+    make: impl FnOnce(&mut Engine<'_, R>) -> u32,
+) -> u32 {
+    if let Some(&i) = map.get(name) {
+        return i;
+    }
+    let i = make(e);
+    map.insert(name.to_string(), i);
+    i
+}
+
+impl Workload for RtappSim {
+    fn name(&self) -> &'static str {
+        "rtapp"
+    }
+
+    fn build<R: RunQueue>(&self, e: &mut Engine<'_, R>, _first_cpu: usize) {
+        e.track_tasks();
+        let mut names = Names::default();
+        let cumulative = self.app.global.cumulative_slack;
+        let threads: Vec<_> = self.app.threads().collect();
+        for th in &threads {
+            let def = th.def;
+            let mut p = Vec::new();
+            if def.delay_us > 0 {
+                p.push(Op::DelayUntil(def.delay_us * US));
+            }
+            p.push(Op::Loop(def.loops.unwrap_or(u32::MAX)));
+            for (j, phase) in def.phases.iter().enumerate() {
+                p.push(Op::Loop(phase.loops.unwrap_or(u32::MAX)));
+                p.push(Op::PhaseStart);
+                for ev in &phase.events {
+                    let mut mutex = |n: &str, e: &mut Engine<'_, R>| {
+                        id(&mut names.mutexes, n, e, |e| e.add_mutex())
+                    };
+                    match ev {
+                        Event::Run(us) => {
+                            p.extend([Op::RunStart, Op::Compute(us * US), Op::RunEnd])
+                        }
+                        Event::Runtime(us) => {
+                            p.extend([Op::RunStart, Op::Runtime(us * US), Op::RunEnd])
+                        }
+                        Event::Sleep(us) => p.push(Op::USleep(us * US)),
+                        Event::Timer {
+                            name,
+                            period_us,
+                            absolute,
+                        } => {
+                            let owner = name.starts_with("unique").then_some(th.ind);
+                            let key = (owner, name.clone());
+                            let timer = match names.timers.get(&key) {
+                                Some(&i) => i,
+                                None => {
+                                    let i = e.add_rt_timer(!absolute);
+                                    names.timers.insert(key, i);
+                                    i
+                                }
+                            };
+                            p.push(Op::TimerWait {
+                                timer,
+                                period: period_us * US,
+                                cumulative,
+                            });
+                        }
+                        Event::Lock(m) => p.push(Op::MutexLock(mutex(m, e))),
+                        Event::Unlock(m) => p.push(Op::MutexUnlock(mutex(m, e))),
+                        Event::Wait { cond, mutex: m } => {
+                            let mutex = mutex(m, e);
+                            let cond = id(&mut names.conds, cond, e, |e| e.add_cond());
+                            p.push(Op::CondWait { cond, mutex });
+                        }
+                        Event::Signal(c) => {
+                            p.push(Op::CondSignal(id(&mut names.conds, c, e, |e| e.add_cond())))
+                        }
+                        Event::Broad(c) => {
+                            p.push(Op::CondBroadcast(id(&mut names.conds, c, e, |e| {
+                                e.add_cond()
+                            })))
+                        }
+                        Event::Sync { cond, mutex: m } => {
+                            let mutex = mutex(m, e);
+                            let cond = id(&mut names.conds, cond, e, |e| e.add_cond());
+                            p.extend([Op::CondSignal(cond), Op::CondWait { cond, mutex }]);
+                        }
+                        Event::Suspend(n) | Event::Resume(n) => {
+                            let mutex = mutex(n, e);
+                            let cond = id(&mut names.conds, n, e, |e| e.add_cond());
+                            p.push(Op::MutexLock(mutex));
+                            p.push(if matches!(ev, Event::Suspend(_)) {
+                                Op::CondWait { cond, mutex }
+                            } else {
+                                Op::CondBroadcast(cond)
+                            });
+                            p.push(Op::MutexUnlock(mutex));
+                        }
+                        Event::Barrier(b) => {
+                            let users = self.app.barrier_users(b);
+                            let bar = id(&mut names.barriers, b, e, |e| e.add_barrier(users));
+                            p.push(Op::BarrierWait(bar));
+                        }
+                        Event::Yield => unreachable!("refused by RtappSim::new"),
+                    }
+                }
+                p.push(Op::PhaseEnd(j as u32));
+                p.push(Op::EndLoop);
+            }
+            p.push(Op::EndLoop);
+            p.push(Op::Exit);
+            e.add_task(TaskSpec {
+                name: def.name.clone(),
+                program: p.into(),
+                mm: 0,
+                parent: None,
+                spawned: false,
+                start_cpu: None,
+                nice: def.nice,
+                footprint_lines: 0,
+            });
+        }
+    }
+
+    fn stop(&self) -> Stop {
+        match self.app.global.duration_s {
+            Some(s) => Stop::At(s as Nanos * 1_000_000_000),
+            None => Stop::AllExited,
+        }
+    }
+
+    fn report(&self, rec: &Record) -> Report {
+        let threads: Vec<_> = self.app.threads().collect();
+        // task object index of each thread
+        let mut obj = Vec::new();
+        for (ti, t) in self.app.tasks.iter().enumerate() {
+            obj.extend(std::iter::repeat_n(ti, t.instance as usize));
+        }
+        let mut rows: Vec<Vec<Row>> = vec![Vec::new(); threads.len()];
+        for r in rec.phase_rows() {
+            let t = r.task as usize;
+            let (perf, c_duration, c_period) = self.phase_columns(obj[t], r.phase as usize);
+            let (start, end) = (r.start / US, r.end / US);
+            rows[t].push(Row {
+                idx: t as u32,
+                perf,
+                run: r.run_us,
+                period: (r.end - r.start) / US,
+                start,
+                end,
+                rel_st: start,
+                slack: r.slack_us,
+                c_duration,
+                c_period,
+                wu_lat: r.wu_lat_us,
+            });
+        }
+        let g = &self.app.global;
+        let mut files = Vec::new();
+        let mut summaries = Vec::new();
+        let mut text = format!(
+            "{:<20} {:>6} {:>7} {:>7} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
+            "thread", "rows", "run%", "cpu%", "slack-miss", "wu-p50", "wu-p90", "wu-p99", "wu-max"
+        );
+        for (th, rows) in threads.iter().zip(&rows) {
+            let label = th.label();
+            let s = ThreadSummary::of(&label, rows).with_cpu_time(rows, rec.task_exec(th.ind));
+            text.push_str(&format!(
+                "{:<20} {:>6} {:>7.2} {:>7.2} {:>10} {:>9} {:>9} {:>9} {:>9}\n",
+                label,
+                s.rows,
+                s.cpu_share_pct,
+                s.cpu_time_pct.unwrap_or(0.0),
+                s.slack_misses,
+                s.wu_lat_us.p50,
+                s.wu_lat_us.p90,
+                s.wu_lat_us.p99,
+                s.wu_lat_us.max
+            ));
+            summaries.push(s);
+            if g.log_size != LogSize::Disable {
+                let mut body = log::header(th.def.nice);
+                for r in rows {
+                    body.push_str(&r.line());
+                }
+                files.push((format!("{}-{}.log", g.log_basename, label), body));
+            }
+        }
+        text.push_str(
+            "(run%: time in run events over the logged span; cpu%: CPU time consumed over it; wake-up latencies in us after timer events, per phase row)\n",
+        );
+        let mut threads_json = Vec::new();
+        for (th, s) in threads.iter().zip(&summaries) {
+            let mut v = serde_json::to_value(s).expect("plain data serialises");
+            if let Some(n) = rec.task_place(th.ind) {
+                let stages: Map<String, serde_json::Value> = crate::placement::Stage::ALL
+                    .iter()
+                    .zip(n.stages)
+                    .filter(|(_, c)| *c > 0)
+                    .map(|(st, c)| (st.name(), json!(c)))
+                    .collect();
+                v["migrations"] = json!(n.migrations);
+                v["stages"] = serde_json::Value::Object(stages);
+            }
+            threads_json.push(v);
+        }
+        let mut json = Map::new();
+        json.insert(
+            "rtapp".into(),
+            json!({
+                "threads": threads_json,
+                "calibration": g.calibration,
+            }),
+        );
+        Report {
+            text,
+            json,
+            time_ns: rec.end,
+            files,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
