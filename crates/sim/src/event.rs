@@ -150,6 +150,17 @@ impl EventQueue {
         }
     }
 
+    /// The earliest event, left in the queue.
+    #[inline]
+    pub fn peek(&self) -> Option<(Nanos, Event)> {
+        let (slot_key, leaf) = self.tree[1];
+        match self.heap.peek() {
+            Some(Reverse((t, s, e))) if (*t, *s) < slot_key => Some((*t, *e)),
+            _ if slot_key != EMPTY => Some((slot_key.0, self.evs[leaf as usize])),
+            _ => None,
+        }
+    }
+
     /// Number of pending heap events plus occupied slots.
     pub fn len(&self) -> usize {
         self.heap.len() + self.tree[self.m..].iter().filter(|k| k.0 != EMPTY).count()

@@ -11,10 +11,10 @@
 //! each other: a segment's remaining work is re-timed whenever the number of
 //! busy threads of its core changes.
 //!
-//! Host/vCPU layer (later): a guest CPU is a vCPU that runs only while the
-//! host schedules it. The hooks for that are `CpuState::vcpu_preempted` and
-//! the per-CPU segment clock, which can be paused and resumed without
-//! touching the scheduler model.
+//! Host/vCPU layer: a guest CPU is a vCPU that runs only while the host
+//! schedules it (`vcpu`, driven by `crate::host`): its segment clock is
+//! paused and resumed and `CpuState::vcpu_preempted` set, without touching
+//! the scheduler model.
 //!
 //! The engine is one type, [`Engine`], whose methods are split by concern
 //! over this module's files, each adding its own `impl` block:
@@ -33,7 +33,9 @@
 //! - `pelt`: PELT updates and the placement view's copy of the run queue;
 //! - `balance`: the load balancer's hooks (tick, newidle, nohz idle
 //!   balance, the active-balance stopper) and the migrations it asks for;
-//! - `invariants`: the `--check` invariants.
+//! - `invariants`: the `--check` invariants;
+//! - `vcpu`: the guest side of the host layer (pause, resume, halts, the
+//!   one-event stepping the co-simulation drives).
 
 use crate::balance::{BalanceStats, Balancer};
 use crate::cacheline::{LineId, LineTable};
@@ -60,6 +62,8 @@ mod schedule;
 mod sync;
 pub use sync::Bin;
 mod timers;
+mod vcpu;
+pub use vcpu::{GuestVmStats, VcpuRun};
 mod wakeup;
 
 /// Why a task is blocked.
@@ -465,6 +469,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     stop_at: Option<Nanos>,
     /// Each CPU's pending timers.
     timers: timers::CpuTimers,
+    /// The host layer's guest side (None: bare metal).
+    vm: Option<Box<vcpu::VmState>>,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -589,6 +595,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             batch_lead: 0,
             stop_at: None,
             timers: timers::CpuTimers::new(n),
+            vm: None,
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
