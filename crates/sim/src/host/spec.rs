@@ -531,7 +531,7 @@ mod tests {
             ),
             (
                 format!("{HOST}bogus = 1\n[[guest]]\npin = [0]\n"),
-                "host",
+                "host.bogus",
             ),
         ];
         for (text, key) in cases {
