@@ -142,6 +142,12 @@ pub struct CommonSimArgs {
     /// The cpuidle driver and governor: none, or DRIVER[:GOVERNOR] with DRIVER intel_idle, acpi_idle, haltpoll, pseries_idle, powernv_idle and GOVERNOR menu, teo, haltpoll [default: the machine's].
     #[arg(long, value_name = "DRIVER[:GOVERNOR]")]
     pub cpuidle: Option<String>,
+    /// Run in the guests of a host: a preset (vm1x8, vm2x8, vm1x8-noisy) or a machine file (TOML, docs/vm.md); one workload instance per guest, reported per guest.
+    #[arg(long, value_name = "FILE|PRESET", conflicts_with_all = ["cpus", "node"])]
+    pub host: Option<String>,
+    /// With --host: this many copies of the host's first guest.
+    #[arg(long, value_name = "N", requires = "host", value_parser = int_in::<u32>(1, lab::vm::MAX_GUESTS.into()))]
+    pub guests: Option<u32>,
 }
 
 /// The highest `--node`: Linux's MAX_NUMNODES with the largest
@@ -245,6 +251,8 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         cost_profile: c.cost_profile.clone(),
         seed: c.seed,
         check: c.check,
+        host: c.host.clone(),
+        guests: c.guests,
         ..RunSpec::new(workload)
     })
 }

@@ -46,6 +46,7 @@ pub mod metrics;
 pub mod runlog;
 pub mod runner;
 pub mod spec;
+pub mod vm;
 pub mod workload;
 
 pub use experiment::{Experiment, ExperimentError};

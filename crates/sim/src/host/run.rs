@@ -198,6 +198,8 @@ pub fn simulate_vm<W: Workload>(
     for (i, (g, t)) in spec.guests.iter().zip(&topos).enumerate() {
         let mut o = opt.clone();
         o.cpus = None;
+        // independent guests: each its own streams of the seed
+        o.seed = opt.seed.wrapping_add(i as u64);
         if o.costs_profile.is_none() {
             o.costs_profile = Some(machine_costs(
                 &g.machine,

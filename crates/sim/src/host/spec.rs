@@ -183,7 +183,7 @@ pub fn preset(name: &str) -> Result<HostSpec, HostError> {
         )),
         _ => Err(HostError::new(
             name,
-            "--host",
+            "preset",
             format!(
                 "unknown preset (the presets: {}; or a TOML file)",
                 PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
@@ -480,7 +480,7 @@ mod tests {
             assert!(s.guests.iter().all(|g| g.affinity.len() == 8));
         }
         let e = preset("vm9").unwrap_err();
-        assert_eq!(e.key, "--host");
+        assert_eq!(e.key, "preset");
         assert!(
             e.to_string().starts_with("vm9: --host: unknown preset"),
             "{e}"
