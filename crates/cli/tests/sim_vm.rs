@@ -99,3 +99,30 @@ fn bad_machine_files_exit_2_naming_the_field() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_timed_run_on_two_guests_combines_their_samples() {
+    // both guests run to the stop time (a guest whose vCPUs wait for the
+    // host is not over before it), and --check holds throughout
+    let v = json(&[
+        "sim",
+        "schbench",
+        "--version",
+        "old",
+        "-m",
+        "2",
+        "-t",
+        "1",
+        "-r",
+        "2",
+        "--host",
+        "vm2x8",
+        "--check",
+    ]);
+    let samples = |p: &str| v.pointer(p).and_then(|x| x.as_u64()).unwrap();
+    let a = samples("/vm/guests/0/workload/wakeup_latency_us/samples");
+    let b = samples("/vm/guests/1/workload/wakeup_latency_us/samples");
+    assert!(a > 0 && b > 0, "{a} {b}");
+    assert_eq!(samples("/vm/combined/wakeup_latency_us/samples"), a + b);
+    assert_eq!(samples("/vm/guests/1/sim_ns"), 2_000_000_000);
+}

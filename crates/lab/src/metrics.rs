@@ -194,6 +194,35 @@ pub const METRICS: &[Metric] = &[
         description: "time an allowed CPU idled while a task waited elsewhere",
     },
     Metric {
+        name: "vm-wakeup-p50",
+        unit: "us",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/vm/combined/wakeup_latency_us/p50",
+        description:
+            "runs on several guests: schbench wakeup latency p50 over every guest's samples",
+    },
+    Metric {
+        name: "vm-wakeup-p99",
+        unit: "us",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/vm/combined/wakeup_latency_us/p99",
+        description:
+            "runs on several guests: schbench wakeup latency p99 over every guest's samples",
+    },
+    Metric {
+        name: "vm-tput",
+        unit: "MB/s",
+        better: Higher,
+        decimals: 4,
+        benchmark: None,
+        pointer: "/vm/combined/throughput_mb_s",
+        description: "runs on several guests: tbench throughput of every guest's clients together",
+    },
+    Metric {
         name: "vm-steal",
         unit: "ms",
         better: Lower,

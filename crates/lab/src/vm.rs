@@ -155,6 +155,13 @@ fn compose(vm: VmResult, params: Value) -> Simulated {
         gj["workload"] = Value::Object(r.workload.clone());
         guests.push(gj);
     }
+    let mut combined = Value::Null;
+    if let Some(c) = &vm.combined {
+        let names: Vec<&str> = vm.vm.iter().map(|g| g.name.as_str()).collect();
+        text += &format!("[combined: {}]\n{}", names.join("+"), c.text);
+        combined = to_json(c);
+        combined["time_ns"] = json!(c.time_ns);
+    }
     let h = &vm.host;
     text += &format!(
         "Host {} ({} CPUs): {} switches, vCPU pre-emptions lasted p50 {:.3} ms, p99 {:.3} ms\n",
@@ -165,8 +172,9 @@ fn compose(vm: VmResult, params: Value) -> Simulated {
         h.preemption_ns.p99 as f64 / 1e6
     );
     result.text = text;
-    result
-        .workload
-        .insert("vm".into(), json!({ "guests": guests, "host": to_json(h) }));
+    result.workload.insert(
+        "vm".into(),
+        json!({ "guests": guests, "combined": combined, "host": to_json(h) }),
+    );
     Simulated { result, params }
 }

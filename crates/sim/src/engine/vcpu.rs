@@ -97,6 +97,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.vm.as_ref().map(|v| &v.stats)
     }
 
+    /// The machine's CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
     /// Where the thread of guest CPU `c` is, as the guest sees it.
     pub fn vm_run_state(&self, c: usize) -> VcpuRun {
         self.vm.as_ref().map_or(VcpuRun::Running, |v| v.run[c])
@@ -124,22 +129,30 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.live_tasks == 0 || self.vm.as_ref().is_some_and(|v| v.stopped)
     }
 
-    /// The next event: its time and the guest CPU it is addressed to (None:
-    /// nothing pending, or the guest is done; then its clock is moved to
-    /// the stop time of a timed run).
-    pub fn vm_peek(&mut self) -> Option<(Nanos, usize)> {
+    /// The next thing that happens in the guest: an event at a time,
+    /// addressed to a guest CPU (`Some(cpu)`), or the end of a timed run
+    /// (`None`: call `vm_stop`). None: nothing pending (the guest waits for
+    /// the host to run its vCPUs again, or is done).
+    pub fn vm_peek(&self) -> Option<(Nanos, Option<usize>)> {
         if self.vm_done() {
             return None;
         }
-        let (t, ev) = self.events.peek()?;
-        if let Some(s) = self.stop_at.filter(|&s| t > s) {
-            self.now = s.max(self.now);
-            if let Some(v) = self.vm.as_mut() {
-                v.stopped = true;
-            }
-            return None;
+        match (self.events.peek(), self.stop_at) {
+            (Some((t, _)), Some(s)) if t > s => Some((s, None)),
+            (Some((t, ev)), _) => Some((t, Some(self.event_cpu(&ev)))),
+            (None, Some(s)) => Some((s.max(self.now), None)),
+            (None, None) => None,
         }
-        Some((t, self.event_cpu(&ev)))
+    }
+
+    /// A timed run reached its stop time.
+    pub fn vm_stop(&mut self) {
+        if let Some(s) = self.stop_at {
+            self.now = s.max(self.now);
+        }
+        if let Some(v) = self.vm.as_mut() {
+            v.stopped = true;
+        }
     }
 
     /// Per vCPU: the time its thread was off guest code, up to `now`.

@@ -8,7 +8,7 @@
 //! (`Host::wake`), and when the host can run it at once (no cost to pay)
 //! the event is handled at its own time, exactly as on bare metal.
 
-use super::sched::{GuestCpus, Host};
+use super::sched::{GuestCpus, Host, ThreadState};
 use crate::engine::{Engine, InvariantError, RunError, VcpuRun};
 use crate::Nanos;
 
@@ -36,9 +36,9 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
     let n = guests.len();
     let mut retired = vec![false; n];
     loop {
-        let mut best: Option<(Nanos, usize, usize)> = None;
+        let mut best: Option<(Nanos, usize, Option<usize>)> = None;
         let mut done = Vec::new();
-        for (i, g) in guests.iter_mut().enumerate() {
+        for (i, g) in guests.iter().enumerate() {
             if retired[i] {
                 continue;
             }
@@ -63,11 +63,12 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
         if retired.iter().all(|&r| r) {
             break;
         }
-        let waiting: usize = guests.iter().map(|g| g.vm_waiting()).sum();
         match (host.next_time(), best) {
             (Some(h), Some((t, _, _))) if h <= t => host.step(&mut Guests(guests)),
-            (Some(_), None) if waiting > 0 => host.step(&mut Guests(guests)),
-            (_, Some((t, i, c))) => {
+            // the guests wait for vCPUs the host will run again
+            (Some(_), None) if host.vcpus_pending() => host.step(&mut Guests(guests)),
+            (_, Some((_, i, None))) => guests[i].vm_stop(),
+            (_, Some((t, i, Some(c)))) => {
                 if guests[i].vm_run_state(c) == VcpuRun::Halted {
                     host.wake(i, c, t, &mut Guests(guests));
                 }
@@ -85,6 +86,9 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
             // report their deadlock below
             _ => break,
         }
+        if check {
+            check_states(host, guests, &retired)?;
+        }
     }
     let end = guests
         .iter()
@@ -99,6 +103,31 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
     if check {
         host.check_accounting()
             .map_err(|what| InvariantError { time: end, what })?;
+    }
+    Ok(())
+}
+
+/// A guest runs a vCPU exactly when the host runs its thread in the guest.
+fn check_states(host: &Host, guests: &[&mut Engine<'_>], retired: &[bool]) -> Result<(), RunError> {
+    for (i, g) in guests.iter().enumerate() {
+        if retired[i] {
+            continue;
+        }
+        for c in 0..g.nr_cpus() {
+            let guest_runs = g.vm_run_state(c) == VcpuRun::Running;
+            let host_runs = host.vcpu_state(i, c) == ThreadState::Running;
+            if guest_runs != host_runs {
+                return Err(InvariantError {
+                    time: host.now().max(g.now()),
+                    what: format!(
+                        "guest {i} CPU {c} is {:?} in the guest but its vCPU thread is {:?} on the host",
+                        g.vm_run_state(c),
+                        host.vcpu_state(i, c)
+                    ),
+                }
+                .into());
+            }
+        }
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::costs::MachineCosts;
 use crate::eevdf::EevdfParams;
 use crate::placement::linux::Features;
 use crate::run::{build_engine, engine_parts, result_of, Dist, SimError, SimOptions, SimResult};
-use crate::workload::Workload;
+use crate::workload::{Record, Workload};
 use crate::Nanos;
 use serde::Serialize;
 use topology::Topology;
@@ -70,11 +70,83 @@ pub struct HostSummary {
     pub preemption_ns: Dist,
 }
 
+/// The guests' records taken together: the workload's report on the union
+/// of every guest's samples (as the vCPU-preempted patch's authors combined
+/// VM1 and VM2's schbench latencies).
+#[derive(Clone, Debug, Serialize)]
+pub struct Combined {
+    /// The measured span, ns.
+    pub time_ns: Nanos,
+    /// The workload's fields.
+    #[serde(flatten)]
+    pub workload: serde_json::Map<String, serde_json::Value>,
+    /// Its text.
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// The union of `recs`: every metric's samples in time order (ties in
+/// guest order), interval bins added up, each mark at its earliest, the
+/// latest end.
+fn union(recs: &[crate::workload::Record<'_>]) -> UnionData {
+    let mut u = UnionData::default();
+    for r in recs {
+        let marks = r.marks();
+        if u.marks.len() < marks.len() {
+            u.marks.resize(marks.len(), None);
+        }
+        for (m, &x) in u.marks.iter_mut().zip(marks) {
+            *m = match (*m, x) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        let samples = r.all_samples();
+        if u.samples.len() < samples.len() {
+            u.samples.resize(samples.len(), Vec::new());
+        }
+        for (s, x) in u.samples.iter_mut().zip(samples) {
+            s.extend_from_slice(x);
+        }
+        let bins = r.all_bins();
+        if u.bins.len() < bins.len() {
+            u.bins.resize(bins.len(), Vec::new());
+        }
+        for (b, x) in u.bins.iter_mut().zip(bins) {
+            if b.len() < x.len() {
+                b.resize(x.len(), crate::engine::Bin::default());
+            }
+            for (y, z) in b.iter_mut().zip(x) {
+                y.count += z.count;
+                y.sum += z.sum;
+                y.max = y.max.max(z.max);
+            }
+        }
+        u.end = u.end.max(r.end);
+    }
+    for s in &mut u.samples {
+        // stable: equal times keep guest order
+        s.sort_by_key(|&(t, _)| t);
+    }
+    u
+}
+
+#[derive(Default)]
+struct UnionData {
+    marks: Vec<Option<Nanos>>,
+    samples: Vec<Vec<(Nanos, Nanos)>>,
+    bins: Vec<Vec<crate::engine::Bin>>,
+    end: Nanos,
+}
+
 /// The record of a run on a host.
 #[derive(Clone, Debug, Serialize)]
 pub struct VmResult {
     /// Each guest's run, as a bare-metal run reports it.
     pub guests: Vec<SimResult>,
+    /// With several guests: the workload's report over all of them (the
+    /// first guest's workload parameters).
+    pub combined: Option<Combined>,
     /// Each guest's vCPUs.
     pub vm: Vec<GuestVm>,
     /// The host.
@@ -268,8 +340,20 @@ pub fn simulate_vm<W: Workload>(
             wakeups_measured: st.wakeups_measured,
         });
     }
+    let combined = (engines.len() > 1).then(|| {
+        let recs: Vec<_> = engines.iter().map(Record::of).collect();
+        let u = union(&recs);
+        let rec = Record::from_parts(&u.marks, &u.samples, &u.bins, u.end);
+        let r = workloads[0].report(&rec);
+        Combined {
+            time_ns: r.time_ns,
+            workload: r.json,
+            text: r.text,
+        }
+    });
     Ok(VmResult {
         guests,
+        combined,
         vm,
         host: HostSummary {
             description: spec.describe(),

@@ -562,6 +562,15 @@ impl Host {
         self.threads[self.vcpus[guest][vcpu]].preemptions
     }
 
+    /// Whether a vCPU thread is on its way back into its guest (runnable
+    /// or entering): the host must run for the guests to go on.
+    pub fn vcpus_pending(&self) -> bool {
+        self.threads.iter().any(|t| {
+            matches!(t.kind, ThreadKind::Vcpu { .. })
+                && matches!(t.state, ThreadState::Waiting | ThreadState::Entering)
+        })
+    }
+
     /// The host state of a vCPU thread.
     pub fn vcpu_state(&self, guest: usize, vcpu: usize) -> ThreadState {
         self.threads[self.vcpus[guest][vcpu]].state
