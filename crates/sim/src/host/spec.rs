@@ -482,7 +482,7 @@ mod tests {
         let e = preset("vm9").unwrap_err();
         assert_eq!(e.key, "preset");
         assert!(
-            e.to_string().starts_with("vm9: --host: unknown preset"),
+            e.to_string().starts_with("vm9: preset: unknown preset"),
             "{e}"
         );
     }
