@@ -203,3 +203,25 @@ fn a_wakeup_avoids_a_preempted_idle_vcpu_only_with_the_check() {
         "the wake-up met a pre-empted idle vCPU in {seen} runs"
     );
 }
+
+#[test]
+fn noisy_neighbours_and_floating_vcpus_run_checked() {
+    // 8 host threads pinned beside the 8 vCPUs: the guest's busy vCPUs
+    // share their host CPUs, so they steal
+    let s = spec::preset("vm1x8-noisy").unwrap();
+    let sp = Spin {
+        tasks: 8,
+        work_ns: 50_000_000,
+    };
+    let vm = simulate_vm(&s, std::slice::from_ref(&sp), &opt()).unwrap();
+    assert!(vm.vm[0].steal_ns > 0 && vm.vm[0].vcpu_preemptions > 0);
+    // two guests floating over the same 4 host CPUs
+    let text = "[host]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=xeon-12c24t\"\n\
+                [[guest]]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=kvm-8vcpu\"\ncpus = \"0-3\"\n\
+                [[guest]]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=kvm-8vcpu\"\ncpus = \"0-3\"\n";
+    let s = spec::from_toml(text, "floating").unwrap();
+    let a = simulate_vm(&s, &[hb(), hb()], &opt()).unwrap();
+    let b = simulate_vm(&s, &[hb(), hb()], &opt()).unwrap();
+    assert_eq!(a.guests[1].time_ns, b.guests[1].time_ns, "deterministic");
+    assert!(a.vm.iter().all(|g| g.steal_ns > 0));
+}
