@@ -43,11 +43,8 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
                 continue;
             }
             match g.vm_peek() {
-                Some((t, c)) => {
-                    if best.is_none_or(|b| t < b.0) {
-                        best = Some((t, i, c));
-                    }
-                }
+                Some((t, c)) if best.is_none_or(|b| t < b.0) => best = Some((t, i, c)),
+                Some(_) => {}
                 None if g.vm_done() => done.push(i),
                 None => {}
             }

@@ -512,7 +512,7 @@ mod tests {
                 format!("{HOST}[[guest]]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=kvm-8vcpu\"\npin = [0, 4]\n"),
                 "guest[0].pin[1]",
             ),
-            (format!("{HOST}"), "guest"),
+            (HOST.to_string(), "guest"),
             (
                 format!("{HOST}[[guest]]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=kvm-8vcpu\"\npin = []\n"),
                 "guest[0].pin",
