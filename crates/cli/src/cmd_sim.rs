@@ -165,6 +165,12 @@ pub struct CommonSimArgs {
     pub cpuidle: Option<String>,
     #[command(flatten)]
     pub trace: trace::TraceArgs,
+    /// Run in the guests of a host: a preset (vm1x8, vm2x8, vm1x8-noisy) or a machine file (TOML, docs/vm.md); one workload instance per guest, reported per guest.
+    #[arg(long, value_name = "FILE|PRESET", conflicts_with_all = ["cpus", "node"])]
+    pub host: Option<String>,
+    /// With --host: this many copies of the host's first guest.
+    #[arg(long, value_name = "N", requires = "host", value_parser = int_in::<u32>(1, lab::vm::MAX_GUESTS.into()))]
+    pub guests: Option<u32>,
 }
 
 /// The highest `--node`: Linux's MAX_NUMNODES with the largest
@@ -270,6 +276,8 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         cost_profile: c.cost_profile.clone(),
         seed: c.seed,
         check: c.check,
+        host: c.host.clone(),
+        guests: c.guests,
         ..RunSpec::new(workload)
     })
 }

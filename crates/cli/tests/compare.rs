@@ -73,6 +73,9 @@ fn list_shows_every_builtin() {
         "cluster-scan",
         "cluster-scan-2nodes",
         "sd-idle",
+        "vcpu-preempted",
+        "vcpu-preempted-tbench",
+        "vcpu-preempted-schbench",
     ];
     for n in names {
         assert!(out.contains(&format!("builtin:{n} ")), "{n}: {out}");

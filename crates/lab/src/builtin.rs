@@ -21,6 +21,18 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("builtin/cluster-scan-2nodes.toml"),
     ),
     ("sd-idle", include_str!("builtin/sd-idle.toml")),
+    (
+        "vcpu-preempted",
+        include_str!("builtin/vcpu-preempted.toml"),
+    ),
+    (
+        "vcpu-preempted-tbench",
+        include_str!("builtin/vcpu-preempted-tbench.toml"),
+    ),
+    (
+        "vcpu-preempted-schbench",
+        include_str!("builtin/vcpu-preempted-schbench.toml"),
+    ),
 ];
 
 /// The text of a built-in.

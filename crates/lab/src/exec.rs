@@ -53,6 +53,9 @@ pub fn simulate_with(
     let topo = spec.topology()?;
     let mut opts = spec.sim_options(&topo)?;
     adjust(&mut opts);
+    if let Some(host) = &spec.host {
+        return crate::vm::simulate_on_host(spec, host, opts);
+    }
     let (result, params) = match &spec.workload {
         WorkloadSpec::Hackbench(h) => {
             let hb: Hackbench = h.bench();

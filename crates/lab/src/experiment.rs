@@ -126,8 +126,10 @@ pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
-const RUN_KEYS: [&str; 12] = [
+const RUN_KEYS: [&str; 14] = [
     "mode",
+    "host",
+    "guests",
     "cpuidle",
     "machine",
     "cpus",
@@ -143,8 +145,10 @@ const RUN_KEYS: [&str; 12] = [
 
 /// Fields only the simulator reads: a native variant may not set them, and
 /// it does not inherit them from the run table.
-const SIM_ONLY_KEYS: [&str; 9] = [
+const SIM_ONLY_KEYS: [&str; 11] = [
     "machine",
+    "host",
+    "guests",
     "cpuidle",
     "kernel",
     "features",

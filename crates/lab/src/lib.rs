@@ -1,7 +1,8 @@
 //! schedlab's experiments: one run specification ([`RunSpec`]) that the
 //! CLI and experiment files both build, experiment files with sweeps and
 //! variants ([`Experiment`]), built-in experiments for published scheduler
-//! changes, and the runner that does the runs in parallel, sharded and
+//! changes, runs in the guests of a host ([`vm`]), and the runner that does the
+//! runs in parallel, sharded and
 //! resumable ([`runner`]). Reports are the `report` crate's.
 //!
 //! # Example
@@ -46,6 +47,7 @@ pub mod metrics;
 pub mod runlog;
 pub mod runner;
 pub mod spec;
+pub mod vm;
 pub mod workload;
 
 pub use experiment::{Experiment, ExperimentError};

@@ -193,6 +193,62 @@ pub const METRICS: &[Metric] = &[
         pointer: "/balance/idle_while_work_waits_ns",
         description: "time an allowed CPU idled while a task waited elsewhere",
     },
+    Metric {
+        name: "vm-wakeup-p50",
+        unit: "us",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/vm/combined/wakeup_latency_us/p50",
+        description:
+            "runs on several guests: schbench wakeup latency p50 over every guest's samples",
+    },
+    Metric {
+        name: "vm-wakeup-p99",
+        unit: "us",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/vm/combined/wakeup_latency_us/p99",
+        description:
+            "runs on several guests: schbench wakeup latency p99 over every guest's samples",
+    },
+    Metric {
+        name: "vm-tput",
+        unit: "MB/s",
+        better: Higher,
+        decimals: 4,
+        benchmark: None,
+        pointer: "/vm/combined/throughput_mb_s",
+        description: "runs on several guests: tbench throughput of every guest's clients together",
+    },
+    Metric {
+        name: "vm-steal",
+        unit: "ms",
+        better: Lower,
+        decimals: 4,
+        benchmark: None,
+        pointer: "/vm/guests/0/steal_ns",
+        description: "runs on a host (--host): the first guest's steal over its vCPUs",
+    },
+    Metric {
+        name: "vm-preempted-wakeups",
+        unit: "wakeups",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/vm/guests/0/wakeups_on_preempted",
+        description: "runs on a host: the first guest's task wake-ups placed on a pre-empted vCPU",
+    },
+    Metric {
+        name: "vm-preempted-wait",
+        unit: "ms",
+        better: Lower,
+        decimals: 4,
+        benchmark: None,
+        pointer: "/vm/guests/0/wait_on_preempted_ns",
+        description: "runs on a host: the time those wakees waited for their vCPU, summed",
+    },
 ];
 
 /// The pseudo-metric that expands to one `stage-NAME` metric per wake-up

@@ -133,6 +133,14 @@ pub struct RunSpec {
     /// Verify the model's invariants while running (slower).
     #[serde(default)]
     pub check: bool,
+    /// Run in the guests of a host: a machine description (a preset such as
+    /// `vm2x8`, or a TOML file; docs/vm.md), one workload instance per
+    /// guest (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// With `host`: this many copies of its first guest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guests: Option<u32>,
     /// The benchmark and its parameters.
     pub workload: WorkloadSpec,
 }
@@ -154,6 +162,8 @@ impl RunSpec {
             cost_profile: None,
             seed: 1,
             check: false,
+            host: None,
+            guests: None,
             workload,
         }
     }
@@ -188,6 +198,12 @@ impl RunSpec {
         }
         if self.check {
             v.push("check");
+        }
+        if self.host.is_some() {
+            v.push("host");
+        }
+        if self.guests.is_some() {
+            v.push("guests");
         }
         v
     }

@@ -178,6 +178,19 @@ impl EventQueue {
         }
     }
 
+    /// The earliest event, left in the queue.
+    #[inline]
+    pub fn peek(&mut self) -> Option<(Nanos, Event)> {
+        // the last popped slot's key may still sit in the tree
+        self.settle();
+        let (slot_key, leaf) = self.tree[1];
+        match self.heap.peek() {
+            Some(Reverse((t, s, e))) if (*t, *s) < slot_key => Some((*t, *e)),
+            _ if slot_key != EMPTY => Some((slot_key.0, self.evs[leaf as usize])),
+            _ => None,
+        }
+    }
+
     /// Number of pending heap events plus occupied slots.
     pub fn len(&self) -> usize {
         let slots = self.tree[self.m..].iter().filter(|k| k.0 != EMPTY).count();

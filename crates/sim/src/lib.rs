@@ -11,6 +11,7 @@
 //!   cache-line model for shared state;
 //! - [`placement`]: the wake-up placement policies, behind a narrow view;
 //! - [`engine`]: the event loop that ties them together;
+//! - [`host`]: the host layer (guests on vCPUs a host can pre-empt);
 //! - [`workload`]: benchmark models (hackbench);
 //! - [`run`]: one-call entry points and the result record;
 //! - [`trace`]: the events a trace writer is sent (the writer is elsewhere).
@@ -39,6 +40,7 @@ pub mod cpuidle;
 pub mod eevdf;
 pub mod engine;
 pub mod event;
+pub mod host;
 pub mod idle_loop;
 pub mod pelt;
 pub mod placement;

@@ -181,7 +181,7 @@ pub struct Dist {
 }
 
 impl Dist {
-    fn of(h: &hdrhistogram::Histogram<u64>) -> Dist {
+    pub(crate) fn of(h: &hdrhistogram::Histogram<u64>) -> Dist {
         let n = h.len();
         let r = |v: f64| (v * 1000.0).round() / 1000.0;
         Dist {
@@ -616,14 +616,17 @@ fn allowed_cpus(topo: &Topology, opt: &SimOptions) -> Result<CpuMask, SimError> 
     }
 }
 
-/// Run any workload: build the machine, the policy and the balancer, let the
-/// workload declare its tasks, run until it says stop, and collect the
-/// common record plus the workload's report.
-pub fn simulate<W: Workload>(
-    topo: &Topology,
-    w: &W,
-    opt: &SimOptions,
-) -> Result<SimResult, SimError> {
+/// What a run builds before its workload: the sched domains, costs and
+/// engine configuration, the policy and the balancer.
+pub(crate) struct EngineParts {
+    pub(crate) sd: SchedDomains,
+    pub(crate) costs: MachineCosts,
+    pub(crate) cfg: EngineConfig,
+    pub(crate) first: usize,
+}
+
+/// The parts of a run of `opt` on `topo`.
+pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EngineParts, SimError> {
     let allowed = allowed_cpus(topo, opt)?;
     let (domains, vcpu_check, sched_idle, slice, idle_loop) = match &opt.policy {
         PolicyChoice::Linux(f) => (
@@ -666,9 +669,29 @@ pub fn simulate<W: Workload>(
         idle_loop,
         phase_timing: opt.phase_timing,
     };
+    Ok(EngineParts {
+        sd,
+        costs,
+        cfg,
+        first,
+    })
+}
+
+/// An engine on `topo` from `parts`, with the policy and balancer of
+/// `opt`, and the workload `w` declared; returns the names of its policy
+/// and balancer.
+pub(crate) fn build_engine<'t, W: Workload>(
+    topo: &'t Topology,
+    sd: &'t SchedDomains,
+    costs: MachineCosts,
+    cfg: EngineConfig,
+    first: usize,
+    w: &W,
+    opt: &SimOptions,
+) -> (Engine<'t>, String, String) {
     let policy = make_policy(&opt.policy);
     let name = policy.name();
-    let mut e: Engine = Engine::new(topo, &sd, costs, cfg, policy);
+    let mut e: Engine = Engine::new(topo, sd, costs, cfg, policy);
     let balancer = make_balancer(&opt.policy);
     let balancer_name = balancer.as_ref().map_or("none".into(), |b| b.name());
     if let Some(b) = balancer {
@@ -678,14 +701,19 @@ pub fn simulate<W: Workload>(
     if let Stop::At(t) = w.stop() {
         e.set_stop_at(t);
     }
-    e.set_trace(opt.trace.as_ref().and_then(|s| s.take()));
-    let ran = e.run();
-    if let (Some(slot), Some(sink)) = (&opt.trace, e.take_trace()) {
-        slot.put(sink);
-    }
-    ran?;
-    let report = w.report(&Record::of(&e));
-    Ok(SimResult {
+    (e, name, balancer_name)
+}
+
+/// The record of a finished run of `w` on engine `e`.
+pub(crate) fn result_of<W: Workload>(
+    topo: &Topology,
+    w: &W,
+    e: &Engine<'_>,
+    name: String,
+    balancer_name: String,
+) -> SimResult {
+    let report = w.report(&Record::of(e));
+    SimResult {
         benchmark: w.name().into(),
         machine: topo.name().to_string(),
         time_ns: report.time_ns,
@@ -714,7 +742,26 @@ pub fn simulate<W: Workload>(
         files: report.files,
         workload: report.json,
         phases: e.phases,
-    })
+    }
+}
+
+/// Run any workload: build the machine, the policy and the balancer, let the
+/// workload declare its tasks, run until it says stop, and collect the
+/// common record plus the workload's report.
+pub fn simulate<W: Workload>(
+    topo: &Topology,
+    w: &W,
+    opt: &SimOptions,
+) -> Result<SimResult, SimError> {
+    let p = engine_parts(topo, opt)?;
+    let (mut e, name, balancer_name) = build_engine(topo, &p.sd, p.costs, p.cfg, p.first, w, opt);
+    e.set_trace(opt.trace.as_ref().and_then(|s| s.take()));
+    let ran = e.run();
+    if let (Some(slot), Some(sink)) = (&opt.trace, e.take_trace()) {
+        slot.put(sink);
+    }
+    ran?;
+    Ok(result_of(topo, w, &e, name, balancer_name))
 }
 
 #[cfg(test)]

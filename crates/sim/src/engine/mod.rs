@@ -11,10 +11,10 @@
 //! each other: a segment's remaining work is re-timed whenever the number of
 //! busy threads of its core changes.
 //!
-//! Host/vCPU layer (later): a guest CPU is a vCPU that runs only while the
-//! host schedules it. The hooks for that are `CpuState::vcpu_preempted` and
-//! the per-CPU segment clock, which can be paused and resumed without
-//! touching the scheduler model.
+//! Host/vCPU layer: a guest CPU is a vCPU that runs only while the host
+//! schedules it (`vcpu`, driven by `crate::host`): its segment clock is
+//! paused and resumed and `CpuState::vcpu_preempted` set, without touching
+//! the scheduler model.
 //!
 //! The engine is one type, [`Engine`], whose methods are split by concern
 //! over this module's files, each adding its own `impl` block:
@@ -36,7 +36,9 @@
 //! - `balance`: the load balancer's hooks (tick, newidle, nohz idle
 //!   balance, the active-balance stopper) and the migrations it asks for;
 //! - `invariants`: the `--check` invariants;
-//! - `trace`: the trace sink and the helpers of the trace hooks.
+//! - `trace`: the trace sink and the helpers of the trace hooks;
+//! - `vcpu`: the guest side of the host layer (pause, resume, halts, the
+//!   one-event stepping the co-simulation drives).
 
 use crate::balance::{BalanceStats, Balancer};
 use crate::cacheline::{LineId, LineTable};
@@ -69,6 +71,8 @@ mod phases;
 pub use phases::PhaseTimes;
 mod timers;
 mod trace;
+mod vcpu;
+pub use vcpu::{GuestVmStats, VcpuRun};
 mod wakeup;
 
 /// Why a task is blocked.
@@ -486,6 +490,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     /// Per-task placement counts, kept only when a workload asks
     /// (`track_tasks`): (migrations, decisions by stage).
     per_task: Option<Vec<TaskPlaceCounts>>,
+    /// The host layer's guest side (None: bare metal).
+    vm: Option<Box<vcpu::VmState>>,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -632,6 +638,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             pick_note: trace::PickNote::default(),
             pthreads: pthread::Pthreads::default(),
             per_task: None,
+            vm: None,
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.

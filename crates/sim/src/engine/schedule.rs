@@ -161,6 +161,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
                 }
                 self.tasks[ni].last_ran = Some(c);
+                if self.vm.is_some() {
+                    self.vm_note_run(n);
+                }
                 if self.cpus[c].mode != Mode::Busy {
                     self.set_mode(c, Mode::Busy);
                 }

@@ -195,6 +195,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.trace_waking(waker_cpu, t, prev);
         }
         let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
+        if self.vm.is_some() {
+            self.vm_note_wakeup(t, cpu);
+        }
         // the A/A check's dummy cost: waker CPU time that decides nothing
         self.cpus[waker_cpu].debt += self.costs.dummy_wakeup_ns;
         self.counters.wakeups += 1;

@@ -51,6 +51,42 @@ impl<'a> Record<'a> {
         }
     }
 
+    /// A record of borrowed parts (the union of several guests' records,
+    /// `crate::host::run`).
+    pub(crate) fn from_parts(
+        marks: &'a [Option<Nanos>],
+        samples: &'a [Vec<(Nanos, Nanos)>],
+        bins: &'a [Vec<crate::engine::Bin>],
+        end: Nanos,
+    ) -> Record<'a> {
+        Record {
+            marks,
+            samples,
+            bins,
+            // per-task records (rt-app's) are not united across guests:
+            // rt-app workloads do not run in guests (lab::vm refuses them)
+            rows: &[],
+            exec: Vec::new(),
+            place: Vec::new(),
+            end,
+        }
+    }
+
+    /// Every mark slot.
+    pub(crate) fn marks(&self) -> &'a [Option<Nanos>] {
+        self.marks
+    }
+
+    /// Every metric's samples.
+    pub(crate) fn all_samples(&self) -> &'a [Vec<(Nanos, Nanos)>] {
+        self.samples
+    }
+
+    /// Every summarised metric's bins.
+    pub(crate) fn all_bins(&self) -> &'a [Vec<crate::engine::Bin>] {
+        self.bins
+    }
+
     /// The time of mark `id`, if it was reached.
     pub fn mark(&self, id: u32) -> Option<Nanos> {
         self.marks.get(id as usize).copied().flatten()

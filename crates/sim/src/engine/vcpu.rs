@@ -1,0 +1,430 @@
+//! A guest's side of the host layer (see `crate::host`): the engine run as
+//! a KVM guest whose CPUs are vCPU threads of a host. A guest CPU's clock
+//! runs only while its vCPU thread runs guest code on the host:
+//!
+//! - when the host schedules the thread out (`vm_pause`), the CPU's running
+//!   segment is settled and disarmed, and the current task's clock_task
+//!   stops (its `exec_start` is parked), as CONFIG_PARAVIRT_TIME_ACCOUNTING
+//!   subtracts steal from the task clock (kernel/sched/core.c
+//!   `update_rq_clock_task`); a thread scheduled out while it ran guest code
+//!   sets the steal-time preempted flag that `vcpu_is_preempted()` reads
+//!   (arch/x86/kvm/x86.c `kvm_steal_time_set_preempted`);
+//! - an idle guest CPU that halts (HLT / WFI: a non-polling idle state)
+//!   exits to the host, which polls, then puts the thread to sleep;
+//! - every event addressed to a CPU whose thread is not running guest code
+//!   (an IPI, a tick, a timer) waits for it; one addressed to a halted vCPU
+//!   first wakes its thread through the host's wake-up path;
+//! - `vm_resume` re-arms the segment, restarts the task clock and delivers
+//!   what waited, in the order it arrived.
+//!
+//! The co-simulation (`crate::host::cosim`) steps the engine one event at
+//! a time with `vm_peek` / `vm_step` instead of `run`, so bare-metal runs
+//! keep their loop untouched; the two hooks in the wake-up path and in
+//! `schedule` test one `Option` when no host is configured.
+
+use super::{Engine, InvariantError, Mode, RunError, POLL_STATE};
+use crate::event::{Event, Slot};
+use crate::rq::RunQueue;
+use crate::task::TaskId;
+use crate::Nanos;
+
+/// Where a guest CPU's vCPU thread is, as the guest sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VcpuRun {
+    /// Running guest code.
+    Running,
+    /// Halted: exited to the host on HLT / WFI (polling or asleep there).
+    Halted,
+    /// Scheduled out by the host (runnable there, or switching back in).
+    Preempted,
+}
+
+/// What a guest recorded about its vCPUs and the wake-ups they received.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct GuestVmStats {
+    /// Task wake-ups placed on a vCPU whose preempted flag was set.
+    pub wakeups_on_preempted: u64,
+    /// Their wait from the wake-up until the task ran, summed, ns.
+    pub wait_on_preempted_ns: u64,
+    /// Wait from wake-up to running, summed over every task wake-up, ns.
+    pub wakeup_wait_ns: u64,
+    /// Task wake-ups whose wait was measured.
+    pub wakeups_measured: u64,
+    /// Per vCPU: time its thread was not running guest code, ns.
+    pub off_ns: Vec<Nanos>,
+}
+
+/// The guest-side state of the host layer.
+pub(super) struct VmState {
+    /// The guest's idle loop never exits to the host (`idle=poll`).
+    idle_poll: bool,
+    run: Vec<VcpuRun>,
+    /// When the vCPU stopped running guest code.
+    off_since: Vec<Nanos>,
+    /// Events that arrived while the vCPU was not running, in order.
+    deferred: Vec<Vec<Event>>,
+    /// Per task: when it was woken and whether onto a preempted vCPU.
+    woken: Vec<Option<(Nanos, bool)>>,
+    /// Halts found since the co-simulation last asked.
+    halts: Vec<usize>,
+    stats: GuestVmStats,
+    stopped: bool,
+}
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    /// Run this engine as a guest of a host: every vCPU starts halted (the
+    /// guest boots idle). `idle_poll`: the guest runs with `idle=poll`.
+    pub fn vm_enable(&mut self, idle_poll: bool) {
+        let n = self.cpus.len();
+        self.vm = Some(Box::new(VmState {
+            idle_poll,
+            run: vec![VcpuRun::Halted; n],
+            off_since: vec![0; n],
+            deferred: vec![Vec::new(); n],
+            woken: Vec::new(),
+            halts: Vec::new(),
+            stats: GuestVmStats {
+                off_ns: vec![0; n],
+                ..Default::default()
+            },
+            stopped: false,
+        }));
+    }
+
+    /// The host layer's view of the guest: its vCPU states and statistics
+    /// (None on bare metal).
+    pub fn vm_stats(&self) -> Option<&GuestVmStats> {
+        self.vm.as_ref().map(|v| &v.stats)
+    }
+
+    /// The machine's CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Where the thread of guest CPU `c` is, as the guest sees it.
+    pub fn vm_run_state(&self, c: usize) -> VcpuRun {
+        self.vm.as_ref().map_or(VcpuRun::Running, |v| v.run[c])
+    }
+
+    /// Start the initial tasks (what `run` does first).
+    pub fn vm_start(&mut self) {
+        for t in 0..self.tasks.len() {
+            if !self.tasks[t].spec.spawned {
+                self.live_tasks += 1;
+                match self.tasks[t].spec.start_cpu {
+                    Some(cpu) => self.enqueue_new_task_on(t as TaskId, cpu),
+                    None => {
+                        let cpu = self.tasks[t].cpu;
+                        self.wake_up_new_task(t as TaskId, cpu);
+                    }
+                }
+            }
+        }
+        self.vm_scan_halts();
+    }
+
+    /// Whether the guest is done: every task exited, or its stop time passed.
+    pub fn vm_done(&self) -> bool {
+        self.live_tasks == 0 || self.vm.as_ref().is_some_and(|v| v.stopped)
+    }
+
+    /// The next thing that happens in the guest: an event at a time,
+    /// addressed to a guest CPU (`Some(cpu)`), or the end of a timed run
+    /// (`None`: call `vm_stop`). None: nothing pending (the guest waits for
+    /// the host to run its vCPUs again, or is done).
+    pub fn vm_peek(&mut self) -> Option<(Nanos, Option<usize>)> {
+        if self.vm_done() {
+            return None;
+        }
+        match (self.events.peek(), self.stop_at) {
+            (Some((t, _)), Some(s)) if t > s => Some((s, None)),
+            (Some((t, ev)), _) => Some((t, Some(self.event_cpu(&ev)))),
+            (None, Some(s)) => Some((s.max(self.now), None)),
+            (None, None) => None,
+        }
+    }
+
+    /// A timed run reached its stop time.
+    pub fn vm_stop(&mut self) {
+        if let Some(s) = self.stop_at {
+            self.now = s.max(self.now);
+        }
+        if let Some(v) = self.vm.as_mut() {
+            v.stopped = true;
+        }
+    }
+
+    /// Per vCPU: the time its thread was off guest code, up to `now`.
+    pub fn vm_off_at(&self, now: Nanos) -> Vec<Nanos> {
+        let Some(v) = self.vm.as_ref() else {
+            return Vec::new();
+        };
+        (0..v.run.len())
+            .map(|c| {
+                v.stats.off_ns[c]
+                    + if v.run[c] == VcpuRun::Running {
+                        0
+                    } else {
+                        now.saturating_sub(v.off_since[c])
+                    }
+            })
+            .collect()
+    }
+
+    /// Events waiting for vCPUs that do not run.
+    pub fn vm_waiting(&self) -> usize {
+        self.vm
+            .as_ref()
+            .map_or(0, |v| v.deferred.iter().map(Vec::len).sum())
+    }
+
+    fn event_cpu(&self, ev: &Event) -> usize {
+        match *ev {
+            Event::SegmentDone { cpu, .. }
+            | Event::IdleExit { cpu, .. }
+            | Event::PollEnd { cpu, .. }
+            | Event::Resched { cpu }
+            | Event::Tick { cpu }
+            | Event::IlbKick { cpu } => cpu as usize,
+            Event::Timer { task } => self.tasks[task as usize].cpu,
+            Event::Stopper { src, .. } => src as usize,
+        }
+    }
+
+    /// Take the next event, addressed to a vCPU that does not run, and keep
+    /// it for when it does. A segment end of such a CPU cannot happen
+    /// (`vm_pause` disarms it): under `--check` it is a violation.
+    pub fn vm_defer_next(&mut self) -> Result<(), RunError> {
+        let Some((t, ev)) = self.events.pop() else {
+            return Ok(());
+        };
+        let c = self.event_cpu(&ev);
+        if let Event::SegmentDone { gen, .. } = ev {
+            if self.cfg.check && self.cpus[c].gen == gen && self.cpus[c].mode == Mode::Busy {
+                return Err(InvariantError {
+                    time: t,
+                    what: format!("guest CPU {c} ran a task while its vCPU thread was not running"),
+                }
+                .into());
+            }
+        }
+        if let Some(v) = self.vm.as_mut() {
+            v.deferred[c].push(ev);
+        }
+        Ok(())
+    }
+
+    /// Process the next event (addressed to a running vCPU), with the
+    /// bounds and checks of `run`.
+    pub fn vm_step(&mut self) -> Result<(), RunError> {
+        let Some((t, ev)) = self.events.pop() else {
+            return Ok(());
+        };
+        if t > self.cfg.time_limit {
+            return Err(super::Bound::Time {
+                limit: self.cfg.time_limit,
+                alive: self.live_tasks,
+            }
+            .into());
+        }
+        if self.counters.events >= self.cfg.max_events {
+            return Err(super::Bound::Events {
+                limit: self.cfg.max_events,
+                now: self.now,
+                alive: self.live_tasks,
+            }
+            .into());
+        }
+        if t < self.now {
+            return Err(InvariantError {
+                time: t,
+                what: "time went backwards".into(),
+            }
+            .into());
+        }
+        let c = self.event_cpu(&ev);
+        if self.cfg.check && self.vm_run_state(c) != VcpuRun::Running {
+            return Err(InvariantError {
+                time: t,
+                what: format!(
+                    "guest CPU {c} handled an event while its vCPU thread was not running"
+                ),
+            }
+            .into());
+        }
+        self.now = t;
+        self.lines.now = t;
+        self.counters.events += 1;
+        if self.counters.events.is_multiple_of(super::Progress::EVERY) {
+            if let Some(p) = &self.cfg.progress {
+                p.publish(self.counters.events, t);
+            }
+        }
+        self.dispatch(ev);
+        if let Some(v) = self.violation.take() {
+            return Err(v.into());
+        }
+        if self.cfg.check && self.counters.events.is_multiple_of(64) {
+            self.check_invariants()?;
+        }
+        self.vm_scan_halts();
+        Ok(())
+    }
+
+    /// Running vCPUs whose guest CPU just entered a halting idle state.
+    fn vm_scan_halts(&mut self) {
+        let Some(v) = self.vm.as_mut() else { return };
+        if v.idle_poll {
+            return;
+        }
+        for c in 0..self.cpus.len() {
+            if v.run[c] != VcpuRun::Running {
+                continue;
+            }
+            if let Mode::Idle { state, .. } = self.cpus[c].mode {
+                let polls = state == POLL_STATE
+                    || self.costs.idle_states.get(state).is_some_and(|s| s.polls());
+                if !polls {
+                    v.run[c] = VcpuRun::Halted;
+                    v.off_since[c] = self.now;
+                    v.halts.push(c);
+                }
+            }
+        }
+    }
+
+    /// The guest CPUs that halted since the last call (their threads exit
+    /// to the host).
+    pub fn vm_take_halts(&mut self) -> Vec<usize> {
+        self.vm
+            .as_mut()
+            .map_or(Vec::new(), |v| std::mem::take(&mut v.halts))
+    }
+
+    /// The host scheduled out the thread of guest CPU `c` at `now` while it
+    /// ran guest code (`preempted`: the steal-time flag is set).
+    pub fn vm_pause(&mut self, c: usize, now: Nanos, preempted: bool) {
+        if self
+            .vm
+            .as_ref()
+            .is_none_or(|v| v.run[c] != VcpuRun::Running)
+        {
+            return;
+        }
+        self.now = self.now.max(now);
+        self.lines.now = self.now;
+        if self.cpus[c].mode == Mode::Busy {
+            // settle the segment and disarm it: no work is done while the
+            // vCPU is off the host CPU
+            let done = self.settle_segment(c);
+            if let Some(t) = self.cpus[c].seg.task {
+                let ti = t as usize;
+                self.tasks[ti].op_left = self.tasks[ti].op_left.saturating_sub(done);
+            }
+            self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
+            self.events.clear_slot(c, Slot::Main);
+        }
+        if let Some(cur) = self.cpus[c].rq.curr() {
+            // clock_task stops: account up to now, then park exec_start so
+            // an update_curr from another vCPU charges nothing
+            self.cpus[c].rq.update_curr(&mut self.ents, self.now);
+            self.ents[cur as usize].exec_start = Nanos::MAX;
+        }
+        self.cpu_state[c].vcpu_preempted = preempted;
+        let now = self.now;
+        if let Some(v) = self.vm.as_mut() {
+            v.run[c] = VcpuRun::Preempted;
+            v.off_since[c] = now;
+        }
+    }
+
+    /// The thread of guest CPU `c` runs guest code again at `now`: the
+    /// segment is re-armed, the task clock restarts and what waited is
+    /// delivered now, in order.
+    pub fn vm_resume(&mut self, c: usize, now: Nanos) {
+        let Some(v) = self.vm.as_mut() else { return };
+        if v.run[c] == VcpuRun::Running {
+            return;
+        }
+        let now = self.now.max(now);
+        v.stats.off_ns[c] += now - v.off_since[c];
+        v.run[c] = VcpuRun::Running;
+        let deferred = std::mem::take(&mut v.deferred[c]);
+        self.now = now;
+        self.lines.now = now;
+        self.cpu_state[c].vcpu_preempted = false;
+        if let Some(cur) = self.cpus[c].rq.curr() {
+            if self.ents[cur as usize].exec_start == Nanos::MAX {
+                self.ents[cur as usize].exec_start = now;
+            }
+        }
+        if self.cpus[c].mode == Mode::Busy {
+            self.cpus[c].seg.start = now;
+            self.arm_segment(c);
+        }
+        for ev in deferred {
+            self.events.push(now, ev);
+        }
+    }
+
+    /// Account the vCPUs' time off up to the end of the run and check the
+    /// final invariants (what `run` does last).
+    pub fn vm_finish(&mut self) -> Result<(), RunError> {
+        let now = self.now;
+        if let Some(v) = self.vm.as_mut() {
+            for c in 0..v.run.len() {
+                if v.run[c] != VcpuRun::Running {
+                    v.stats.off_ns[c] += now - v.off_since[c];
+                    v.off_since[c] = now;
+                }
+            }
+        }
+        let stopped = self.vm.as_ref().is_some_and(|v| v.stopped);
+        if self.live_tasks > 0 && !stopped {
+            return Err(InvariantError {
+                time: self.now,
+                what: format!(
+                    "deadlock: {} tasks blocked forever (lost wakeup?)",
+                    self.live_tasks
+                ),
+            }
+            .into());
+        }
+        self.finish_accounting();
+        if self.cfg.check {
+            self.check_invariants()?;
+            self.check_final(stopped)?;
+        }
+        Ok(())
+    }
+
+    /// Hook of try_to_wake_up: task `t` was placed on `cpu`.
+    pub(super) fn vm_note_wakeup(&mut self, t: TaskId, cpu: usize) {
+        let preempted = self.cpu_state[cpu].vcpu_preempted;
+        let now = self.now;
+        if let Some(v) = self.vm.as_mut() {
+            let ti = t as usize;
+            if v.woken.len() <= ti {
+                v.woken.resize(ti + 1, None);
+            }
+            v.woken[ti] = Some((now, preempted));
+            v.stats.wakeups_on_preempted += preempted as u64;
+        }
+    }
+
+    /// Hook of schedule: task `t` is switched in.
+    pub(super) fn vm_note_run(&mut self, t: TaskId) {
+        let now = self.now;
+        if let Some(v) = self.vm.as_mut() {
+            if let Some(Some((at, preempted))) = v.woken.get_mut(t as usize).map(Option::take) {
+                let wait = now - at;
+                v.stats.wakeup_wait_ns += wait;
+                v.stats.wakeups_measured += 1;
+                if preempted {
+                    v.stats.wait_on_preempted_ns += wait;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The host layer: guests whose CPUs are vCPU threads of a host that runs
+//! its own fair scheduler and can pre-empt them.
+//!
+//! - [`spec`]: machine descriptions (a host, its guests with libvirt-style
+//!   vCPU affinities, noisy host load), presets and TOML files;
+//! - [`sched`]: the host's scheduler (EEVDF run queues, tick, wake-up
+//!   preemption, KVM halt polling) of vCPU threads and other host tasks;
+//! - [`cosim`]: one event loop over the host and every guest engine, in
+//!   global time order (the host first on ties, then the guests in order),
+//!   so a run is deterministic;
+//! - the guest side lives in the engine (`engine/vcpu.rs`): pausing and
+//!   resuming a guest CPU's clock, halts, the preempted flag, steal.
+//!
+//! How it is modelled and what is not: docs/vm.md.
+
+pub mod cosim;
+pub mod run;
+pub mod sched;
+pub mod spec;

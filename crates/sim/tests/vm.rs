@@ -1,0 +1,227 @@
+//! The host layer: guests on vCPUs a host can pre-empt (issue 15).
+
+use sim::host::run::simulate_vm;
+use sim::host::spec::{self, HostSpec};
+use sim::run::{simulate, SimOptions};
+use sim::workload::hackbench::Hackbench;
+use sim::workload::spin::Spin;
+
+fn hb() -> Hackbench {
+    Hackbench {
+        groups: 2,
+        fds: 4,
+        loops: 50,
+        pipe: true,
+        threads: true,
+        ..Default::default()
+    }
+}
+
+fn opt() -> SimOptions {
+    SimOptions {
+        check: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn one_guest_alone_with_a_free_host_is_bare_metal() {
+    let mut s: HostSpec = spec::preset("vm1x8").unwrap();
+    s.host_costs = false;
+    let topo = topology::preset("kvm-8vcpu").unwrap();
+    let bare = simulate(&topo, &hb(), &opt()).unwrap();
+    let vm = simulate_vm(&s, &[hb()], &opt()).unwrap();
+    let g = &vm.guests[0];
+    assert_eq!(g.time_ns, bare.time_ns);
+    assert_eq!(g.placement.decision_digest, bare.placement.decision_digest);
+    assert_eq!(g.counters.events, bare.counters.events);
+    assert_eq!(vm.vm[0].steal_ns, 0);
+    assert_eq!(vm.vm[0].vcpu_preemptions, 0);
+}
+
+#[test]
+fn one_guest_alone_costs_at_most_its_exits_and_entries() {
+    let s = spec::preset("vm1x8").unwrap();
+    let topo = topology::preset("kvm-8vcpu").unwrap();
+    let bare = simulate(&topo, &hb(), &opt()).unwrap();
+    let vm = simulate_vm(&s, &[hb()], &opt()).unwrap();
+    let g = &vm.guests[0];
+    let v = &vm.vm[0];
+    assert_eq!(v.steal_ns, 0, "a guest alone is never pre-empted");
+    assert_eq!(v.vcpu_preemptions, 0);
+    let entry: u64 = v.vcpus.iter().map(|c| c.entry_ns).sum();
+    eprintln!("bare {} vm {} entry {}", bare.time_ns, g.time_ns, entry);
+    assert!(g.time_ns >= bare.time_ns);
+    assert!(
+        g.time_ns - bare.time_ns <= entry,
+        "{} - {} > {entry}",
+        g.time_ns,
+        bare.time_ns
+    );
+}
+
+#[test]
+fn two_saturated_guests_share_the_host_cpus_half_and_half() {
+    let s = spec::preset("vm2x8").unwrap();
+    let sp = Spin {
+        tasks: 8,
+        work_ns: 200_000_000,
+    };
+    let vm = simulate_vm(&s, &[sp.clone(), sp], &opt()).unwrap();
+    for g in &vm.vm {
+        for c in &g.vcpus {
+            let total = c.run_ns + c.steal_ns + c.halted_ns;
+            let pct = c.steal_ns as f64 * 100.0 / total as f64;
+            eprintln!(
+                "{} vcpu {} steal {pct:.1}% preemptions {}",
+                g.name, c.vcpu, c.preemptions
+            );
+        }
+    }
+    eprintln!("{:?}", vm.host.preemption_ns);
+}
+
+/// A waker on vCPU 0 computes for `lead` ns, then wakes a task that slept
+/// on vCPU 1 (a pipe write, WF_SYNC) and waits for its answer.
+struct PingOnce {
+    lead: u64,
+}
+
+impl sim::workload::Workload for PingOnce {
+    fn name(&self) -> &'static str {
+        "ping-once"
+    }
+    fn build<R: sim::rq::RunQueue>(&self, e: &mut sim::engine::Engine<'_, R>, _first: usize) {
+        use sim::channel::ChanKind;
+        use sim::task::{Op, TaskSpec};
+        let a = e.add_channel(ChanKind::Pipe, true);
+        let b = e.add_channel(ChanKind::Pipe, true);
+        let task = |name: &str, cpu: usize, program: Vec<Op>| TaskSpec {
+            name: name.into(),
+            program: program.into(),
+            mm: 1,
+            parent: None,
+            spawned: false,
+            start_cpu: Some(cpu),
+            nice: 0,
+            footprint_lines: 0,
+        };
+        e.add_task(task(
+            "waker",
+            0,
+            vec![
+                Op::Compute(self.lead),
+                Op::Write { chan: a, bytes: 1 },
+                Op::Read { chan: b, bytes: 1 },
+                Op::Exit,
+            ],
+        ));
+        e.add_task(task(
+            "wakee",
+            1,
+            vec![
+                Op::Read { chan: a, bytes: 1 },
+                Op::Compute(10_000),
+                Op::Write { chan: b, bytes: 1 },
+                Op::Exit,
+            ],
+        ));
+    }
+    fn report(&self, rec: &sim::workload::Record) -> sim::workload::Report {
+        sim::workload::Report {
+            time_ns: rec.end,
+            ..Default::default()
+        }
+    }
+}
+
+/// Two vCPUs booted with idle=poll on two host CPUs; a noisy host thread
+/// shares host CPU 1 with vCPU 1, so an idle vCPU 1 is pre-empted half the
+/// time.
+fn scenario_host() -> HostSpec {
+    let text = "[host]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=xeon-12c24t\"\n\
+                [[guest]]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=kvm-8vcpu\"\npin = [0, 1]\nidle = \"poll\"\n\
+                [[noisy]]\ntasks = 1\ncpus = \"1\"\npinned = true\n";
+    spec::from_toml(text, "scenario").unwrap()
+}
+
+fn with_check(on: bool) -> SimOptions {
+    let mut f = sim::placement::linux::Features::kernel("latest").unwrap();
+    f.set("vcpu_preempt_check", if on { "on" } else { "off" })
+        .unwrap();
+    SimOptions {
+        check: true,
+        policy: sim::run::PolicyChoice::Linux(Box::new(f)),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_wakeup_avoids_a_preempted_idle_vcpu_only_with_the_check() {
+    let s = scenario_host();
+    let mut seen = 0;
+    // wake at several points of the host's alternation between vCPU 1
+    // and the noisy thread; the runs are identical up to the wake-up
+    for lead_us in (1_000..=30_000).step_by(1_000) {
+        let w = PingOnce {
+            lead: lead_us * 1_000,
+        };
+        let off = simulate_vm(&s, std::slice::from_ref(&w), &with_check(false)).unwrap();
+        let on = simulate_vm(&s, std::slice::from_ref(&w), &with_check(true)).unwrap();
+        let (voff, von) = (&off.vm[0], &on.vm[0]);
+        // the initial placements (time 0) are the same in both
+        if voff.wakeups_on_preempted == 0 {
+            // vCPU 1 was running at the wake-up: both runs place alike
+            assert_eq!(
+                off.guests[0].placement.decision_digest,
+                on.guests[0].placement.decision_digest
+            );
+            continue;
+        }
+        seen += 1;
+        // off: the wakee went to the pre-empted vCPU 1 and waited for the
+        // host to run it again (the noisy thread's turn: ms)
+        assert!(voff.wakeups_on_preempted >= 1, "lead {lead_us} us");
+        assert!(voff.wait_on_preempted_ns >= 100_000, "{voff:?}");
+        // on: it went to the waker's vCPU 0 instead and ran as soon as the
+        // waker blocked on its read (us)
+        assert_eq!(von.wakeups_on_preempted, 0, "lead {lead_us} us");
+        assert!(
+            on.guests[0].placement.wake_locality.same_cpu
+                > off.guests[0].placement.wake_locality.same_cpu
+        );
+        assert!(
+            von.wakeup_wait_ns < voff.wakeup_wait_ns,
+            "on {} off {}",
+            von.wakeup_wait_ns,
+            voff.wakeup_wait_ns
+        );
+        assert!(on.guests[0].time_ns < off.guests[0].time_ns);
+    }
+    assert!(
+        seen >= 2,
+        "the wake-up met a pre-empted idle vCPU in {seen} runs"
+    );
+}
+
+#[test]
+fn noisy_neighbours_and_floating_vcpus_run_checked() {
+    // 8 host threads pinned beside the 8 vCPUs: the guest's busy vCPUs
+    // share their host CPUs, so they steal
+    let s = spec::preset("vm1x8-noisy").unwrap();
+    let sp = Spin {
+        tasks: 8,
+        work_ns: 50_000_000,
+    };
+    let vm = simulate_vm(&s, std::slice::from_ref(&sp), &opt()).unwrap();
+    assert!(vm.vm[0].steal_ns > 0 && vm.vm[0].vcpu_preemptions > 0);
+    // two guests floating over the same 4 host CPUs
+    let text = "[host]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=xeon-12c24t\"\n\
+                [[guest]]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=kvm-8vcpu\"\ncpus = \"0-3\"\n\
+                [[guest]]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=kvm-8vcpu\"\ncpus = \"0-3\"\n";
+    let s = spec::from_toml(text, "floating").unwrap();
+    let a = simulate_vm(&s, &[hb(), hb()], &opt()).unwrap();
+    let b = simulate_vm(&s, &[hb(), hb()], &opt()).unwrap();
+    assert_eq!(a.guests[1].time_ns, b.guests[1].time_ns, "deterministic");
+    assert!(a.vm.iter().all(|g| g.steal_ns > 0));
+}
