@@ -58,15 +58,22 @@ pub fn decide(t: &Topology, s: &Setup, kernel: &str) -> Result<Decision, OracleE
         llc[l].nr_idle_scan =
             sis_util_nr_scan(sum_util, dom.span_weight as u64, dom.imbalance_pct as u64);
     }
+    let jiffies = 1000;
     // task 0: the wakee; task 1: the waker
     let all = t.all_cpus().clone();
     let mut wakee = TaskPlacement::new(all.clone(), s.prev);
     wakee.recent_used_cpu = s.recent.unwrap_or(s.prev);
-    let waker = TaskPlacement::new(all, s.waker);
+    let mut waker = TaskPlacement::new(all, s.waker);
+    if let Some((n_waker, n_wakee)) = s.flips {
+        // the flips of one round (record_wakee adds the wakee itself)
+        waker.wakee_flips = n_waker;
+        waker.wakee_flip_decay_ts = jiffies;
+        wakee.wakee_flips = n_wakee;
+        wakee.wakee_flip_decay_ts = jiffies;
+    }
     let mut tasks = vec![wakee, waker];
     let mut idle_stats = vec![RqIdleStats::boot(); n];
     let mut stats = PlacementStats::default();
-    let jiffies = 1000;
     let mut env = WakeEnv {
         topo: t,
         sd: &sd,
@@ -131,6 +138,8 @@ mod tests {
         let ws = d("wake-affine-sync");
         assert!(ws.cpu < 12, "the waker's LLC: {ws:?}");
         assert_eq!(d("wake-affine-prev"), Decision { cpu: 12, stage: Stage::TargetIdle });
+        // wake_wide: no affine target, prev (idle, remote) is kept
+        assert_eq!(d("wake-wide"), Decision { cpu: 12, stage: Stage::TargetIdle });
         let fk = d("fork");
         assert_eq!(fk.stage, Stage::SlowPath);
         assert!(fk.cpu >= 12, "the idle node: {fk:?}");

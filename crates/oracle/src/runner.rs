@@ -113,6 +113,57 @@ fn sleeping(tid: i64) -> bool {
         == Some("S")
 }
 
+/// A thread pinned to one CPU that does nothing but sleep until woken: a
+/// partner for wake-ups that only set the waker's placement fields.
+struct Helper {
+    handle: std::thread::JoinHandle<()>,
+    tid: Arc<AtomicI64>,
+    quit: Arc<AtomicBool>,
+}
+
+impl Helper {
+    fn spawn(cpu: usize) -> Helper {
+        let tid = Arc::new(AtomicI64::new(0));
+        let quit = Arc::new(AtomicBool::new(false));
+        let (t, q) = (tid.clone(), quit.clone());
+        let handle = std::thread::spawn(move || {
+            let _ = set_affinity(&[cpu]);
+            t.store(gettid(), Ordering::SeqCst);
+            while !q.load(Ordering::SeqCst) {
+                std::thread::park();
+            }
+        });
+        Helper { handle, tid, quit }
+    }
+
+    /// Wake it once it sleeps, so that the wake-up is a real
+    /// try_to_wake_up (an unpark of a running thread wakes nothing).
+    fn wake(&self) {
+        loop {
+            let t = self.tid.load(Ordering::SeqCst);
+            if (t != 0 && sleeping(t)) || self.handle.is_finished() {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        self.handle.thread().unpark();
+    }
+
+    fn stop(self) {
+        self.quit.store(true, Ordering::SeqCst);
+        self.handle.thread().unpark();
+        let _ = self.handle.join();
+    }
+}
+
+/// `n` wake-ups alternating between two helpers: `n` wakee flips
+/// (record_wakee counts a flip whenever the wakee differs from the last).
+fn flip(helpers: &[Helper; 2], n: u32) {
+    for i in 0..n {
+        helpers[(i % 2) as usize].wake();
+    }
+}
+
 /// Run `s` for `rounds` rounds; every round is passed to `report` as it ends.
 pub fn run(s: &Setup, rounds: usize, mut report: impl FnMut(Round)) -> Result<(), OracleError> {
     let all = allowed_cpus()?;
@@ -188,24 +239,18 @@ fn wake_rounds(
     let chosen = Arc::new(AtomicI64::new(-1));
     let prev_seen = Arc::new(AtomicI64::new(-1));
     let tid = Arc::new(AtomicI64::new(0));
-    let quit = Arc::new(AtomicBool::new(false));
     let mut fds = [0i32; 2];
     // SAFETY: pipe writes two descriptors into fds.
     if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
         return Err(sys("pipe"));
     }
     let (rfd, wfd) = (fds[0], fds[1]);
-    // The helper a wakee wakes from `recent`.
-    let helper = s.recent.map(|r| {
-        let quit = quit.clone();
-        std::thread::spawn(move || {
-            let _ = set_affinity(&[r]);
-            while !quit.load(Ordering::Relaxed) {
-                std::thread::park();
-            }
-        })
-    });
-    let helper_handle = helper.as_ref().map(|h| h.thread().clone());
+    // The helper a wakee wakes from `recent`; the pairs whose wake-ups
+    // raise the waker's and the wakee's wakee_flips.
+    let helper = Arc::new(s.recent.map(Helper::spawn));
+    let waker_pair = s.flips.map(|_| [Helper::spawn(s.waker), Helper::spawn(s.waker)]);
+    let wakee_pair = Arc::new(s.flips.map(|_| [Helper::spawn(s.prev), Helper::spawn(s.prev)]));
+    let (helper_w, wakee_pair_w) = (helper.clone(), wakee_pair.clone());
     let (sw, all_w) = (s.clone(), all.to_vec());
     let (ready_w, done_w, chosen_w, prev_w, tid_w) = (
         ready.clone(),
@@ -217,11 +262,14 @@ fn wake_rounds(
     let wakee = std::thread::spawn(move || -> Result<(), OracleError> {
         tid_w.store(gettid(), Ordering::SeqCst);
         for k in 0..=rounds {
-            if let (Some(r), Some(h)) = (sw.recent, helper_handle.as_ref()) {
+            if let (Some(r), Some(h)) = (sw.recent, helper_w.as_ref()) {
                 set_affinity(&[r])?;
-                h.unpark();
+                h.wake();
             }
             set_affinity(&[sw.prev])?;
+            if let (Some((_, n)), Some(pair)) = (sw.flips, wakee_pair_w.as_ref()) {
+                flip(pair, n);
+            }
             prev_w.store(current_cpu() as i64, Ordering::SeqCst);
             set_affinity(&all_w)?;
             ready_w.store(k + 1, Ordering::SeqCst);
@@ -256,6 +304,9 @@ fn wake_rounds(
         if wakee.is_finished() {
             break;
         }
+        if let (Some((n, _)), Some(pair)) = (s.flips, waker_pair.as_ref()) {
+            flip(pair, n);
+        }
         let waker = current_cpu();
         match s.wake {
             Wake::Pipe => {
@@ -284,10 +335,10 @@ fn wake_rounds(
     let w = wakee
         .join()
         .map_err(|_| OracleError::Io("wakee thread panicked".into()))?;
-    quit.store(true, Ordering::SeqCst);
-    if let Some(h) = helper {
-        h.thread().unpark();
-        let _ = h.join();
+    let helpers = Arc::try_unwrap(helper).ok().flatten().into_iter();
+    let wakee_helpers = Arc::try_unwrap(wakee_pair).ok().flatten().into_iter().flatten();
+    for h in helpers.chain(wakee_helpers).chain(waker_pair.into_iter().flatten()) {
+        h.stop();
     }
     // SAFETY: closing our own descriptors.
     unsafe {
@@ -327,6 +378,7 @@ mod tests {
                 waker: cpu,
                 prev,
                 recent: None,
+                flips: None,
                 wake,
             };
             let mut got = Vec::new();
@@ -334,5 +386,18 @@ mod tests {
             assert_eq!(got.len(), 3, "{wake:?}");
             assert!(got.iter().all(|r| r.prev == prev && all.contains(&r.chosen)));
         }
+        // the helpers: a recent CPU and both partners' flips
+        let s = Setup {
+            name: "t".into(),
+            busy: vec![],
+            waker: cpu,
+            prev,
+            recent: Some(cpu),
+            flips: Some((6, 3)),
+            wake: Wake::Pipe,
+        };
+        let mut n = 0;
+        run(&s, 2, |_| n += 1).unwrap();
+        assert_eq!(n, 2);
     }
 }

@@ -55,6 +55,10 @@ pub struct Setup {
     /// A CPU the wakee ran on and woke a task from just before moving to
     /// `prev` (so that its `recent_used_cpu` is this CPU), if any.
     pub recent: Option<usize>,
+    /// Wake-ups the waker and the wakee each make, alternating between two
+    /// sleeping partners, just before every round (raising their
+    /// `wakee_flips` for wake_wide), if any.
+    pub flips: Option<(u32, u32)>,
     /// How the wake-up is made.
     pub wake: Wake,
 }
@@ -68,6 +72,7 @@ pub const SCENARIOS: &[(&str, &str, &str)] = &[
     ("idle-cpu-llc", "idle_cpu_in_llc", "one thread of every core of the first LLC busy (no idle core; without SMT every other CPU): the scan takes an idle CPU"),
     ("wake-affine-sync", "wake_affine (this_cpu)", "pipe (WF_SYNC) wake from CPU 0 of a task whose idle prev is in another LLC: wake_affine_idle picks the waker's CPU, select_idle_sibling an idle CPU of its LLC"),
     ("wake-affine-prev", "wake_affine (prev)", "futex wake from CPU 0 of a task whose idle prev is in another LLC: wake_affine_idle keeps prev"),
+    ("wake-wide", "wake_wide", "as wake-affine-sync, but the waker has just woken two partners in turn many times and the wakee a few: wake_wide() turns wake_affine off and the wakee stays by prev"),
     ("fork", "slow_path", "CPU 0 creates a thread while every other CPU of its LLC is busy: find_idlest_cpu (SD_BALANCE_FORK) takes an idle CPU elsewhere"),
 ];
 
@@ -113,6 +118,7 @@ pub fn setup(name: &str, t: &Topology) -> Result<Setup, OracleError> {
         waker,
         prev,
         recent,
+        flips: None,
         wake,
     };
     if cores.len() < 2 {
@@ -160,6 +166,19 @@ pub fn setup(name: &str, t: &Topology) -> Result<Setup, OracleError> {
                 Wake::Futex
             };
             mk(vec![], 0, prev, None, wake)
+        }
+        "wake-wide" => {
+            let prev = remote_cpu(t).ok_or_else(|| unfit(name, t, "more than one LLC"))?;
+            // wake_wide needs the wakee's flips >= sd_llc_size and the
+            // waker's >= that times sd_llc_size; record_wakee halves them
+            // at most once a second, so both are made with room to spare.
+            let llc = t.llc_mask(0).weight() as u32;
+            let wakee = 4 * llc;
+            let waker = 2 * wakee * llc + 64;
+            Setup {
+                flips: Some((waker, wakee)),
+                ..mk(vec![], 0, prev, None, Wake::Pipe)
+            }
         }
         "fork" => {
             let busy: Vec<usize> = t.llc_mask(0).iter().filter(|&c| c != 0).collect();
