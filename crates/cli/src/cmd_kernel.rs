@@ -21,7 +21,7 @@ use oracle::qemu::QemuShape;
 use oracle::runner::{self, Round};
 use oracle::scenario::{self, SCENARIOS};
 use oracle::trace::{self, Locality};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -324,8 +324,12 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
     if let Some(j) = &a.json {
         crate::output::check_writable(j)?;
     }
+    if !a.kernel_image.is_file() {
+        bail!("--kernel-image {}: not a regular file", a.kernel_image.display());
+    }
     let gb = guest_binary(&a.guest_binary)?;
-    let initrd = oracle::initramfs::build(&a.busybox, &gb, &guest_args)?;
+    let trace_kb = oracle::qemu::trace_kb(shape.nr_cpus());
+    let initrd = oracle::initramfs::build(&a.busybox, &gb, &guest_args, trace_kb)?;
     let spec = BootSpec {
         qemu: a.qemu.clone(),
         kernel: a.kernel_image.clone(),
@@ -335,13 +339,15 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
         boot_timeout: Duration::from_secs(a.boot_timeout),
         run_timeout: Duration::from_secs(a.timeout),
     };
-    eprintln!(
-        "schedlab: booting {} as {} ({} vCPUs, {})",
-        a.kernel_image.display(),
-        shape.guest_spec,
-        shape.nr_cpus(),
-        if a.kvm { "KVM" } else { "TCG" }
-    );
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "schedlab: booting {} as {} ({} vCPUs, {})",
+            a.kernel_image.display(),
+            shape.guest_spec,
+            shape.nr_cpus(),
+            if a.kvm { "KVM" } else { "TCG" }
+        );
+    }
     let out = boot::boot(&spec, &initrd)?;
     let r = &out.reports;
     let uname = r.require("uname")?.trim().to_string();

@@ -48,8 +48,15 @@ pub fn is_static_elf(elf: &[u8]) -> bool {
 }
 
 /// The archive: `/init`, `/bin/busybox`, `/bin/schedlab`, `/cmd` (the
-/// command line, one shell word per argument) and the mount points.
-pub fn build(busybox: &Path, schedlab: &Path, args: &[String]) -> Result<Vec<u8>, OracleError> {
+/// command line, one shell word per argument), `/trace_kb` and the mount
+/// points.
+/// `trace_kb` is the tracefs buffer per CPU (`/trace_kb`).
+pub fn build(
+    busybox: &Path,
+    schedlab: &Path,
+    args: &[String],
+    trace_kb: usize,
+) -> Result<Vec<u8>, OracleError> {
     let bb = read_binary("--busybox", busybox)?;
     if !is_static_elf(&bb) {
         return Err(OracleError::File {
@@ -71,6 +78,7 @@ pub fn build(busybox: &Path, schedlab: &Path, args: &[String]) -> Result<Vec<u8>
     c.file("bin/schedlab", 0o755, &sl);
     c.file("init", 0o755, guest::INIT.as_bytes());
     c.file("cmd", 0o644, guest::command_file(args).as_bytes());
+    c.file("trace_kb", 0o644, format!("{trace_kb}\n").as_bytes());
     Ok(c.finish())
 }
 

@@ -21,8 +21,14 @@ use crate::error::OracleError;
 use std::fmt::Write as _;
 use topology::{SmtNumbering, SmpSpec, Topology};
 
-/// Guest memory per NUMA node (or in all, without NUMA), MiB.
+/// Guest memory per NUMA node (or in all, without NUMA), MiB, at least.
 pub const MIB_PER_NODE: usize = 256;
+
+/// The tracefs ring buffer per CPU, KiB: 48 MiB in all, between 256 KiB
+/// and 4 MiB per CPU.
+pub fn trace_kb(nr_cpus: usize) -> usize {
+    (49152 / nr_cpus.max(1)).clamp(256, 4096)
+}
 
 /// The qemu shape of a machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,16 +157,19 @@ impl QemuShape {
         }
         let _ = write!(smp, ",cores={},threads={}", s.cores, s.threads);
         let nodes = guest.nr_nodes();
+        // room for the kernel's per-CPU data and the trace buffers
+        let need = 192 + 2 * s.nr_cpus() + trace_kb(s.nr_cpus()) * s.nr_cpus() / 1024;
+        let per_node = MIB_PER_NODE.max(need.div_ceil(nodes).div_ceil(16) * 16);
         let mut a: Vec<String> = vec![
             "-smp".into(),
             smp,
             "-m".into(),
-            format!("{}M", MIB_PER_NODE * nodes),
+            format!("{}M", per_node * nodes),
         ];
         if nodes > 1 {
             for node in 0..nodes {
                 a.push("-object".into());
-                a.push(format!("memory-backend-ram,size={MIB_PER_NODE}M,id=m{node}"));
+                a.push(format!("memory-backend-ram,size={per_node}M,id=m{node}"));
                 let mut arg = format!("node,memdev=m{node},nodeid={node}");
                 for (lo, hi) in ranges(guest.node_cpus(node).iter()) {
                     if lo == hi {
@@ -242,6 +251,14 @@ mod tests {
              -object memory-backend-ram,size=256M,id=m1 -numa node,memdev=m1,nodeid=1,cpus=12-23 \
              -numa dist,src=0,dst=1,val=20 -numa dist,src=1,dst=0,val=20"
         );
+    }
+
+    #[test]
+    fn big_machines_get_memory_for_their_cpus() {
+        let s = QemuShape::of(&preset("power9-smt8").unwrap()).unwrap();
+        // 96 CPUs: 192 + 192 + 512 KiB x 96 = 432 MiB
+        assert_eq!(trace_kb(96), 512);
+        assert!(s.args().join(" ").contains("-m 432M"), "{:?}", s.args());
     }
 
     #[test]
