@@ -128,7 +128,7 @@ mod tests {
         let d = |n: &str| decide(&t, &setup(n, &t).unwrap(), "linux-6.1").unwrap();
         assert_eq!(d("target-idle"), Decision { cpu: 2, stage: Stage::TargetIdle });
         assert_eq!(d("prev-idle"), Decision { cpu: 2, stage: Stage::PrevIdle });
-        assert_eq!(d("recent-used"), Decision { cpu: 4, stage: Stage::RecentUsedCpu });
+        assert_eq!(d("recent-used"), Decision { cpu: 10, stage: Stage::RecentUsedCpu });
         let ic = d("idle-core");
         assert_eq!(ic.stage, Stage::IdleCore);
         assert!(ic.cpu == 10 || ic.cpu == 11, "{ic:?}");

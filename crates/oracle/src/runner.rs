@@ -2,10 +2,11 @@
 //! inside the guest): real threads with CPU affinity. Busy loops are pinned
 //! to the setup's busy CPUs; the waker is pinned to its CPU; before every
 //! round the wakee pins itself to `prev` (sched_setaffinity migrates it
-//! there at once), optionally first to `recent` where it wakes a helper
-//! (so that the kernel records `recent_used_cpu` = that CPU, the
-//! `current->recent_used_cpu = cpu` of select_task_rq_fair), widens its
-//! affinity to every CPU again and blocks; the waker waits until the
+//! there at once), widens its affinity to every CPU again and blocks (with
+//! `recent`, a first, unreported wake-up from `recent` while a busy loop
+//! holds that CPU makes the kernel record `recent_used_cpu` = `recent`:
+//! select_idle_sibling sets it to prev whenever it gets past its early
+//! returns, 5.16+); the waker waits until the
 //! wakee is asleep (state `S` in /proc), wakes it, and the wakee reports
 //! `sched_getcpu()`. A fork round has the waker create a thread that
 //! reports where it first runs. One warm-up round is not reported.
@@ -113,8 +114,11 @@ fn sleeping(tid: i64) -> bool {
         == Some("S")
 }
 
-/// A thread pinned to one CPU that does nothing but sleep until woken: a
-/// partner for wake-ups that only set the waker's placement fields.
+/// A thread that does nothing but sleep until woken: a partner for
+/// wake-ups that only set the waker's placement fields. It may run on two
+/// CPUs: the kernel calls select_task_rq_fair (and so record_wakee) only
+/// for a task allowed on more than one CPU (try_to_wake_up ->
+/// select_task_rq).
 struct Helper {
     handle: std::thread::JoinHandle<()>,
     tid: Arc<AtomicI64>,
@@ -122,12 +126,12 @@ struct Helper {
 }
 
 impl Helper {
-    fn spawn(cpu: usize) -> Helper {
+    fn spawn(cpus: Vec<usize>) -> Helper {
         let tid = Arc::new(AtomicI64::new(0));
         let quit = Arc::new(AtomicBool::new(false));
         let (t, q) = (tid.clone(), quit.clone());
         let handle = std::thread::spawn(move || {
-            let _ = set_affinity(&[cpu]);
+            let _ = set_affinity(&cpus);
             t.store(gettid(), Ordering::SeqCst);
             while !q.load(Ordering::SeqCst) {
                 std::thread::park();
@@ -136,9 +140,8 @@ impl Helper {
         Helper { handle, tid, quit }
     }
 
-    /// Wake it once it sleeps, so that the wake-up is a real
-    /// try_to_wake_up (an unpark of a running thread wakes nothing).
-    fn wake(&self) {
+    /// Wait until it sleeps.
+    fn wait_asleep(&self) {
         loop {
             let t = self.tid.load(Ordering::SeqCst);
             if (t != 0 && sleeping(t)) || self.handle.is_finished() {
@@ -146,6 +149,12 @@ impl Helper {
             }
             std::hint::spin_loop();
         }
+    }
+
+    /// Wake it once it sleeps, so that the wake-up is a real
+    /// try_to_wake_up (an unpark of a running thread wakes nothing).
+    fn wake(&self) {
+        self.wait_asleep();
         self.handle.thread().unpark();
     }
 
@@ -157,10 +166,68 @@ impl Helper {
 }
 
 /// `n` wake-ups alternating between two helpers: `n` wakee flips
-/// (record_wakee counts a flip whenever the wakee differs from the last).
+/// (record_wakee counts a flip whenever the wakee differs from the last);
+/// returns once both sleep again.
 fn flip(helpers: &[Helper; 2], n: u32) {
     for i in 0..n {
         helpers[(i % 2) as usize].wake();
+    }
+    helpers[0].wait_asleep();
+    helpers[1].wait_asleep();
+}
+
+/// A busy loop on one CPU that can be switched on and off.
+struct Spinner {
+    handle: std::thread::JoinHandle<()>,
+    on: Arc<AtomicBool>,
+    quit: Arc<AtomicBool>,
+    tid: Arc<AtomicI64>,
+}
+
+impl Spinner {
+    fn spawn(cpu: usize) -> Spinner {
+        let on = Arc::new(AtomicBool::new(false));
+        let quit = Arc::new(AtomicBool::new(false));
+        let tid = Arc::new(AtomicI64::new(0));
+        let (o, q, t) = (on.clone(), quit.clone(), tid.clone());
+        let handle = std::thread::spawn(move || {
+            let _ = set_affinity(&[cpu]);
+            t.store(gettid(), Ordering::SeqCst);
+            while !q.load(Ordering::SeqCst) {
+                if o.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::park();
+                }
+            }
+        });
+        Spinner {
+            handle,
+            on,
+            quit,
+            tid,
+        }
+    }
+
+    /// Busy (running) or idle (asleep), returning once it is so.
+    fn set(&self, busy: bool) {
+        self.on.store(busy, Ordering::SeqCst);
+        if busy {
+            self.handle.thread().unpark();
+        }
+        loop {
+            let t = self.tid.load(Ordering::SeqCst);
+            if self.handle.is_finished() || (t != 0 && sleeping(t) != busy) {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    fn stop(self) {
+        self.quit.store(true, Ordering::SeqCst);
+        self.handle.thread().unpark();
+        let _ = self.handle.join();
     }
 }
 
@@ -234,8 +301,14 @@ fn wake_rounds(
     all: &[usize],
     report: &mut impl FnMut(Round),
 ) -> Result<(), OracleError> {
-    let ready = Arc::new(AtomicUsize::new(0)); // round the wakee is about to sleep in
-    let done = Arc::new(AtomicUsize::new(0)); // round the wakee reported
+    // With `recent`, every round is two wake-ups: the first from `recent`
+    // while a busy loop holds it (so select_idle_sibling gets past its
+    // early returns and records recent_used_cpu = prev, 5.16+), the second,
+    // reported, from `prev` with `recent` idle again.
+    let per_round = if s.recent.is_some() { 2 } else { 1 };
+    let steps = (rounds + 1) * per_round;
+    let ready = Arc::new(AtomicUsize::new(0)); // step the wakee is about to sleep in
+    let done = Arc::new(AtomicUsize::new(0)); // step the wakee reported
     let chosen = Arc::new(AtomicI64::new(-1));
     let prev_seen = Arc::new(AtomicI64::new(-1));
     let tid = Arc::new(AtomicI64::new(0));
@@ -245,12 +318,12 @@ fn wake_rounds(
         return Err(sys("pipe"));
     }
     let (rfd, wfd) = (fds[0], fds[1]);
-    // The helper a wakee wakes from `recent`; the pairs whose wake-ups
-    // raise the waker's and the wakee's wakee_flips.
-    let helper = Arc::new(s.recent.map(Helper::spawn));
-    let waker_pair = s.flips.map(|_| [Helper::spawn(s.waker), Helper::spawn(s.waker)]);
-    let wakee_pair = Arc::new(s.flips.map(|_| [Helper::spawn(s.prev), Helper::spawn(s.prev)]));
-    let (helper_w, wakee_pair_w) = (helper.clone(), wakee_pair.clone());
+    let spinner = Arc::new(s.recent.map(Spinner::spawn));
+    // The pairs whose wake-ups raise the waker's and the wakee's wakee_flips.
+    let pair = |a: usize| [Helper::spawn(vec![a, s.waker]), Helper::spawn(vec![a, s.waker])];
+    let waker_pair = s.flips.map(|_| pair(s.waker));
+    let wakee_pair = Arc::new(s.flips.map(|_| pair(s.prev)));
+    let (spinner_w, wakee_pair_w) = (spinner.clone(), wakee_pair.clone());
     let (sw, all_w) = (s.clone(), all.to_vec());
     let (ready_w, done_w, chosen_w, prev_w, tid_w) = (
         ready.clone(),
@@ -261,18 +334,25 @@ fn wake_rounds(
     );
     let wakee = std::thread::spawn(move || -> Result<(), OracleError> {
         tid_w.store(gettid(), Ordering::SeqCst);
-        for k in 0..=rounds {
-            if let (Some(r), Some(h)) = (sw.recent, helper_w.as_ref()) {
-                set_affinity(&[r])?;
-                h.wake();
+        for j in 0..steps {
+            let first_of_two = per_round == 2 && j % 2 == 0;
+            if let (Some(r), Some(sp)) = (sw.recent, spinner_w.as_ref()) {
+                if first_of_two {
+                    sp.set(true);
+                    set_affinity(&[r])?;
+                } else {
+                    sp.set(false);
+                }
             }
-            set_affinity(&[sw.prev])?;
-            if let (Some((_, n)), Some(pair)) = (sw.flips, wakee_pair_w.as_ref()) {
-                flip(pair, n);
+            if !first_of_two {
+                set_affinity(&[sw.prev])?;
+                if let (Some((_, n)), Some(pair)) = (sw.flips, wakee_pair_w.as_ref()) {
+                    flip(pair, n);
+                }
             }
             prev_w.store(current_cpu() as i64, Ordering::SeqCst);
             set_affinity(&all_w)?;
-            ready_w.store(k + 1, Ordering::SeqCst);
+            ready_w.store(j + 1, Ordering::SeqCst);
             match sw.wake {
                 Wake::Pipe => {
                     let mut b = [0u8; 1];
@@ -284,17 +364,14 @@ fn wake_rounds(
                 _ => std::thread::park(),
             }
             chosen_w.store(current_cpu() as i64, Ordering::SeqCst);
-            done_w.store(k + 1, Ordering::SeqCst);
+            done_w.store(j + 1, Ordering::SeqCst);
         }
         Ok(())
     });
     let wakee_thread = wakee.thread().clone();
     let mut result = Ok(());
-    for k in 0..=rounds {
-        while ready.load(Ordering::SeqCst) != k + 1 {
-            if wakee.is_finished() {
-                break;
-            }
+    for j in 0..steps {
+        while ready.load(Ordering::SeqCst) != j + 1 && !wakee.is_finished() {
             std::hint::spin_loop();
         }
         let t = tid.load(Ordering::SeqCst);
@@ -304,7 +381,8 @@ fn wake_rounds(
         if wakee.is_finished() {
             break;
         }
-        if let (Some((n, _)), Some(pair)) = (s.flips, waker_pair.as_ref()) {
+        let reported = per_round == 1 || j % 2 == 1;
+        if let (true, Some((n, _)), Some(pair)) = (reported, s.flips, waker_pair.as_ref()) {
             flip(pair, n);
         }
         let waker = current_cpu();
@@ -320,12 +398,13 @@ fn wake_rounds(
             _ => wakee_thread.unpark(),
         }
         // keep the waker's CPU busy until the wakee has run
-        while done.load(Ordering::SeqCst) != k + 1 && !wakee.is_finished() {
+        while done.load(Ordering::SeqCst) != j + 1 && !wakee.is_finished() {
             std::hint::spin_loop();
         }
-        if k > 0 {
+        let round = j / per_round;
+        if reported && round > 0 {
             report(Round {
-                round: k,
+                round,
                 waker,
                 prev: prev_seen.load(Ordering::SeqCst).max(0) as usize,
                 chosen: chosen.load(Ordering::SeqCst).max(0) as usize,
@@ -335,9 +414,11 @@ fn wake_rounds(
     let w = wakee
         .join()
         .map_err(|_| OracleError::Io("wakee thread panicked".into()))?;
-    let helpers = Arc::try_unwrap(helper).ok().flatten().into_iter();
+    if let Some(sp) = Arc::try_unwrap(spinner).ok().flatten() {
+        sp.stop();
+    }
     let wakee_helpers = Arc::try_unwrap(wakee_pair).ok().flatten().into_iter().flatten();
-    for h in helpers.chain(wakee_helpers).chain(waker_pair.into_iter().flatten()) {
+    for h in wakee_helpers.chain(waker_pair.into_iter().flatten()) {
         h.stop();
     }
     // SAFETY: closing our own descriptors.

@@ -52,8 +52,8 @@ pub struct Setup {
     pub waker: usize,
     /// The wakee's previous CPU (the parent's CPU for a fork).
     pub prev: usize,
-    /// A CPU the wakee ran on and woke a task from just before moving to
-    /// `prev` (so that its `recent_used_cpu` is this CPU), if any.
+    /// The wakee's `recent_used_cpu`, if set up: its wake-up before each
+    /// round has this CPU (then busy) as prev.
     pub recent: Option<usize>,
     /// Wake-ups the waker and the wakee each make, alternating between two
     /// sleeping partners, just before every round (raising their
@@ -67,7 +67,7 @@ pub struct Setup {
 pub const SCENARIOS: &[(&str, &str, &str)] = &[
     ("target-idle", "target_idle", "nothing busy; futex wake from CPU 0 of a task whose previous CPU is another core of the same LLC: wake_affine_idle keeps prev, which is idle"),
     ("prev-idle", "prev_idle", "as target-idle but a pipe (WF_SYNC) wake: the target is the waker's CPU, busy; prev is idle and shares the LLC"),
-    ("recent-used", "recent_used_cpu", "prev busy (a busy loop), the waker's CPU busy; the wakee last woke a task from an idle CPU R of the LLC: recent_used_cpu = R"),
+    ("recent-used", "recent_used_cpu", "prev busy (a busy loop), the waker's CPU busy; the wakee's wake-up before had prev = R (then busy), the last core of the LLC, idle now: recent_used_cpu = R, while an idle scan would find an earlier core"),
     ("idle-core", "idle_core", "SMT: one thread of every core of the first LLC busy except one whole idle core; waker on CPU 0, prev its busy sibling: select_idle_core finds the idle core"),
     ("idle-cpu-llc", "idle_cpu_in_llc", "one thread of every core of the first LLC busy (no idle core; without SMT every other CPU): the scan takes an idle CPU"),
     ("wake-affine-sync", "wake_affine (this_cpu)", "pipe (WF_SYNC) wake from CPU 0 of a task whose idle prev is in another LLC: wake_affine_idle picks the waker's CPU, select_idle_sibling an idle CPU of its LLC"),
@@ -133,7 +133,9 @@ pub fn setup(name: &str, t: &Topology) -> Result<Setup, OracleError> {
                 return Err(unfit(name, t, "three cores in CPU 0's LLC"));
             }
             let prev = cores[1][0];
-            let recent = cores[2][0];
+            // the last core: an idle scan from the target would reach
+            // another idle core first, so only recent_used_cpu picks it
+            let recent = cores[cores.len() - 1][0];
             mk(vec![prev], 0, prev, Some(recent), Wake::Futex)
         }
         "idle-core" => {
