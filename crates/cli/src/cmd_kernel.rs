@@ -43,6 +43,18 @@ pub enum KernelCommand {
         #[arg(long)]
         machine: String,
     },
+    /// The agreement table of a saved scenario run (`kernel run --save-dir`), against the simulator again.
+    Agreement {
+        /// The machine (as given to `kernel run`).
+        #[arg(long)]
+        machine: String,
+        /// The directory `kernel run --save-dir` wrote (output.txt, uname.txt).
+        #[arg(long)]
+        dump: PathBuf,
+        /// The simulator's kernel profile (default: linux-X.Y of the saved kernel).
+        #[arg(long)]
+        sim_kernel: Option<String>,
+    },
     /// Compare a saved guest's sched domains (`--save-dir`) with schedlab's for the same machine.
     Domains {
         /// The machine (as given to `kernel run`).
@@ -134,6 +146,23 @@ pub fn run(cmd: KernelCommand) -> Result<ExitCode> {
             print!("{}", locality_text(&t, &s));
             Ok(ExitCode::SUCCESS)
         }
+        KernelCommand::Agreement {
+            machine,
+            dump,
+            sim_kernel,
+        } => {
+            let t = topology::machine(&machine).map_err(|e| anyhow!("--machine: {e}"))?;
+            let shape = QemuShape::of(&t)?;
+            let guest = shape.guest_topology();
+            let uname = read_text(&dump.join("uname.txt"), "--dump")?;
+            let output = read_text(&dump.join("output.txt"), "--dump")?;
+            let ver = domains_dump::kernel_version(&uname)
+                .ok_or_else(|| anyhow!("--dump: cannot read the kernel version from {uname:?}"))?;
+            let k = sim_kernel.unwrap_or_else(|| format!("linux-{}.{}", ver.0, ver.1));
+            let rows = agreement_rows(&guest, &output, &k)?;
+            print!("Agreement with the simulator ({k}):\n{}", agreement::table(&rows));
+            Ok(ExitCode::SUCCESS)
+        }
         KernelCommand::Domains { machine, dump } => {
             let t = topology::machine(&machine).map_err(|e| anyhow!("--machine: {e}"))?;
             let shape = QemuShape::of(&t)?;
@@ -222,6 +251,17 @@ fn guest_binary(flag: &Option<PathBuf>) -> Result<PathBuf> {
     }
 }
 
+/// The agreement of every scenario in a guest's output.
+fn agreement_rows(guest: &Topology, output: &str, sim_kernel: &str) -> Result<Vec<Agreement>> {
+    let mut rows = Vec::new();
+    for (n, rounds) in parse_scenario_output(output) {
+        let s = scenario::setup(&n, guest)?;
+        let d = oracle::probe::decide(guest, &s, sim_kernel)?;
+        rows.push(agreement::compare(guest, &s, &rounds, d));
+    }
+    Ok(rows)
+}
+
 /// Parse `scenario NAME` / `round ...` lines.
 fn parse_scenario_output(text: &str) -> Vec<(String, Vec<Round>)> {
     let mut out: Vec<(String, Vec<Round>)> = Vec::new();
@@ -284,6 +324,74 @@ fn locality_text(t: &Topology, s: &trace::TraceSummary) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The simulator's run of the same benchmark on the guest's machine
+/// (`schedlab sim BENCH ARGS --machine GUEST --kernel K --json`, costs of
+/// the preset the machine came from, none otherwise), its wake-up locality
+/// beside the kernel's in the simulator's four classes.
+fn bench_side_by_side(
+    machine: &str,
+    shape: &QemuShape,
+    bench_args: &[String],
+    sim_kernel: &str,
+    guest: &Topology,
+    tr: &trace::TraceSummary,
+) -> (String, Option<[u64; 4]>) {
+    let is_preset = topology::presets().iter().any(|p| p.0 == machine);
+    let mut spec = shape.guest_spec.clone();
+    let mut args: Vec<String> = vec!["sim".into()];
+    args.extend(bench_args.iter().cloned());
+    if is_preset {
+        spec.push_str(&format!(",cost={machine}"));
+    } else {
+        args.extend(["--costs".into(), "off".into()]);
+    }
+    args.extend(["--machine".into(), spec, "--kernel".into(), sim_kernel.into(), "--json".into()]);
+    let me = match std::env::current_exe() {
+        Ok(m) => m,
+        Err(e) => return (format!("Simulator: not run ({e})\n"), None),
+    };
+    let out = match std::process::Command::new(me).args(&args).output() {
+        Ok(o) => o,
+        Err(e) => return (format!("Simulator: not run ({e})\n"), None),
+    };
+    if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        return (format!("Simulator: not run ({})\n", msg.lines().next().unwrap_or("failed")), None);
+    }
+    let v: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+        Ok(v) => v,
+        Err(e) => return (format!("Simulator: unreadable result ({e})\n"), None),
+    };
+    let wl = &v["placement"]["wake_locality"];
+    let sim = ["same_cpu", "same_cluster", "same_llc", "other_llc"].map(|k| wl[k].as_u64().unwrap_or(0));
+    let task: Vec<_> = tr.wakeups.iter().filter(|w| !w.new_task).cloned().collect();
+    let c = trace::locality_counts(guest, &task, false);
+    let mut ker = [0u64; 4];
+    for l in Locality::ALL {
+        ker[l.sim_bucket()] += c[l as usize];
+    }
+    let share = |x: &[u64; 4], i: usize| {
+        let t: u64 = x.iter().sum();
+        if t == 0 { 0.0 } else { 100.0 * x[i] as f64 / t as f64 }
+    };
+    let mut s = format!(
+        "Wake-up locality, kernel against simulator (`schedlab {}`):\n{:<14} {:>10} {:>10}\n",
+        args.join(" "),
+        "",
+        "kernel",
+        "simulator"
+    );
+    for (i, name) in ["same_cpu", "same_cluster", "same_llc", "other_llc"].iter().enumerate() {
+        s.push_str(&format!(
+            "{name:<14} {:>9.1}% {:>9.1}%\n",
+            share(&ker, i),
+            share(&sim, i)
+        ));
+    }
+    s.push_str("(same_cluster counts SMT siblings, other_llc other nodes, as the simulator's wake_locality does)\n");
+    (s, Some(sim))
 }
 
 fn run_guest(a: RunArgs) -> Result<ExitCode> {
@@ -391,16 +499,10 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| format!("linux-{}.{}", ver.0, ver.1));
     let mut rows: Vec<Agreement> = Vec::new();
     if kind == "scenario" {
-        let got = parse_scenario_output(r.section("output"));
-        for n in &names {
-            let s = scenario::setup(n, &guest)?;
-            let rounds = got
-                .iter()
-                .find(|(m, _)| m == n)
-                .map(|(_, r)| r.clone())
-                .unwrap_or_default();
-            let d = oracle::probe::decide(&guest, &s, &sim_kernel)?;
-            rows.push(agreement::compare(&guest, &s, &rounds, d));
+        rows = agreement_rows(&guest, r.section("output"), &sim_kernel)?;
+        let missing: Vec<&String> = names.iter().filter(|n| !rows.iter().any(|r| &r.scenario == *n)).collect();
+        if !missing.is_empty() {
+            bail!("guest report: no rounds for scenario {missing:?}");
         }
         writeln!(stdout, "Agreement with the simulator ({sim_kernel}):")?;
         write!(stdout, "{}", agreement::table(&rows))?;
@@ -408,6 +510,12 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
         write!(stdout, "{}", r.section("output"))?;
     }
     write!(stdout, "{}", locality_text(&guest, &tr))?;
+    let mut sim_locality = None;
+    if kind == "bench" {
+        let (text, loc) = bench_side_by_side(&a.machine, &shape, &a.command[1..], &sim_kernel, &guest, &tr);
+        write!(stdout, "{text}")?;
+        sim_locality = loc;
+    }
     if let Some(j) = &a.json {
         let task: Vec<_> = tr.wakeups.iter().filter(|w| !w.new_task).cloned().collect();
         let c = trace::locality_counts(&guest, &task, false);
@@ -422,6 +530,7 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
             "sim_kernel": sim_kernel,
             "domain_differences": ndiff,
             "agreement": rows,
+            "sim_wake_locality": sim_locality,
             "trace": {
                 "wakeups": tr.wakeups.len(),
                 "migrations": tr.migrations,

@@ -320,9 +320,14 @@ fn wake_rounds(
     let (rfd, wfd) = (fds[0], fds[1]);
     let spinner = Arc::new(s.recent.map(Spinner::spawn));
     // The pairs whose wake-ups raise the waker's and the wakee's wakee_flips.
-    let pair = |a: usize| [Helper::spawn(vec![a, s.waker]), Helper::spawn(vec![a, s.waker])];
-    let waker_pair = s.flips.map(|_| pair(s.waker));
-    let wakee_pair = Arc::new(s.flips.map(|_| pair(s.prev)));
+    // Both allowed on the waker's CPU and prev (two CPUs, so that their
+    // wake-ups go through select_task_rq_fair).
+    let pair = || {
+        let cpus = vec![s.waker, s.prev];
+        [Helper::spawn(cpus.clone()), Helper::spawn(cpus)]
+    };
+    let waker_pair = s.flips.map(|_| pair());
+    let wakee_pair = Arc::new(s.flips.map(|_| pair()));
     let (spinner_w, wakee_pair_w) = (spinner.clone(), wakee_pair.clone());
     let (sw, all_w) = (s.clone(), all.to_vec());
     let (ready_w, done_w, chosen_w, prev_w, tid_w) = (
@@ -386,6 +391,8 @@ fn wake_rounds(
             flip(pair, n);
         }
         let waker = current_cpu();
+        // read before the wake: once woken, the wakee may start its next step
+        let prev = prev_seen.load(Ordering::SeqCst).max(0) as usize;
         match s.wake {
             Wake::Pipe => {
                 let b = [1u8];
@@ -406,7 +413,7 @@ fn wake_rounds(
             report(Round {
                 round,
                 waker,
-                prev: prev_seen.load(Ordering::SeqCst).max(0) as usize,
+                prev,
                 chosen: chosen.load(Ordering::SeqCst).max(0) as usize,
             });
         }

@@ -196,8 +196,12 @@ pub fn setup(name: &str, t: &Topology) -> Result<Setup, OracleError> {
 }
 
 /// The class of a CPU in a setup, for comparing choices that are not
-/// unique: its LLC and what it was doing (busy, the waker's, idle in a
-/// wholly idle core, or idle beside a busy sibling).
+/// unique: what it was doing (busy, the waker's, idle in a wholly idle
+/// core, or idle beside a busy sibling) and where it is from the waker's
+/// CPU (the locality classes of [`crate::trace::Locality`]). Two idle
+/// cores of another LLC are the same class; which of them the kernel takes
+/// depends on state the scenario does not set (idle timestamps, the scan's
+/// starting point after earlier wake-ups).
 pub fn cpu_class(t: &Topology, s: &Setup, cpu: usize) -> String {
     if cpu >= t.nr_cpus() {
         return format!("cpu{cpu}?");
@@ -212,9 +216,8 @@ pub fn cpu_class(t: &Topology, s: &Setup, cpu: usize) -> String {
     } else {
         "idle CPU, busy sibling"
     };
-    let llc = t.place(cpu).llc;
-    let node = t.place(cpu).node;
-    format!("{what} in LLC {llc} (node {node})")
+    let whence = crate::trace::Locality::of(t, s.waker, cpu).name();
+    format!("{what}, {whence}")
 }
 
 #[cfg(test)]
@@ -232,8 +235,10 @@ mod tests {
         // cores of LLC 0: {0,1},{2,3},...,{10,11}; busy 1, 2, 4, 6, 8; core {10,11} idle
         assert_eq!(s.busy, vec![1, 2, 4, 6, 8]);
         assert_eq!((s.waker, s.prev), (0, 1));
-        assert_eq!(cpu_class(&t, &s, 10), "idle core in LLC 0 (node 0)");
-        assert_eq!(cpu_class(&t, &s, 3), "idle CPU, busy sibling in LLC 0 (node 0)");
+        assert_eq!(cpu_class(&t, &s, 10), "idle core, same_llc");
+        assert_eq!(cpu_class(&t, &s, 3), "idle CPU, busy sibling, same_llc");
+        assert_eq!(cpu_class(&t, &s, 0), "waker's CPU, same_cpu");
+        assert_eq!(cpu_class(&t, &s, 13), "idle core, other_node");
     }
 
     #[test]
