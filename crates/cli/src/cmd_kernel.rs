@@ -160,7 +160,10 @@ pub fn run(cmd: KernelCommand) -> Result<ExitCode> {
                 .ok_or_else(|| anyhow!("--dump: cannot read the kernel version from {uname:?}"))?;
             let k = sim_kernel.unwrap_or_else(|| format!("linux-{}.{}", ver.0, ver.1));
             let rows = agreement_rows(&guest, &output, &k)?;
-            print!("Agreement with the simulator ({k}):\n{}", agreement::table(&rows));
+            print!(
+                "Agreement with the simulator ({k}):\n{}",
+                agreement::table(&rows)
+            );
             Ok(ExitCode::SUCCESS)
         }
         KernelCommand::Domains { machine, dump } => {
@@ -199,7 +202,10 @@ fn expand_names(names: &[String]) -> Result<Vec<String>> {
     }
     for n in names {
         if !SCENARIOS.iter().any(|s| s.0 == n) {
-            bail!("scenario {n:?} is unknown (valid: {}, all)", scenario::names());
+            bail!(
+                "scenario {n:?} is unknown (valid: {}, all)",
+                scenario::names()
+            );
         }
     }
     Ok(names.to_vec())
@@ -347,7 +353,13 @@ fn bench_side_by_side(
     } else {
         args.extend(["--costs".into(), "off".into()]);
     }
-    args.extend(["--machine".into(), spec, "--kernel".into(), sim_kernel.into(), "--json".into()]);
+    args.extend([
+        "--machine".into(),
+        spec,
+        "--kernel".into(),
+        sim_kernel.into(),
+        "--json".into(),
+    ]);
     let me = match std::env::current_exe() {
         Ok(m) => m,
         Err(e) => return (format!("Simulator: not run ({e})\n"), None),
@@ -358,14 +370,21 @@ fn bench_side_by_side(
     };
     if !out.status.success() {
         let msg = String::from_utf8_lossy(&out.stderr);
-        return (format!("Simulator: not run ({})\n", msg.lines().next().unwrap_or("failed")), None);
+        return (
+            format!(
+                "Simulator: not run ({})\n",
+                msg.lines().next().unwrap_or("failed")
+            ),
+            None,
+        );
     }
     let v: serde_json::Value = match serde_json::from_slice(&out.stdout) {
         Ok(v) => v,
         Err(e) => return (format!("Simulator: unreadable result ({e})\n"), None),
     };
     let wl = &v["placement"]["wake_locality"];
-    let sim = ["same_cpu", "same_cluster", "same_llc", "other_llc"].map(|k| wl[k].as_u64().unwrap_or(0));
+    let sim =
+        ["same_cpu", "same_cluster", "same_llc", "other_llc"].map(|k| wl[k].as_u64().unwrap_or(0));
     let task: Vec<_> = tr.wakeups.iter().filter(|w| !w.new_task).cloned().collect();
     let c = trace::locality_counts(guest, &task, false);
     let mut ker = [0u64; 4];
@@ -374,7 +393,11 @@ fn bench_side_by_side(
     }
     let share = |x: &[u64; 4], i: usize| {
         let t: u64 = x.iter().sum();
-        if t == 0 { 0.0 } else { 100.0 * x[i] as f64 / t as f64 }
+        if t == 0 {
+            0.0
+        } else {
+            100.0 * x[i] as f64 / t as f64
+        }
     };
     let mut s = format!(
         "Wake-up locality, kernel against simulator (`schedlab {}`):\n{:<14} {:>10} {:>10}\n",
@@ -383,7 +406,10 @@ fn bench_side_by_side(
         "kernel",
         "simulator"
     );
-    for (i, name) in ["same_cpu", "same_cluster", "same_llc", "other_llc"].iter().enumerate() {
+    for (i, name) in ["same_cpu", "same_cluster", "same_llc", "other_llc"]
+        .iter()
+        .enumerate()
+    {
         s.push_str(&format!(
             "{name:<14} {:>9.1}% {:>9.1}%\n",
             share(&ker, i),
@@ -408,7 +434,7 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
             let explicit = !a.command[1..].iter().any(|n| n == "all");
             let names: Vec<String> = names
                 .into_iter()
-                .filter(|n| !(!explicit && scenario::setup(n, &guest).is_err()))
+                .filter(|n| explicit || scenario::setup(n, &guest).is_ok())
                 .collect();
             if explicit {
                 for n in &names {
@@ -433,7 +459,10 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
         crate::output::check_writable(j)?;
     }
     if !a.kernel_image.is_file() {
-        bail!("--kernel-image {}: not a regular file", a.kernel_image.display());
+        bail!(
+            "--kernel-image {}: not a regular file",
+            a.kernel_image.display()
+        );
     }
     let gb = guest_binary(&a.guest_binary)?;
     let trace_kb = oracle::qemu::trace_kb(shape.nr_cpus());
@@ -475,7 +504,13 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
         let cmdline = format!(
             "{} {}\n",
             a.qemu.display(),
-            boot::qemu_command(&spec, Path::new("initramfs.cpio"), Path::new("console.log"), Path::new("data.log")).join(" ")
+            boot::qemu_command(
+                &spec,
+                Path::new("initramfs.cpio"),
+                Path::new("console.log"),
+                Path::new("data.log")
+            )
+            .join(" ")
         );
         write_atomic(&dir.join("cmdline.txt"), cmdline.as_bytes())?;
     }
@@ -488,7 +523,11 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
         None => bail!("guest report: no exit status"),
     }
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "Kernel {uname}, machine {} as {}", a.machine, shape.guest_spec)?;
+    writeln!(
+        stdout,
+        "Kernel {uname}, machine {} as {}",
+        a.machine, shape.guest_spec
+    )?;
     let (dtext, ndiff) = domain_check(&shape, &uname, r.require("domains")?, r.section("dmesg"))?;
     write!(stdout, "{dtext}")?;
     let tr = trace::analyse(r.section("trace"));
@@ -500,7 +539,10 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
     let mut rows: Vec<Agreement> = Vec::new();
     if kind == "scenario" {
         rows = agreement_rows(&guest, r.section("output"), &sim_kernel)?;
-        let missing: Vec<&String> = names.iter().filter(|n| !rows.iter().any(|r| &r.scenario == *n)).collect();
+        let missing: Vec<&String> = names
+            .iter()
+            .filter(|n| !rows.iter().any(|r| &r.scenario == *n))
+            .collect();
         if !missing.is_empty() {
             bail!("guest report: no rounds for scenario {missing:?}");
         }
@@ -512,7 +554,14 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
     write!(stdout, "{}", locality_text(&guest, &tr))?;
     let mut sim_locality = None;
     if kind == "bench" {
-        let (text, loc) = bench_side_by_side(&a.machine, &shape, &a.command[1..], &sim_kernel, &guest, &tr);
+        let (text, loc) = bench_side_by_side(
+            &a.machine,
+            &shape,
+            &a.command[1..],
+            &sim_kernel,
+            &guest,
+            &tr,
+        );
         write!(stdout, "{text}")?;
         sim_locality = loc;
     }

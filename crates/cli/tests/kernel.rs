@@ -12,7 +12,9 @@ use common::{fails, run, schedlab};
 use std::path::{Path, PathBuf};
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../oracle/fixtures").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../oracle/fixtures")
+        .join(rel)
 }
 
 fn have_qemu() -> bool {
@@ -47,7 +49,9 @@ fn oracle_static(elf: &[u8]) -> bool {
 /// No process whose command line mentions `needle` is alive.
 fn no_process_mentions(needle: &str) {
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else { continue };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
         let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
         assert!(!cmd.contains(needle), "still running: {cmd}");
     }
@@ -104,12 +108,23 @@ fn scenario_runs_natively_here() {
         eprintln!("skipped: needs 2 CPUs, this host has {cpus}");
         return;
     }
-    let out = run(&["kernel", "scenario", "target-idle", "--machine", "smp:cores=2", "--rounds", "3"]);
+    let out = run(&[
+        "kernel",
+        "scenario",
+        "target-idle",
+        "--machine",
+        "smp:cores=2",
+        "--rounds",
+        "3",
+    ]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "scenario target-idle");
     assert_eq!(lines.len(), 4, "{out}");
     for l in &lines[1..] {
-        assert!(l.starts_with("round ") && l.contains(" waker 0 prev 1 chosen "), "{l}");
+        assert!(
+            l.starts_with("round ") && l.contains(" waker 0 prev 1 chosen "),
+            "{l}"
+        );
     }
 }
 
@@ -121,14 +136,39 @@ fn bad_scenarios_and_machines_are_one_line() {
     assert!(e.contains("needs SMT"), "{e}");
     // altra: a 1-core LLC inside a 2-core cluster
     let e = fails(&[
-        "kernel", "run", "--machine", "altra", "--kernel-image", "/nonexistent", "--", "scenario", "fork",
+        "kernel",
+        "run",
+        "--machine",
+        "altra",
+        "--kernel-image",
+        "/nonexistent",
+        "--",
+        "scenario",
+        "fork",
     ]);
     assert!(e.contains("qemu cannot express this topology"), "{e}");
     let e = fails(&[
-        "kernel", "run", "--machine", "kvm-8vcpu", "--kernel-image", "/nonexistent", "--", "scenario", "fork",
+        "kernel",
+        "run",
+        "--machine",
+        "kvm-8vcpu",
+        "--kernel-image",
+        "/nonexistent",
+        "--",
+        "scenario",
+        "fork",
     ]);
     assert!(e.contains("--kernel-image /nonexistent"), "{e}");
-    let e = fails(&["kernel", "run", "--machine", "kvm-8vcpu", "--kernel-image", "/nonexistent", "--", "ls"]);
+    let e = fails(&[
+        "kernel",
+        "run",
+        "--machine",
+        "kvm-8vcpu",
+        "--kernel-image",
+        "/nonexistent",
+        "--",
+        "ls",
+    ]);
     assert!(e.contains("scenario NAME"), "{e}");
 }
 
@@ -143,8 +183,15 @@ fn a_dynamic_guest_binary_is_refused() {
         return;
     }
     let e = fails(&[
-        "kernel", "run", "--machine", "kvm-8vcpu", "--kernel-image", img.to_str().unwrap(),
-        "--", "scenario", "target-idle",
+        "kernel",
+        "run",
+        "--machine",
+        "kvm-8vcpu",
+        "--kernel-image",
+        img.to_str().unwrap(),
+        "--",
+        "scenario",
+        "target-idle",
     ]);
     assert!(e.contains("not a statically linked executable"), "{e}");
 }
@@ -159,8 +206,21 @@ fn missing_qemu_is_one_line() {
     let img = hanging_kernel(dir.path());
     let bb = bb.to_str().unwrap();
     let e = fails(&[
-        "kernel", "run", "--machine", "kvm-8vcpu", "--kernel-image", img.to_str().unwrap(),
-        "--qemu", "/nonexistent/qemu", "--busybox", bb, "--guest-binary", bb, "--", "scenario", "target-idle",
+        "kernel",
+        "run",
+        "--machine",
+        "kvm-8vcpu",
+        "--kernel-image",
+        img.to_str().unwrap(),
+        "--qemu",
+        "/nonexistent/qemu",
+        "--busybox",
+        bb,
+        "--guest-binary",
+        bb,
+        "--",
+        "scenario",
+        "target-idle",
     ]);
     assert!(e.contains("--qemu /nonexistent/qemu: cannot start"), "{e}");
 }
@@ -184,8 +244,23 @@ fn guests_that_fail_are_killed() {
     std::fs::write(&garbage, vec![0x5au8; 4096]).unwrap();
     let base = |m: &str, k: &Path| -> Vec<String> {
         [
-            "kernel", "run", "--machine", m, "--kernel-image", k.to_str().unwrap(), "--busybox", bb,
-            "--guest-binary", bb, "--boot-timeout", "3", "--timeout", "20", "--", "scenario", "target-idle",
+            "kernel",
+            "run",
+            "--machine",
+            m,
+            "--kernel-image",
+            k.to_str().unwrap(),
+            "--busybox",
+            bb,
+            "--guest-binary",
+            bb,
+            "--boot-timeout",
+            "3",
+            "--timeout",
+            "20",
+            "--",
+            "scenario",
+            "target-idle",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -219,10 +294,20 @@ fn trace_file_locality() {
     )
     .unwrap();
     let out = run(&[
-        "kernel", "trace", f.to_str().unwrap(), "--machine", "smp:sockets=2,cores=2,threads=2,nodes=2",
+        "kernel",
+        "trace",
+        f.to_str().unwrap(),
+        "--machine",
+        "smp:sockets=2,cores=2,threads=2,nodes=2",
     ]);
-    assert!(out.starts_with("Trace: 2 wake-ups (0 of new tasks), 0 migrations"), "{out}");
-    assert!(out.contains("same_core 1 (50.0%)") && out.contains("other_node 1 (50.0%)"), "{out}");
+    assert!(
+        out.starts_with("Trace: 2 wake-ups (0 of new tasks), 0 migrations"),
+        "{out}"
+    );
+    assert!(
+        out.contains("same_core 1 (50.0%)") && out.contains("other_node 1 (50.0%)"),
+        "{out}"
+    );
     let e = fails(&["kernel", "trace", "/nonexistent", "--machine", "kvm-8vcpu"]);
     assert!(e.contains("trace /nonexistent"), "{e}");
 }
@@ -240,7 +325,14 @@ fn saved_guest_domains_match() {
         }
         for m in std::fs::read_dir(kernel.path()).unwrap().flatten() {
             let machine = m.file_name().to_string_lossy().to_string();
-            let out = run(&["kernel", "domains", "--machine", &machine, "--dump", m.path().to_str().unwrap()]);
+            let out = run(&[
+                "kernel",
+                "domains",
+                "--machine",
+                &machine,
+                "--dump",
+                m.path().to_str().unwrap(),
+            ]);
             assert!(out.contains("all equal"), "{machine}: {out}");
             n += 1;
         }
@@ -251,7 +343,10 @@ fn saved_guest_domains_match() {
 /// The whole path on a real kernel, when one is provided.
 #[test]
 fn real_kernel_scenarios() {
-    let (Ok(k), Ok(g)) = (std::env::var("SCHEDLAB_TEST_KERNEL"), std::env::var("SCHEDLAB_TEST_GUEST")) else {
+    let (Ok(k), Ok(g)) = (
+        std::env::var("SCHEDLAB_TEST_KERNEL"),
+        std::env::var("SCHEDLAB_TEST_GUEST"),
+    ) else {
         eprintln!("skipped: set SCHEDLAB_TEST_KERNEL (a vmlinuz) and SCHEDLAB_TEST_GUEST (a static schedlab); .ci/run does");
         return;
     };
@@ -263,14 +358,32 @@ fn real_kernel_scenarios() {
     let j = dir.path().join("r.json");
     let out = schedlab()
         .args([
-            "kernel", "run", "--machine", "smp:sockets=2,cores=2,threads=2,nodes=2", "--kernel-image", &k,
-            "--guest-binary", &g, "--rounds", "3", "--json", j.to_str().unwrap(), "--", "scenario",
-            "target-idle", "idle-core", "wake-affine-prev",
+            "kernel",
+            "run",
+            "--machine",
+            "smp:sockets=2,cores=2,threads=2,nodes=2",
+            "--kernel-image",
+            &k,
+            "--guest-binary",
+            &g,
+            "--rounds",
+            "3",
+            "--json",
+            j.to_str().unwrap(),
+            "--",
+            "scenario",
+            "target-idle",
+            "idle-core",
+            "wake-affine-prev",
         ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("all equal"), "{text}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
     assert_eq!(v["domain_differences"], 0);

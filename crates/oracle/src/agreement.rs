@@ -82,7 +82,12 @@ pub fn table(rows: &[Agreement]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "{:<18} {:>6} {:>9} {:>9}  {:<28} {}\n",
-        "scenario", "valid", "same-cpu", "same-cls", "simulator (cpu: stage)", "kernel (cpu x rounds)"
+        "scenario",
+        "valid",
+        "same-cpu",
+        "same-cls",
+        "simulator (cpu: stage)",
+        "kernel (cpu x rounds)"
     ));
     for a in rows {
         let k: Vec<String> = a
@@ -110,11 +115,35 @@ mod tests {
 
     #[test]
     fn shares_and_classes() {
-        let t = topology::machine("smp:sockets=2,cores=6,threads=2,nodes=2,slit=10:20/20:10").unwrap();
+        let t =
+            topology::machine("smp:sockets=2,cores=6,threads=2,nodes=2,slit=10:20/20:10").unwrap();
         let s = crate::scenario::setup("idle-core", &t).unwrap();
-        let r = |round, chosen| Round { round, waker: 0, prev: 1, chosen };
-        let rounds = vec![r(1, 10), r(2, 11), r(3, 3), Round { round: 4, waker: 5, prev: 1, chosen: 10 }];
-        let a = compare(&t, &s, &rounds, Decision { cpu: 10, stage: Stage::IdleCore });
+        let r = |round, chosen| Round {
+            round,
+            waker: 0,
+            prev: 1,
+            chosen,
+        };
+        let rounds = vec![
+            r(1, 10),
+            r(2, 11),
+            r(3, 3),
+            Round {
+                round: 4,
+                waker: 5,
+                prev: 1,
+                chosen: 10,
+            },
+        ];
+        let a = compare(
+            &t,
+            &s,
+            &rounds,
+            Decision {
+                cpu: 10,
+                stage: Stage::IdleCore,
+            },
+        );
         assert_eq!((a.rounds, a.valid, a.same_cpu, a.same_class), (4, 3, 1, 2));
         let tab = table(&[a]);
         assert!(tab.contains("idle-core"), "{tab}");

@@ -59,9 +59,7 @@ impl Drop for Guest {
 /// The full qemu command line for `spec` with `initrd`, console log and data
 /// port files.
 pub fn qemu_command(spec: &BootSpec, initrd: &Path, console: &Path, data: &Path) -> Vec<String> {
-    let mut a: Vec<String> = vec![
-        if spec.kvm { "-enable-kvm" } else { "-accel" }.into(),
-    ];
+    let mut a: Vec<String> = vec![if spec.kvm { "-enable-kvm" } else { "-accel" }.into()];
     if !spec.kvm {
         a.push("tcg".into());
     }
@@ -115,7 +113,8 @@ pub struct BootOutput {
 /// Boot `initrd` under `spec`, wait for the guest to finish and return its
 /// reports. The guest is killed on every return path.
 pub fn boot(spec: &BootSpec, initrd: &[u8]) -> Result<BootOutput, OracleError> {
-    let dir = tempfile::tempdir().map_err(|e| OracleError::Io(format!("temporary directory: {e}")))?;
+    let dir =
+        tempfile::tempdir().map_err(|e| OracleError::Io(format!("temporary directory: {e}")))?;
     let initrd_path = dir.path().join("initramfs.cpio");
     std::fs::write(&initrd_path, initrd)
         .map_err(|e| OracleError::Io(format!("{}: {e}", initrd_path.display())))?;
@@ -142,7 +141,13 @@ pub fn boot(spec: &BootSpec, initrd: &[u8]) -> Result<BootOutput, OracleError> {
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
             Ok(())
         });
     }

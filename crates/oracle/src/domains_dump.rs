@@ -27,14 +27,19 @@ pub struct DomainLine {
 }
 
 /// The listing's field order.
-pub const FIELDS: [&str; 7] = ["name", "span", "imb", "min_int", "max_int", "flags", "groups"];
+pub const FIELDS: [&str; 7] = [
+    "name", "span", "imb", "min_int", "max_int", "flags", "groups",
+];
 
 impl DomainLine {
     /// The line as `kernel_lines` prints it.
     pub fn render(&self) -> String {
         let mut s = format!("cpu{} domain{}", self.cpu, self.level);
         for f in FIELDS {
-            s.push_str(&format!(" {f}={}", self.fields.get(f).map(String::as_str).unwrap_or("?")));
+            s.push_str(&format!(
+                " {f}={}",
+                self.fields.get(f).map(String::as_str).unwrap_or("?")
+            ));
         }
         s
     }
@@ -126,10 +131,8 @@ pub fn parse_sched_verbose(dmesg: &str) -> BTreeMap<(usize, usize), (String, Vec
             }
         } else if let Some(rest) = line.strip_prefix("groups:") {
             if let Some(l) = level {
-                let groups: Vec<String> = rest
-                    .split('}')
-                    .filter_map(|g| field(g, "span="))
-                    .collect();
+                let groups: Vec<String> =
+                    rest.split('}').filter_map(|g| field(g, "span=")).collect();
                 if let Some(e) = out.get_mut(&(c, l)) {
                     e.1 = groups;
                 }
@@ -174,7 +177,9 @@ pub fn parse_listing(text: &str) -> Vec<DomainLine> {
         let mut it = line.split_whitespace();
         let cpu = it.next().and_then(|c| num_after(c, "cpu"));
         let level = it.next().and_then(|d| num_after(d, "domain"));
-        let (Some(cpu), Some(level)) = (cpu, level) else { continue };
+        let (Some(cpu), Some(level)) = (cpu, level) else {
+            continue;
+        };
         let fields = it
             .filter_map(|kv| kv.split_once('='))
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -196,8 +201,14 @@ pub fn differences(kernel: &[DomainLine], ours: &[DomainLine]) -> Vec<String> {
     let mut out = Vec::new();
     for (cpu, level) in keys {
         match (k.get(&(cpu, level)), o.get(&(cpu, level))) {
-            (Some(a), None) => out.push(format!("cpu{cpu} domain{level}: only the kernel has it: {}", a.render())),
-            (None, Some(b)) => out.push(format!("cpu{cpu} domain{level}: only schedlab has it: {}", b.render())),
+            (Some(a), None) => out.push(format!(
+                "cpu{cpu} domain{level}: only the kernel has it: {}",
+                a.render()
+            )),
+            (None, Some(b)) => out.push(format!(
+                "cpu{cpu} domain{level}: only schedlab has it: {}",
+                b.render()
+            )),
             (Some(a), Some(b)) => {
                 for f in FIELDS {
                     let (x, y) = (a.fields.get(f), b.fields.get(f));
@@ -232,7 +243,10 @@ mod tests {
     #[test]
     fn sched_verbose_spans_and_groups() {
         let v = parse_sched_verbose(DMESG);
-        assert_eq!(v[&(0, 0)], ("0-1".to_string(), vec!["0".to_string(), "1".to_string()]));
+        assert_eq!(
+            v[&(0, 0)],
+            ("0-1".to_string(), vec!["0".to_string(), "1".to_string()])
+        );
         assert_eq!(v[&(0, 1)].1, vec!["0-1".to_string(), "2-3".to_string()]);
         assert_eq!(v.len(), 2);
     }
@@ -260,7 +274,9 @@ mod tests {
 
     #[test]
     fn differences_name_the_field() {
-        let a = parse_listing("cpu0 domain0 name=SMT span=0-1 imb=110 min_int=2 max_int=4 flags=A groups=0|1");
+        let a = parse_listing(
+            "cpu0 domain0 name=SMT span=0-1 imb=110 min_int=2 max_int=4 flags=A groups=0|1",
+        );
         let b = parse_listing("cpu0 domain0 name=SMT span=0-1 imb=117 min_int=2 max_int=4 flags=A groups=0|1\n\
                                cpu0 domain1 name=MC span=0-3 imb=117 min_int=4 max_int=8 flags=A groups=0-1|2-3");
         let d = differences(&a, &b);
@@ -268,5 +284,41 @@ mod tests {
         assert_eq!(d[0], "cpu0 domain0 imb: kernel 110 schedlab 117");
         assert!(d[1].starts_with("cpu0 domain1: only schedlab has it"));
         assert!(differences(&a, &a).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod fixture_tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn capture(kernel: &str, machine: &str) -> (String, String, String) {
+        let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/guest-domains")
+            .join(kernel)
+            .join(machine);
+        let r = |f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+        (r("uname.txt"), r("domains.txt"), r("dmesg.txt"))
+    }
+
+    fn guest(machine: &str) -> Topology {
+        crate::qemu::QemuShape::of(&topology::preset(machine).unwrap())
+            .unwrap()
+            .guest_topology()
+    }
+
+    #[test]
+    fn a_6_12_guest_matches_6_12_and_not_6_1() {
+        let (uname, dbg, dmesg) = capture("6.12.115+deb12-cloud-amd64", "xeon-12c24t");
+        let kernel = parse(&dbg, &dmesg).unwrap();
+        assert_eq!(kernel.len(), 72);
+        let v = kernel_version(&uname).unwrap();
+        assert!(differences(&kernel, &model_lines(&guest("xeon-12c24t"), v)).is_empty());
+        // the 6.1 model names the LLC flag SHARE_PKG_RESOURCES (6.12: SHARE_LLC)
+        let d = differences(&kernel, &model_lines(&guest("xeon-12c24t"), (6, 1)));
+        assert!(
+            !d.is_empty() && d.iter().all(|l| l.contains(" flags: ")),
+            "{d:?}"
+        );
     }
 }

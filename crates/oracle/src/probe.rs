@@ -47,14 +47,14 @@ pub fn decide(t: &Topology, s: &Setup, kernel: &str) -> Result<Decision, OracleE
         .collect();
     for &first in sd.llc_ids() {
         let l = sd.llc_index(first);
-        let Some(dom) = sd.sd_llc(first) else { continue };
+        let Some(dom) = sd.sd_llc(first) else {
+            continue;
+        };
         let span: Vec<usize> = dom.span.iter().collect();
         let sum_util: u64 = span.iter().map(|&c| cpus[c].util_avg).sum();
         llc[l].nr_busy_cpus = span.iter().filter(|&&c| busy(c)).count() as u32;
-        llc[l].has_idle_cores = sd.smt_present()
-            && span
-                .iter()
-                .any(|&c| t.smt_mask(c).iter().all(|x| !busy(x)));
+        llc[l].has_idle_cores =
+            sd.smt_present() && span.iter().any(|&c| t.smt_mask(c).iter().all(|x| !busy(x)));
         llc[l].nr_idle_scan =
             sis_util_nr_scan(sum_util, dom.span_weight as u64, dom.imbalance_pct as u64);
     }
@@ -126,9 +126,27 @@ mod tests {
     fn scenarios_reach_their_stage_in_6_1() {
         let t = xeon();
         let d = |n: &str| decide(&t, &setup(n, &t).unwrap(), "linux-6.1").unwrap();
-        assert_eq!(d("target-idle"), Decision { cpu: 2, stage: Stage::TargetIdle });
-        assert_eq!(d("prev-idle"), Decision { cpu: 2, stage: Stage::PrevIdle });
-        assert_eq!(d("recent-used"), Decision { cpu: 10, stage: Stage::RecentUsedCpu });
+        assert_eq!(
+            d("target-idle"),
+            Decision {
+                cpu: 2,
+                stage: Stage::TargetIdle
+            }
+        );
+        assert_eq!(
+            d("prev-idle"),
+            Decision {
+                cpu: 2,
+                stage: Stage::PrevIdle
+            }
+        );
+        assert_eq!(
+            d("recent-used"),
+            Decision {
+                cpu: 10,
+                stage: Stage::RecentUsedCpu
+            }
+        );
         let ic = d("idle-core");
         assert_eq!(ic.stage, Stage::IdleCore);
         assert!(ic.cpu == 10 || ic.cpu == 11, "{ic:?}");
@@ -137,9 +155,21 @@ mod tests {
         assert_eq!(il.cpu % 2, 1, "an idle sibling: {il:?}");
         let ws = d("wake-affine-sync");
         assert!(ws.cpu < 12, "the waker's LLC: {ws:?}");
-        assert_eq!(d("wake-affine-prev"), Decision { cpu: 12, stage: Stage::TargetIdle });
+        assert_eq!(
+            d("wake-affine-prev"),
+            Decision {
+                cpu: 12,
+                stage: Stage::TargetIdle
+            }
+        );
         // wake_wide: no affine target, prev (idle, remote) is kept
-        assert_eq!(d("wake-wide"), Decision { cpu: 12, stage: Stage::TargetIdle });
+        assert_eq!(
+            d("wake-wide"),
+            Decision {
+                cpu: 12,
+                stage: Stage::TargetIdle
+            }
+        );
         let fk = d("fork");
         assert_eq!(fk.stage, Stage::SlowPath);
         assert!(fk.cpu >= 12, "the idle node: {fk:?}");

@@ -19,7 +19,7 @@
 
 use crate::error::OracleError;
 use std::fmt::Write as _;
-use topology::{SmtNumbering, SmpSpec, Topology};
+use topology::{SmpSpec, SmtNumbering, Topology};
 
 /// Guest memory per NUMA node (or in all, without NUMA), MiB, at least.
 pub const MIB_PER_NODE: usize = 256;
@@ -59,8 +59,11 @@ impl QemuShape {
         let sockets = t.nr_packages();
         let threads = t.threads_per_core();
         let cores = t.nr_cores();
-        if threads == 0 || cores * threads != n || cores % sockets != 0 {
-            return Err(inexpressible(t, "cores of unequal size or sockets of unequal core counts"));
+        if threads == 0 || cores * threads != n || !cores.is_multiple_of(sockets) {
+            return Err(inexpressible(
+                t,
+                "cores of unequal size or sockets of unequal core counts",
+            ));
         }
         let cores_per_socket = cores / sockets;
         let numbering = if threads > 1 && !t.smt_mask(0).test(1) {
@@ -79,10 +82,10 @@ impl QemuShape {
         } else if llcs_per_socket == 1 {
             (1, "die", has_clusters.then_some(clusters_per_socket))
         } else {
-            if cores_per_socket % llcs_per_socket != 0 {
+            if !cores_per_socket.is_multiple_of(llcs_per_socket) {
                 return Err(inexpressible(t, "LLCs of unequal size"));
             }
-            if has_clusters && clusters_per_socket % llcs_per_socket != 0 {
+            if has_clusters && !clusters_per_socket.is_multiple_of(llcs_per_socket) {
                 return Err(inexpressible(t, "an LLC smaller than a cluster"));
             }
             let c = has_clusters.then(|| clusters_per_socket / llcs_per_socket);
@@ -93,7 +96,12 @@ impl QemuShape {
         let slit: Vec<Vec<u32>> = t.node_distances().to_vec();
         let slit_s: Vec<String> = slit
             .iter()
-            .map(|r| r.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(":"))
+            .map(|r| {
+                r.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(":")
+            })
             .collect();
         let mut base = format!("smp:sockets={sockets},dies={dies}");
         if let Some(c) = clusters {
@@ -264,13 +272,18 @@ mod tests {
     #[test]
     fn kvm_8vcpu_has_no_numa() {
         let s = QemuShape::of(&preset("kvm-8vcpu").unwrap()).unwrap();
-        assert_eq!(s.args().join(" "), "-smp 8,sockets=1,dies=1,cores=8,threads=1 -m 256M");
+        assert_eq!(
+            s.args().join(" "),
+            "-smp 8,sockets=1,dies=1,cores=8,threads=1 -m 256M"
+        );
     }
 
     #[test]
     fn ccx_llcs_become_dies() {
         let s = QemuShape::of(&preset("epyc-zen3").unwrap()).unwrap();
-        assert!(s.guest_spec.starts_with("smp:sockets=1,dies=8,cores=8,threads=2"));
+        assert!(s
+            .guest_spec
+            .starts_with("smp:sockets=1,dies=8,cores=8,threads=2"));
     }
 
     #[test]

@@ -42,7 +42,8 @@ impl Round {
     /// Parse [`Round::line`]'s output.
     pub fn parse(line: &str) -> Option<Round> {
         let t: Vec<&str> = line.split_whitespace().collect();
-        if t.len() != 8 || t[0] != "round" || t[2] != "waker" || t[4] != "prev" || t[6] != "chosen" {
+        if t.len() != 8 || t[0] != "round" || t[2] != "waker" || t[4] != "prev" || t[6] != "chosen"
+        {
             return None;
         }
         Some(Round {
@@ -234,7 +235,12 @@ impl Spinner {
 /// Run `s` for `rounds` rounds; every round is passed to `report` as it ends.
 pub fn run(s: &Setup, rounds: usize, mut report: impl FnMut(Round)) -> Result<(), OracleError> {
     let all = allowed_cpus()?;
-    for &c in s.busy.iter().chain([&s.waker, &s.prev]).chain(s.recent.iter()) {
+    for &c in s
+        .busy
+        .iter()
+        .chain([&s.waker, &s.prev])
+        .chain(s.recent.iter())
+    {
         if !all.contains(&c) {
             return Err(OracleError::Arg {
                 flag: "scenario".into(),
@@ -424,7 +430,11 @@ fn wake_rounds(
     if let Some(sp) = Arc::try_unwrap(spinner).ok().flatten() {
         sp.stop();
     }
-    let wakee_helpers = Arc::try_unwrap(wakee_pair).ok().flatten().into_iter().flatten();
+    let wakee_helpers = Arc::try_unwrap(wakee_pair)
+        .ok()
+        .flatten()
+        .into_iter()
+        .flatten();
     for h in wakee_helpers.chain(waker_pair.into_iter().flatten()) {
         h.stop();
     }
@@ -472,7 +482,9 @@ mod tests {
             let mut got = Vec::new();
             run(&s, 3, |r| got.push(r)).unwrap();
             assert_eq!(got.len(), 3, "{wake:?}");
-            assert!(got.iter().all(|r| r.prev == prev && all.contains(&r.chosen)));
+            assert!(got
+                .iter()
+                .all(|r| r.prev == prev && all.contains(&r.chosen)));
         }
         // the helpers: a recent CPU and both partners' flips
         let s = Setup {

@@ -82,7 +82,9 @@ fn parse_fields(body: &str) -> HashMap<String, String> {
             continue;
         }
         match t.split_once('=') {
-            Some((k, v)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_') => {
+            Some((k, v))
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_') =>
+            {
                 if let Some(k0) = key.take() {
                     out.insert(k0, std::mem::take(&mut val));
                 }
@@ -309,7 +311,10 @@ mod tests {
         let s = analyse(TRACE);
         assert_eq!(s.wakeups.len(), 2);
         let w = &s.wakeups[0];
-        assert_eq!((w.pid, w.waker_cpu, w.prev_cpu, w.chosen_cpu), (82, 0, 3, 5));
+        assert_eq!(
+            (w.pid, w.waker_cpu, w.prev_cpu, w.chosen_cpu),
+            (82, 0, 3, 5)
+        );
         assert!(!w.new_task);
         let n = &s.wakeups[1];
         assert_eq!((n.waker_cpu, n.chosen_cpu, n.new_task), (0, 6, true));
