@@ -17,6 +17,9 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Time the busy loops run before the first round, ms.
+pub const SETTLE_MS: u64 = 300;
+
 /// One round as the guest saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Round {
@@ -260,7 +263,10 @@ pub fn run(s: &Setup, rounds: usize, mut report: impl FnMut(Round)) -> Result<()
             }
         }));
     }
-    std::thread::sleep(Duration::from_millis(50));
+    // Let the busy loops' PELT load and utilisation settle (half-life
+    // 32 ms: 97 % after 160 ms) before the first round, as the simulator's
+    // side assumes them at 1024.
+    std::thread::sleep(Duration::from_millis(SETTLE_MS));
     set_affinity(&[s.waker])?;
     let out = match s.wake {
         Wake::Fork => fork_rounds(s, rounds, &all, &mut report),
