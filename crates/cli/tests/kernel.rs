@@ -361,7 +361,7 @@ fn real_kernel_scenarios() {
             "kernel",
             "run",
             "--machine",
-            "smp:sockets=2,cores=2,threads=2,nodes=2",
+            "smp:sockets=2,cores=3,threads=2,nodes=2",
             "--kernel-image",
             &k,
             "--guest-binary",
