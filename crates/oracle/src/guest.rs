@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 /// The kernel command line: console on ttyS0, the domain listing in the
 /// log, a panic powers the guest off at once (qemu runs with -no-reboot).
-pub const APPEND: &str = "console=ttyS0 loglevel=4 sched_verbose panic=-1 rdinit=/init";
+pub const APPEND: &str = "console=ttyS0 loglevel=6 sched_verbose panic=-1 rdinit=/init";
 
 /// The init script (busybox sh).
 pub const INIT: &str = r#"#!/bin/busybox sh
