@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # How the simulator's cost per event grows with the machine: simulated
 # hackbench (-p -T -l LOOPS, groups = CPUs / 10, so tasks = 4 x CPUs) on
-# machines from 8 to 1024 CPUs, one row each: CPUs, events, wall ns per
-# event, placement probes per event (the modelled kernel's own scan work,
-# which grows with the LLC by design), wake-ups per wall second and wall
-# time over simulated time. Any build: SCHEDLAB=path/to/schedlab.
+# machines from 8 to 1024 CPUs, one row each, from `sim --stats`: CPUs,
+# events, wall ns per event, split into the engine's own part and the part
+# spent inside the modelled kernel's decisions (wake-up placement and load
+# balancing, whose scan work grows with the LLC and the domains by design),
+# that scan work per event (placement probes, balancer run-queue reads),
+# wake-ups per wall second, wall time over simulated time and peak RSS.
+# Any build with `--stats`: SCHEDLAB=path/to/schedlab.
 #
 # Usage: scripts/bench-scale.sh [MACHINE...]   (default: the list below)
 # Environment: SCHEDLAB (default: a release build of this tree), LOOPS
@@ -29,25 +32,24 @@ else
         "smp:sockets=8,cores=64,threads=2,nodes=8,cost=sapphire-rapids")
 fi
 
-printf "%-66s %5s %10s %8s %12s %12s %9s\n" machine cpus events ns/event probes/event wakeups/wall-s wall/sim
+printf "%-66s %5s %10s %9s %9s %9s %9s %8s %8s %12s %8s %8s\n" machine cpus events ns/event engine-ns place-ns bal-ns probes/ev rqreads/ev wakeups/wall-s wall/sim rss-MiB
 for m in "${machines[@]}"; do
     cpus=$("$SCHEDLAB" topology show "$m" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nr_cpus"])')
     groups=$(( cpus / 10 > 0 ? cpus / 10 : 1 ))
     for _ in $(seq "$runs"); do
-        "$SCHEDLAB" sim hackbench -p -T -g "$groups" -l "$loops" --machine "$m" --json
-        echo
+        "$SCHEDLAB" sim hackbench -p -T -g "$groups" -l "$loops" --machine "$m" --stats 2>&1 >/dev/null | grep '^stats: '
     done | python3 -c '
-import json, sys
-text, dec, rows, i = sys.stdin.read(), json.JSONDecoder(), [], 0
-while text[i:].strip():
-    i += len(text[i:]) - len(text[i:].lstrip())
-    d, i = dec.raw_decode(text, i)
-    rows.append(d)
-rows.sort(key=lambda d: d["wall_s"])
+import sys
+rows = []
+for line in sys.stdin:
+    kv = dict(f.split("=", 1) for f in line.split()[1:])
+    rows.append(kv)
+rows.sort(key=lambda d: float(d["wall_s"]))
 d = rows[len(rows) // 2]
-ev, wall = d["events"], d["wall_s"]
-print("%-66s %5d %10d %8.1f %12.3f %12.0f %9.2f" % (
-    sys.argv[1], int(sys.argv[2]), ev, wall * 1e9 / ev, d["placement"]["probes"] / ev,
-    d["wakeups"] / wall, wall / (d["sim_ns"] / 1e9)))
+f = lambda k: float(d[k])
+print("%-66s %5d %10d %9.1f %9.1f %9.1f %9.1f %8.3f %8.3f %12.0f %8.2f %8s" % (
+    sys.argv[1], int(sys.argv[2]), int(d["events"]), f("ns_per_event"), f("engine_ns_per_event"),
+    f("placement_ns_per_event"), f("balance_ns_per_event"), f("probes_per_event"),
+    f("balance_rq_reads_per_event"), f("wakeups_per_wall_s"), f("wall_per_sim"), d["peak_rss_mib"]))
 ' "$m" "$cpus"
 done

@@ -1,9 +1,12 @@
 //! `schedlab compare <FILE | builtin:NAME>`: run an experiment (every
 //! variant, sweep point and iteration, in parallel) and print the mmtests
 //! comparison; `--json`, `--csv`, `--plot` write the raw values, one row per
-//! run and an SVG per metric. `--shard I/N` runs a deterministic part and
+//! run and an SVG per metric; `--html` the whole report as one page
+//! (`cmd_compare_html`); `--trace` a Perfetto trace of one simulated run
+//! (`cmd_compare_trace`). `--shard I/N` runs a deterministic part and
 //! `--merge LOG...` joins the parts' run logs into the same report.
-//! docs/experiments.md is the user's guide.
+//! docs/experiments.md is the user's guide, docs/visualising.md for the
+//! page and the trace.
 
 use crate::output::write_atomic;
 use anyhow::{Context, Result};
@@ -43,8 +46,11 @@ pub struct CompareArgs {
     /// Write an SVG plot of the first metric to F, and of each other metric to F's stem + `-METRIC.svg`.
     #[arg(long, value_name = "F.svg")]
     pub plot: Option<PathBuf>,
+    /// Write the whole report as one self-contained HTML page: the experiment, every table and plot, the scheduler internals, the simulator's error against native runs.
+    #[arg(long, value_name = "F.html")]
+    pub html: Option<PathBuf>,
     /// Run only shard I of N (1-based) and keep its runs in the run log; join with --merge.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with_all = ["json", "csv", "plot"])]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with_all = ["json", "csv", "plot", "html"])]
     pub shard: Option<Shard>,
     /// Keep the runs the run log already holds and do only the missing ones.
     #[arg(long)]
@@ -52,6 +58,18 @@ pub struct CompareArgs {
     /// The run log [default: NAME[.quick][.shard-I-of-N].runs.jsonl beside the first of --json/--csv/--plot, else here].
     #[arg(long, value_name = "F")]
     pub log: Option<PathBuf>,
+    /// Trace one simulated run of the experiment (--trace-run) to FILE: it is run again, alone, with its seed (runs are deterministic, so it is the run the report holds).
+    #[arg(long, value_name = "FILE", conflicts_with = "shard")]
+    pub trace: Option<PathBuf>,
+    /// The run --trace traces: VARIANT[,POINT[,ITERATION]] [default: the baseline, the first point, iteration 0].
+    #[arg(long, value_name = "VARIANT[,POINT[,ITERATION]]", requires = "trace")]
+    pub trace_run: Option<String>,
+    /// Keep only events from S simulated seconds on in the --trace file.
+    #[arg(long, value_name = "S", requires = "trace", value_parser = crate::cmd_sim::trace::sim_seconds)]
+    pub trace_from: Option<u64>,
+    /// Keep only events before S simulated seconds in the --trace file.
+    #[arg(long, value_name = "S", requires = "trace", value_parser = crate::cmd_sim::trace::sim_seconds)]
+    pub trace_to: Option<u64>,
     /// Build the report from the run logs of an experiment's shards instead of running.
     #[arg(long, value_name = "LOG", num_args = 1.., conflicts_with_all = ["experiment", "shard", "resume", "quick", "iterations", "jobs", "log"])]
     pub merge: Vec<PathBuf>,
@@ -87,7 +105,13 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // every output can be written, before any run starts
-    for (flag, path) in [("--json", &a.json), ("--csv", &a.csv), ("--plot", &a.plot)] {
+    for (flag, path) in [
+        ("--json", &a.json),
+        ("--csv", &a.csv),
+        ("--plot", &a.plot),
+        ("--html", &a.html),
+        ("--trace", &a.trace),
+    ] {
         if let Some(p) = path {
             crate::output::check_writable(p).with_context(|| flag.to_string())?;
         }
@@ -100,10 +124,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         if let Some(n) = a.iterations {
             exp.iterations = n;
         }
+        if a.trace.is_some() {
+            // the traced run exists and is simulated, before any runs
+            crate::cmd_compare_trace::pick(&exp, a.trace_run.as_deref())?;
+        }
         let log = match &a.log {
             Some(l) => l.clone(),
             None => {
-                let beside = [&a.json, &a.csv, &a.plot]
+                let beside = [&a.json, &a.csv, &a.plot, &a.html]
                     .into_iter()
                     .flatten()
                     .next()
@@ -171,6 +199,17 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         (exp, records)
     };
     write_report(&a, &exp, &records)?;
+    if let Some(path) = &a.trace {
+        crate::cmd_compare_trace::trace_run(
+            &exp,
+            a.trace_run.as_deref(),
+            crate::cmd_sim::trace::TraceArgs {
+                trace: Some(path.clone()),
+                trace_from: a.trace_from,
+                trace_to: a.trace_to,
+            },
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -203,6 +242,17 @@ fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Res
             let svg = report::plot::svg(&report, &m.name)?;
             write_atomic(&file, svg.as_bytes()).context("--plot")?;
         }
+    }
+    if let Some(path) = &a.html {
+        let mut page = crate::cmd_compare_html::page(exp);
+        page.internals = spec
+            .metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .filter(|n| crate::cmd_compare_html::is_internal(n))
+            .collect();
+        let text = report::html::html(&report, &page)?;
+        write_atomic(path, text.as_bytes()).context("--html")?;
     }
     use std::io::Write;
     let mut out = std::io::stdout().lock();

@@ -22,6 +22,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod progress;
+mod stats;
+pub mod trace;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -139,9 +141,14 @@ pub struct CommonSimArgs {
     /// Override a kernel build option, NAME=y|n (repeatable; see --list-kernels).
     #[arg(long = "kernel-config", value_name = "NAME=y|n")]
     pub kernel_config: Vec<String>,
+    /// Print to stderr where the host time went: events per wall second, ns per event, the part spent inside the modelled kernel's decisions (placement, load balancing) with their scan work, and peak memory.
+    #[arg(long)]
+    pub stats: bool,
     /// The cpuidle driver and governor: none, or DRIVER[:GOVERNOR] with DRIVER intel_idle, acpi_idle, haltpoll, pseries_idle, powernv_idle and GOVERNOR menu, teo, haltpoll [default: the machine's].
     #[arg(long, value_name = "DRIVER[:GOVERNOR]")]
     pub cpuidle: Option<String>,
+    #[command(flatten)]
+    pub trace: trace::TraceArgs,
 }
 
 /// The highest `--node`: Linux's MAX_NUMNODES with the largest
@@ -160,6 +167,7 @@ impl CommonSimArgs {
         o.max_events = self.max_events;
         o.time_limit = self.time_limit * 1_000_000_000;
         o.max_memory = self.max_memory << 20;
+        o.phase_timing = self.stats;
     }
 }
 
@@ -252,14 +260,28 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
 /// Simulate the run the flags describe and print it.
 fn simulate(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<ExitCode> {
     let spec = spec(c, workload)?;
-    let (record, text) = run_spec(&spec, |o| c.bound(o))?;
+    let trace = c.trace.open()?;
+    let slot = trace.as_ref().map(|t| t.slot());
+    let (record, text, run) = run_spec(&spec, |o| {
+        c.bound(o);
+        o.trace = slot.clone();
+    })?;
+    if let Some(t) = trace {
+        t.finish()?;
+    }
     print_run(&record, &text, c.json)?;
+    if c.stats {
+        eprintln!("{}", stats::line(&run));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Simulate `spec` within the bounds `bound` sets: its JSON record and its
-/// text report.
-fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result<(Value, String)> {
+/// Simulate `spec` within the bounds `bound` sets: its JSON record, its
+/// text report and what the run cost the host.
+fn run_spec(
+    spec: &RunSpec,
+    bound: impl Fn(&mut sim::run::SimOptions),
+) -> Result<(Value, String, stats::HostCost)> {
     let t0 = Instant::now();
     let s = progress::show(|p| {
         lab::exec::simulate_with(spec, |o| {
@@ -271,7 +293,15 @@ fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result
     let wall = t0.elapsed().as_secs_f64();
     let record = report(&s.result, wall, &s.params, spec)?;
     let text = format!("{}{}", s.result.text, placement_text(&s.result));
-    Ok((record, text))
+    let cost = stats::HostCost {
+        wall_s: wall,
+        events: s.result.counters.events,
+        wakeups: s.result.counters.wakeups,
+        sim_ns: s.result.sim_ns,
+        probes: s.result.placement.probes,
+        phases: s.result.phases,
+    };
+    Ok((record, text, cost))
 }
 
 /// This schedlab: its version and the git commit it was built from
@@ -319,7 +349,7 @@ fn replay(file: &Path, format: &str) -> Result<ExitCode> {
             spec.mode.name()
         );
     }
-    let (record, text) = run_spec(&spec, |_| {})?;
+    let (record, text, _) = run_spec(&spec, |_| {})?;
     print_run(&record, &text, format == "json")?;
     let differ = differing_fields(&recorded, &record);
     if differ.is_empty() {

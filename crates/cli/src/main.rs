@@ -10,6 +10,8 @@ mod args;
 mod cmd_bench;
 mod cmd_calibrate;
 mod cmd_compare;
+mod cmd_compare_html;
+mod cmd_compare_trace;
 mod cmd_costs;
 mod cmd_kernel;
 mod cmd_sim;

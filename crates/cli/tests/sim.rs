@@ -330,3 +330,35 @@ fn balancer_profiles_report_and_json() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("lb_algorithm"), "{err}");
 }
+
+#[test]
+fn stats_go_to_stderr_and_leave_stdout_unchanged() {
+    let mut args = BASE.to_vec();
+    args.push("--stats");
+    let out = schedlab().args(&args).output().expect("runs");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        run(BASE),
+        "--stats must not change what stdout prints"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    let line = err.lines().find(|l| l.starts_with("stats: ")).expect(&err);
+    let field = |k: &str| -> f64 {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("{k} in {line}"))
+            .parse()
+            .unwrap_or_else(|_| panic!("{k} is a number in {line}"))
+    };
+    let events = field("events");
+    let v = json(BASE);
+    assert_eq!(events, v["events"].as_u64().unwrap() as f64);
+    // the split adds up: engine + placement + balancing = the whole
+    let sum = field("engine_ns_per_event")
+        + field("placement_ns_per_event")
+        + field("balance_ns_per_event");
+    assert!((sum - field("ns_per_event")).abs() < 0.5, "{line}");
+    assert!(field("balance_rq_reads_per_event") > 0.0, "{line}");
+    assert!(field("peak_rss_mib") > 0.0, "{line}");
+}

@@ -12,7 +12,8 @@
 //! - [`Report::build`] checks the runs against the spec and computes every
 //!   cell; [`Report::text`] prints mmtests' table, [`Report::json`] the same
 //!   data as JSON.
-//! - [`csv()`] lists every run; [`svg()`] plots one metric over the sweep.
+//! - [`csv()`] lists every run; [`svg()`] plots one metric over the sweep;
+//!   [`html::html`] puts the tables and plots on one self-contained page.
 //!
 //! # Example
 //! ```
@@ -66,6 +67,7 @@ use std::collections::BTreeMap;
 mod csv_rows;
 #[cfg(test)]
 mod fixtures;
+pub mod html;
 mod model;
 pub mod plot;
 pub mod stats;

@@ -229,6 +229,16 @@ impl Report {
     }
 }
 
+impl Report {
+    /// One metric's table as [`Report::text`] prints it (its header line,
+    /// the table, and the sim-error lines when there are any).
+    pub fn metric_text(&self, m: &MetricReport) -> String {
+        let mut out = String::new();
+        metric_table(&mut out, m, &self.spec.variants);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

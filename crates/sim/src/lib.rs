@@ -12,7 +12,8 @@
 //! - [`placement`]: the wake-up placement policies, behind a narrow view;
 //! - [`engine`]: the event loop that ties them together;
 //! - [`workload`]: benchmark models (hackbench);
-//! - [`run`]: one-call entry points and the result record.
+//! - [`run`]: one-call entry points and the result record;
+//! - [`trace`]: the events a trace writer is sent (the writer is elsewhere).
 //!
 //! ```
 //! use sim::run::{simulate_hackbench, SimOptions};
@@ -46,4 +47,5 @@ pub mod rq;
 pub mod run;
 pub mod state;
 pub mod task;
+pub mod trace;
 pub mod workload;

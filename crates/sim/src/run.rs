@@ -76,6 +76,12 @@ pub struct SimOptions {
     /// ([`MachineCosts::for_machine`]); `--cost-profile FILE`. `costs:
     /// false` still zeroes it.
     pub costs_profile: Option<MachineCosts>,
+    /// Measure the host time the run spends in the modelled kernel's
+    /// decisions ([`crate::engine::PhaseTimes`], `--stats`).
+    pub phase_timing: bool,
+    /// Where the run's events go (`--trace FILE`; None: not traced). The
+    /// run takes the sink out of the slot and puts it back when it ends.
+    pub trace: Option<crate::trace::TraceSlot>,
 }
 
 impl SimOptions {
@@ -116,6 +122,8 @@ impl Default for SimOptions {
             cpuidle: None,
             dummy_wakeup_ns: 0,
             costs_profile: None,
+            phase_timing: false,
+            trace: None,
         }
     }
 }
@@ -338,6 +346,10 @@ pub struct SimResult {
     /// The workload's own JSON fields.
     #[serde(flatten)]
     pub workload: serde_json::Map<String, serde_json::Value>,
+    /// Host time and scan work of the policy's calls (not in JSON: it
+    /// measures the host; `--stats`).
+    #[serde(skip)]
+    pub phases: crate::engine::PhaseTimes,
 }
 
 /// What a run allocates, for the memory estimate checked before anything
@@ -622,6 +634,7 @@ pub fn simulate<W: Workload>(
             .cpuidle
             .unwrap_or_else(|| crate::cpuidle::Cpuidle::for_machine(topo.name()).0),
         idle_loop,
+        phase_timing: opt.phase_timing,
     };
     let policy = make_policy(&opt.policy);
     let name = policy.name();
@@ -635,7 +648,12 @@ pub fn simulate<W: Workload>(
     if let Stop::At(t) = w.stop() {
         e.set_stop_at(t);
     }
-    e.run()?;
+    e.set_trace(opt.trace.as_ref().and_then(|s| s.take()));
+    let ran = e.run();
+    if let (Some(slot), Some(sink)) = (&opt.trace, e.take_trace()) {
+        slot.put(sink);
+    }
+    ran?;
     let report = w.report(&Record::of(&e));
     Ok(SimResult {
         benchmark: w.name().into(),
@@ -664,6 +682,7 @@ pub fn simulate<W: Workload>(
             .collect(),
         text: report.text,
         workload: report.json,
+        phases: e.phases,
     })
 }
 

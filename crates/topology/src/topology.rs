@@ -111,6 +111,10 @@ pub struct Topology {
     all: CpuMask,
     #[serde(skip)]
     core_masks: Vec<CpuMask>,
+    /// Each core's CPUs as a list, for walks that must not cost a whole
+    /// mask's words on a large machine.
+    #[serde(skip)]
+    core_cpus: Vec<Box<[u32]>>,
     #[serde(skip)]
     cluster_masks: Vec<CpuMask>,
     #[serde(skip)]
@@ -287,6 +291,10 @@ impl Topology {
         let mut caches = caches;
         caches.sort_by_key(|c| (c.level, c.kind as u8, c.shared_cpus.first()));
         let threads_per_core = core_masks.iter().map(CpuMask::weight).max().unwrap_or(1);
+        let core_cpus = core_masks
+            .iter()
+            .map(|m| m.iter().map(|c| c as u32).collect())
+            .collect();
         Ok(Topology {
             name: name.to_string(),
             nr_cpus: places.len(),
@@ -295,6 +303,7 @@ impl Topology {
             caches,
             all,
             core_masks,
+            core_cpus,
             cluster_masks,
             llc_masks,
             node_masks,
@@ -339,6 +348,14 @@ impl Topology {
     #[inline]
     pub fn smt_mask(&self, cpu: usize) -> &CpuMask {
         &self.core_masks[self.places[cpu].core]
+    }
+
+    /// The hardware threads of `cpu`'s core as a list, in CPU order (the
+    /// CPUs of [`Topology::smt_mask`], at the cost of their number rather
+    /// than of the machine's).
+    #[inline]
+    pub fn smt_siblings(&self, cpu: usize) -> &[u32] {
+        &self.core_cpus[self.places[cpu].core]
     }
 
     /// CPUs of `cpu`'s cluster (sharing an L2 or L3 tag;
@@ -504,6 +521,20 @@ impl Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smt_siblings_list_the_smt_mask_of_every_preset_cpu() {
+        for (name, _) in crate::presets() {
+            if *name == "host" {
+                continue;
+            }
+            let t = crate::preset(name).expect("preset builds");
+            for cpu in 0..t.nr_cpus() {
+                let from_mask: Vec<u32> = t.smt_mask(cpu).iter().map(|c| c as u32).collect();
+                assert_eq!(t.smt_siblings(cpu), &from_mask[..], "{name} cpu {cpu}");
+            }
+        }
+    }
 
     fn place(core: usize, cluster: usize, llc: usize, node: usize, package: usize) -> CpuPlace {
         CpuPlace {

@@ -146,6 +146,18 @@ pub trait RqTasks {
     /// kernel's `rq->cfs_tasks` list: most recently enqueued or picked
     /// first, so `detach_tasks` walks it from the end.
     fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>);
+    /// The tail of that list: its `max` least recently enqueued or picked
+    /// tasks, in list order (appended to `out`). `detach_tasks` walks at
+    /// most `loop_max` entries from the tail (sched_nr_migrate, 32), so a
+    /// run queue of a thousand tasks need not be ordered whole for it.
+    fn cfs_tasks_tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
+        let start = out.len();
+        self.cfs_tasks(cpu, out);
+        let n = out.len() - start;
+        if n > max {
+            out.drain(start..start + n - max);
+        }
+    }
     /// update_blocked_averages(cpu): bring `cpu`'s PELT signals to now and
     /// return (load_avg, util_avg, runnable_avg).
     fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64);
@@ -216,6 +228,9 @@ pub struct BalanceEnv<'a> {
     pub this_cpu: usize,
     /// Cost charged during this call (ns).
     pub cost_ns: Nanos,
+    /// Run-queue reads during this call ([`BalanceEnv::read_rq`]): the
+    /// modelled kernel's own scan work, which grows with the domains.
+    pub rq_reads: u32,
     /// What to do afterwards.
     pub req: Requests,
     /// Scratch list for task walks (kept to avoid allocation).
@@ -227,6 +242,7 @@ impl<'a> BalanceEnv<'a> {
     #[inline]
     pub fn read_rq(&mut self, cpu: usize) -> &CpuState {
         let line = self.cpus[cpu].line;
+        self.rq_reads += 1;
         self.cost_ns += self.lines.read(line, self.this_cpu, self.topo, self.costs);
         &self.cpus[cpu]
     }
@@ -294,8 +310,11 @@ impl<'a> BalanceEnv<'a> {
     /// The fair tasks of `src` in cfs_tasks order, into `self.scratch`, as
     /// they stand after this call's earlier moves: tasks moved away are
     /// gone, tasks moved here are at the head (most recent first), as
-    /// attach_task's enqueue puts them.
-    pub fn load_cfs_tasks(&mut self, src: usize) {
+    /// attach_task's enqueue puts them. Only the list's last `walk` entries
+    /// are needed (a walk from the tail that looks at no more than that):
+    /// of `src`'s own tasks, that many plus the ones this call moved away
+    /// are taken.
+    pub fn load_cfs_tasks(&mut self, src: usize, walk: u32) {
         self.scratch.clear();
         for m in self.req.moves.iter().rev() {
             if m.dst == src {
@@ -303,7 +322,8 @@ impl<'a> BalanceEnv<'a> {
             }
         }
         let arrived = self.scratch.len();
-        self.rqs.cfs_tasks(src, &mut self.scratch);
+        let own = (walk as usize).saturating_add(self.req.moves.len());
+        self.rqs.cfs_tasks_tail(src, own, &mut self.scratch);
         if !self.req.moves.is_empty() {
             let moves = &self.req.moves;
             let mut i = 0;

@@ -23,8 +23,8 @@ use crate::Nanos;
 /// The run queues as the balancer sees them.
 struct RqView<'x, R: RunQueue> {
     cpus: &'x mut [super::Cpu<R>],
-    tasks: &'x [super::Task],
     ents: &'x [crate::eevdf::Entity],
+    lists: &'x super::cfs_tasks::CfsTaskLists,
     now: Nanos,
 }
 
@@ -37,14 +37,11 @@ impl<R: RunQueue> RqTasks for RqView<'_, R> {
     }
 
     fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>) {
-        let start = out.len();
-        out.extend_from_slice(self.cpus[cpu].rq.queued());
-        if let Some(c) = self.curr(cpu) {
-            out.push(c);
-        }
-        // most recently enqueued or picked first
-        out[start..]
-            .sort_unstable_by_key(|&t| std::cmp::Reverse(self.tasks[t as usize].list_stamp));
+        self.lists.all(cpu, out);
+    }
+
+    fn cfs_tasks_tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
+        self.lists.tail(cpu, max, out);
     }
 
     fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64) {
@@ -103,8 +100,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         let mut view = RqView {
             cpus: &mut self.cpus,
-            tasks: &self.tasks,
             ents: &self.ents,
+            lists: &self.cfs_lists,
             now: self.now,
         };
         let mut env = BalanceEnv {
@@ -127,13 +124,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             hz: self.costs.hz,
             this_cpu,
             cost_ns: 0,
+            rq_reads: 0,
             req: std::mem::take(&mut self.breq),
             scratch: std::mem::take(&mut self.bscratch),
         };
         env.req.clear();
+        let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
         f(b.as_mut(), &mut env);
+        self.phases.balance(t0, env.rq_reads);
         let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
         self.bscratch = std::mem::take(&mut env.scratch);
+        if self.traced() {
+            self.trace_nr_idle_scan();
+        }
         (req, cost)
     }
 
@@ -147,11 +150,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Charge `cost` to `c` and apply the balancer's requests, which `c`
     /// issued after that much work.
     fn apply_balance(&mut self, c: usize, req: Requests, cost: Nanos) {
+        if self.traced()
+            && (!req.moves.is_empty() || req.kick_ilb.is_some() || !req.active.is_empty())
+        {
+            self.trace_balance(c, req.moves.len(), cost);
+        }
         self.cpus[c].debt += cost;
         self.bstats.cost_ns += cost;
-        for &(_, t) in &req.rotated {
-            self.list_seq += 1;
-            self.tasks[t as usize].list_stamp = self.list_seq;
+        for &(src, t) in &req.rotated {
+            // detach_tasks' list_move to the head of the source's list
+            self.cfs_lists.move_to_front(src, t);
         }
         for m in &req.moves {
             self.migrate_queued_task(m.task, m.src, m.dst, c, cost);
@@ -213,6 +221,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.pstats.digest(t, dst);
         // it waited runnable until now
         self.update_task_pelt(ti, true, false);
+        if self.traced() {
+            self.trace_migrate(by, t, src, dst, crate::trace::MigrateCause::Balance);
+        }
         self.deactivate_task(t, src);
         self.tasks[ti].cpu = dst;
         let deadline_resched = self.activate_task(t, dst, true, false);
@@ -344,6 +355,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if let Some(cur) = self.cpus[src].rq.curr() {
             if self.tasks[cur as usize].state == TaskState::Runnable {
                 self.update_task_pelt(cur as usize, true, true);
+            }
+            if self.traced() {
+                self.trace_switch(src, Some(cur), crate::trace::Runner::Stopper);
             }
             self.cpus[src].rq.set_next(&mut self.ents, None, self.now);
             self.update_rq_pelt(src);

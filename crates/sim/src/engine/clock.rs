@@ -22,6 +22,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn set_mode(&mut self, c: usize, mode: Mode) {
         let was_busy = self.cpus[c].mode == Mode::Busy;
+        if !was_busy && mode == Mode::Busy && self.traced() {
+            // cpu_idle(PWR_EVENT_EXIT): the CPU is out of its idle state
+            self.trace_idle_exit(c);
+        }
         self.account(c, self.now);
         self.cpus[c].mode = mode;
         self.note_idle_wait(c);
@@ -33,9 +37,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn busy_threads(&self, c: usize) -> usize {
         self.topo
-            .smt_mask(c)
+            .smt_siblings(c)
             .iter()
-            .filter(|&s| self.cpus[s].mode == Mode::Busy)
+            .filter(|&&s| self.cpus[s as usize].mode == Mode::Busy)
             .count()
     }
 
@@ -44,9 +48,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn retime_core(&mut self, c: usize) {
         let busy = self.busy_threads(c);
         let speed = self.costs.smt_speed_1024(busy);
-        let first = self.cpus[c].core_first;
-        let smt = self.topo.smt_mask(first).clone();
-        for s in smt.iter() {
+        let topo = self.topo;
+        for &s in topo.smt_siblings(c) {
+            let s = s as usize;
             if s == c || self.cpus[s].mode != Mode::Busy || self.cpus[s].seg.speed == speed {
                 continue;
             }

@@ -43,8 +43,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 .rq
                 .enqueue(&mut self.ents, t, self.now, initial, &self.cfg.eevdf);
         // account_entity_enqueue puts it at the head of cfs_tasks
-        self.list_seq += 1;
-        self.tasks[ti].list_stamp = self.list_seq;
+        self.cfs_lists.push_front(cpu, t);
         self.sync_rq_state(cpu);
         self.note_nr_running(cpu);
         deadline_resched
@@ -103,6 +102,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[cpu]
             .rq
             .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
+        self.cfs_lists.unlink(t);
         let se = self.tasks[ti].pelt;
         self.cpus[cpu].pelt.detach(&se, self.ents[ti].weight);
         self.sync_rq_state(cpu);

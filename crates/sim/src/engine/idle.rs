@@ -74,6 +74,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 tick_stopped,
             },
         );
+        if self.traced() {
+            self.trace_idle_enter(c);
+        }
         self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
         self.events.clear_slot(c, Slot::Main);
         let st = &mut self.cpu_state[c];
@@ -199,6 +202,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             state: sel.state,
             tick_stopped: stop,
         };
+        if self.traced() {
+            // the idle loop goes round: out of POLL, into the new choice
+            self.trace_idle_exit(c);
+            self.trace_idle_enter(c);
+        }
         self.cpu_state[c].idle_exit_latency = self
             .costs
             .idle_states
@@ -237,6 +245,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             state: halt,
             tick_stopped: true,
         };
+        if self.traced() {
+            self.trace_idle_exit(c);
+            self.trace_idle_enter(c);
+        }
         self.cpus[c].idle.halt_since = Some(self.now);
         self.cpu_state[c].idle_exit_latency = self
             .costs

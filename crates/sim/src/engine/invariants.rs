@@ -57,6 +57,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     task.cpu
                 ));
             }
+            // cfs_tasks holds exactly the tasks enqueued on a run queue
+            let listed = self.cfs_lists.cpu_of(t as u32);
+            let enqueued = (on_rq[t] == 1).then_some(task.cpu);
+            if listed != enqueued {
+                return err(format!(
+                    "task {t}: on the cfs_tasks list of {listed:?}, enqueued on {enqueued:?}"
+                ));
+            }
         }
         let mut running = vec![false; self.tasks.len()];
         for cpu in &self.cpus {

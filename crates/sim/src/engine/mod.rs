@@ -33,7 +33,8 @@
 //! - `pelt`: PELT updates and the placement view's copy of the run queue;
 //! - `balance`: the load balancer's hooks (tick, newidle, nohz idle
 //!   balance, the active-balance stopper) and the migrations it asks for;
-//! - `invariants`: the `--check` invariants.
+//! - `invariants`: the `--check` invariants;
+//! - `trace`: the trace sink and the helpers of the trace hooks.
 
 use crate::balance::{BalanceStats, Balancer};
 use crate::cacheline::{LineId, LineTable};
@@ -59,7 +60,11 @@ mod pelt;
 mod schedule;
 mod sync;
 pub use sync::Bin;
+mod cfs_tasks;
+mod phases;
+pub use phases::PhaseTimes;
 mod timers;
+mod trace;
 mod wakeup;
 
 /// Why a task is blocked.
@@ -112,10 +117,6 @@ struct Task {
     vars: [Nanos; crate::task::TASK_VARS],
     /// The per-CPU lock it holds: (set, CPU).
     held_lock: Option<(crate::task::LockSetId, usize)>,
-    /// Position in its run queue's cfs_tasks list: the list is kept in
-    /// order of this stamp, raised when the task is enqueued or picked
-    /// (the kernel moves it to the head then).
-    list_stamp: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,8 +151,6 @@ struct Cpu<R> {
     idle: IdleGovernor,
     /// Periodic tick.
     tick: TickState,
-    /// SMT core index for speed updates.
-    core_first: usize,
     /// Balancing work the CPU owes before it schedules.
     bal: CpuBalance,
 }
@@ -297,6 +296,10 @@ pub struct EngineConfig {
     pub cpuidle: crate::cpuidle::Cpuidle,
     /// The kernel's idle-loop rules (when the tick stops, POLL's limit).
     pub idle_loop: crate::idle_loop::IdleLoopFeatures,
+    /// Measure the host time spent in the policy's calls ([`PhaseTimes`]);
+    /// a diagnostic for `--stats`, off by default (it reads the clock
+    /// twice per call).
+    pub phase_timing: bool,
 }
 
 /// How far a run has got, published every [`Progress::EVERY`] events for
@@ -376,6 +379,7 @@ impl EngineConfig {
                 governor: crate::cpuidle::Governor::Menu,
             },
             idle_loop: crate::idle_loop::IdleLoopFeatures::default(),
+            phase_timing: false,
         }
     }
 }
@@ -440,10 +444,12 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     balancer: Option<Box<dyn Balancer>>,
     /// Balancing statistics.
     pub bstats: BalanceStats,
+    /// Host time and scan work of the policy's calls (`--stats`).
+    pub phases: PhaseTimes,
     /// The root domain's cache line (rd->overload, the nohz mask).
     root_line: LineId,
-    /// Last cfs_tasks list stamp given out.
-    list_seq: u64,
+    /// Each CPU's cfs_tasks list.
+    cfs_lists: cfs_tasks::CfsTaskLists,
     /// Scratch list lent to the balancer.
     bscratch: Vec<u32>,
     /// Request lists lent to the balancer.
@@ -465,6 +471,10 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     stop_at: Option<Nanos>,
     /// Each CPU's pending timers.
     timers: timers::CpuTimers,
+    /// Where the run's events go (None: not traced).
+    trace: Option<Box<dyn crate::trace::TraceSink>>,
+    /// The placement of the wake-up in progress (kept only while traced).
+    pick_note: trace::PickNote,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -487,7 +497,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let seed = cfg.seed;
         let mut rng = crate::rng::Rng::stream(seed, 1);
         let cpus = (0..n)
-            .map(|c| Cpu {
+            .map(|_| Cpu {
                 rq: R::default(),
                 pelt: Pelt::new(0),
                 gen: 0,
@@ -529,7 +539,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     offset: rng.below(tick_ns),
                     armed: false,
                 },
-                core_first: topo.smt_mask(c).first().unwrap_or(c),
                 bal: CpuBalance {
                     idle: true,
                     ..Default::default()
@@ -572,8 +581,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             violation: None,
             balancer: None,
             bstats: BalanceStats::default(),
+            phases: PhaseTimes::default(),
             root_line,
-            list_seq: 0,
+            cfs_lists: cfs_tasks::CfsTaskLists::new(n),
             bscratch: Vec::new(),
             breq: Default::default(),
             iwww: IdleWaitClock {
@@ -589,6 +599,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             batch_lead: 0,
             stop_at: None,
             timers: timers::CpuTimers::new(n),
+            trace: None,
+            pick_note: trace::PickNote::default(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -648,8 +660,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             op: Op::Exit,
             vars: [0; crate::task::TASK_VARS],
             held_lock: None,
-            list_stamp: 0,
         });
+        self.cfs_lists.add_task();
         id
     }
 
@@ -709,6 +721,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// if `--check` found an invariant violation, the run deadlocked or it
     /// reached a bound (time limit, event limit).
     pub fn run(&mut self) -> Result<(), RunError> {
+        self.trace_begin();
+        let r = self.run_events();
+        self.trace_end();
+        r
+    }
+
+    /// The body of [`Self::run`].
+    fn run_events(&mut self) -> Result<(), RunError> {
         // Start the initial tasks.
         for t in 0..self.tasks.len() {
             if !self.tasks[t].spec.spawned {

@@ -376,6 +376,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[c]
             .rq
             .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
+        self.cfs_lists.unlink(t);
         self.sync_rq_state(c);
     }
 

@@ -54,5 +54,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         st.util_avg = self.cpus[c].pelt.util_avg.min(1024);
         st.runnable_avg = self.cpus[c].pelt.runnable_avg;
         self.note_idle_wait(c);
+        if self.traced() {
+            self.trace_nr_running(c);
+        }
     }
 }

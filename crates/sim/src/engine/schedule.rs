@@ -98,6 +98,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.update_rq_pelt(c);
         match next {
             None => {
+                if self.traced() {
+                    // to the idle task (a newidle pull then switches from
+                    // it at the same instant; the sink drops a switch from
+                    // idle to idle)
+                    self.trace_switch(c, prev, crate::trace::Runner::Idle);
+                }
                 if self.balance_newidle(c) {
                     // pulled work: pick again (its cost is owed first)
                     return self.schedule(c);
@@ -115,9 +121,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.cpu_state[c].curr_is_idle = false;
                 self.cpus[c].bal.newidle_done = false;
                 // set_next_task_fair moves it to the head of cfs_tasks
-                self.list_seq += 1;
-                self.tasks[ni].list_stamp = self.list_seq;
+                self.cfs_lists.move_to_front(c, n);
                 if prev != Some(n) {
+                    if self.traced() {
+                        self.trace_switch(c, prev, crate::trace::Runner::Task(n));
+                    }
                     self.counters.context_switches += 1;
                     self.cpus[c].time.switches += 1;
                     let mm = self.tasks[ni].spec.mm;

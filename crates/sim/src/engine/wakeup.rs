@@ -6,6 +6,7 @@ use crate::pelt::Pelt;
 use crate::placement::{wf, Placement, Stage, WakeEnv, WakeRequest};
 use crate::rq::RunQueue;
 use crate::task::TaskId;
+use crate::trace::MigrateCause;
 use crate::Nanos;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -35,7 +36,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             vcpu_preempt_check: self.cfg.vcpu_preempt_check,
             sched_idle_as_idle: self.cfg.sched_idle_as_idle,
         };
+        let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
         let r = f(self.policy.as_mut(), &mut env);
+        self.phases.placement(t0);
         (r, env.cost_ns, env.probes)
     }
 
@@ -50,6 +53,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     ) -> (usize, Nanos) {
         let prev = self.tasks[t as usize].cpu;
         let allowed_one = self.tplace[t as usize].cpus_allowed.weight() == 1;
+        let mut nprobes = 0;
         let (dec, cost) = if allowed_one {
             let cpu = self.tplace[t as usize].cpus_allowed.first().unwrap_or(prev);
             (
@@ -71,8 +75,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let _ = self.pstats.probes_per_wakeup.record(probes as u64);
             self.pstats.probes += probes as u64;
             self.pstats.cost_ns += cost;
+            nprobes = probes;
             (d, cost)
         };
+        if self.traced() {
+            self.trace_pick(Some(dec.stage), nprobes, cost);
+        }
         self.cpus[waker_cpu].debt += cost;
         let mut cpu = dec.cpu;
         if cpu >= self.topo.nr_cpus() || !self.tplace[t as usize].cpus_allowed.test(cpu) {
@@ -117,6 +125,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t as usize;
         self.tasks[ti].cpu = cpu;
         self.tplace[ti].recent_used_cpu = cpu;
+        if self.traced() {
+            // no placement ran
+            self.trace_pick(None, 0, 0);
+        }
         self.start_new_task(t, cpu, cpu, 0);
     }
 
@@ -148,6 +160,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if cpu != parent_cpu {
             self.counters.migrations += 1;
         }
+        if self.traced() {
+            // sched_wakeup_new (wake_up_new_task; its __set_task_cpu
+            // fires no sched_migrate_task)
+            self.trace_wakeup(t, parent_cpu, cpu, parent_cpu, true);
+        }
         self.activate(t, cpu, parent_cpu, true, lead, false);
     }
 
@@ -171,13 +188,24 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tasks[ti].state = TaskState::Runnable;
         self.tasks[ti].resumed = true;
         let prev = self.tasks[ti].cpu;
+        if self.traced() {
+            self.trace_waking(waker_cpu, t, prev);
+        }
         let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
         // the A/A check's dummy cost: waker CPU time that decides nothing
         self.cpus[waker_cpu].debt += self.costs.dummy_wakeup_ns;
         self.counters.wakeups += 1;
         if cpu != prev {
             self.counters.migrations += 1;
+            if self.traced() {
+                self.trace_migrate(waker_cpu, t, prev, cpu, MigrateCause::Wakeup);
+            }
             self.set_task_cpu(t, cpu);
+        }
+        if self.traced() {
+            // ttwu_do_activate: sched_wakeup follows the enqueue and the
+            // preemption check, before any switch they cause
+            self.trace_wakeup(t, waker_cpu, cpu, prev, false);
         }
         self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
     }

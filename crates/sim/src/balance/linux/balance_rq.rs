@@ -308,7 +308,7 @@ impl LinuxBalancer {
             sd_idle: false,
         };
         env.write_rq(src);
-        env.load_cfs_tasks(src);
+        env.load_cfs_tasks(src, u32::MAX);
         let list = std::mem::take(&mut env.scratch);
         let found = list
             .iter()

@@ -118,7 +118,7 @@ impl LinuxBalancer {
         if lb.imbalance <= 0 {
             return 0;
         }
-        env.load_cfs_tasks(lb.src);
+        env.load_cfs_tasks(lb.src, lb.loop_max.saturating_add(1));
         let list = std::mem::take(&mut env.scratch);
         let failed = self.dom[lb.owner][lb.level].nr_balance_failed;
         let mut detached = 0;

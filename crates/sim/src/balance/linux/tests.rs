@@ -135,6 +135,7 @@ impl Fixture {
             hz,
             this_cpu,
             cost_ns: 0,
+            rq_reads: 0,
             req: Default::default(),
             scratch: Vec::new(),
         }
