@@ -13,6 +13,7 @@ mod cmd_compare;
 mod cmd_compare_html;
 mod cmd_compare_trace;
 mod cmd_costs;
+mod cmd_kernel;
 mod cmd_sim;
 mod cmd_topology;
 mod output;
@@ -41,6 +42,9 @@ enum Command {
     /// Show a machine preset's cost profile (every cost the simulator charges, with its source).
     #[command(subcommand)]
     Costs(cmd_costs::CostsCommand),
+    /// Boot a real Linux kernel under qemu on a machine's topology and compare its placement with the simulator's.
+    #[command(subcommand)]
+    Kernel(cmd_kernel::KernelCommand),
 }
 
 /// What std's `print!`/`println!` panic with when stdout cannot be written
@@ -185,6 +189,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd_compare::run(args),
         Command::Costs(cmd) => cmd_costs::run(cmd),
         Command::Calibrate(args) => cmd_calibrate::run(args),
+        Command::Kernel(cmd) => cmd_kernel::run(cmd),
     };
     // print! leaves an unterminated last line in stdout's buffer; write it
     // now, while a failure can still be reported (exit would drop it).
