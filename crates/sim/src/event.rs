@@ -44,7 +44,31 @@ pub enum Slot {
     Main = 0,
 }
 
-const EMPTY: (Nanos, u64) = (Nanos::MAX, u64::MAX);
+/// A tree node: an event's (time, seq) key and its slot packed in one
+/// integer, time in the high 64 bits, then seq in 48, then the slot in 16,
+/// so that one comparison orders two nodes by (time, seq) (seq is unique,
+/// so the slot never decides) and a node takes 16 bytes, not 24.
+type Node = u128;
+/// A slot with no event (greater than every event's node).
+const EMPTY: Node = u128::MAX;
+/// Events a run may schedule before seq no longer fits its 48 bits (at
+/// ten million events a second, most of a year of wall time).
+const SEQ_LIMIT: u64 = 1 << 48;
+
+#[inline]
+fn node(time: Nanos, seq: u64, slot: usize) -> Node {
+    ((time as u128) << 64) | ((seq as u128) << 16) | slot as u128
+}
+
+#[inline]
+fn node_time(n: Node) -> Nanos {
+    (n >> 64) as Nanos
+}
+
+#[inline]
+fn node_slot(n: Node) -> usize {
+    (n & 0xffff) as usize
+}
 /// No popped slot awaits clearing.
 const NO_LEAF: usize = usize::MAX;
 
@@ -58,10 +82,10 @@ pub struct EventQueue {
     pushed: u64,
     /// Slot payloads; slot index = cpu.
     evs: Vec<Event>,
-    /// tree[k] = (key, slot) of the smallest key below node k; leaves at
-    /// m..2m hold the slots' own keys. Keys are copied into the nodes so a
-    /// re-fix touches contiguous memory only.
-    tree: Vec<((Nanos, u64), u32)>,
+    /// tree[k] = the smallest node below node k; leaves at m..2m hold the
+    /// slots' own. Keys are copied into the nodes so a re-fix touches
+    /// contiguous memory only.
+    tree: Vec<Node>,
     m: usize,
     /// A slot popped but not yet cleared from the tree (its key still sits
     /// on the path to the root), or [`NO_LEAF`]. The handler of a slot
@@ -75,13 +99,8 @@ impl EventQueue {
     pub fn new(cpus: usize) -> Self {
         let n = cpus.max(1);
         let m = n.next_power_of_two();
-        let mut tree = vec![(EMPTY, 0u32); 2 * m];
-        for (i, t) in tree[m..].iter_mut().enumerate() {
-            t.1 = i as u32;
-        }
-        for k in (1..m).rev() {
-            tree[k] = tree[2 * k];
-        }
+        assert!(m <= 1 << 16, "a slot index fits 16 bits");
+        let tree = vec![EMPTY; 2 * m];
         EventQueue {
             heap: BinaryHeap::with_capacity(64),
             seq: 0,
@@ -104,19 +123,17 @@ impl EventQueue {
     }
 
     #[inline]
-    fn fix(&mut self, leaf: usize, key: (Nanos, u64)) {
+    fn fix(&mut self, leaf: usize, key: Node) {
         let mut k = leaf + self.m;
         // `me` is the minimum of the subtree under k, carried in registers
-        let mut me = (key, leaf as u32);
+        let mut me = key;
         self.tree[k] = me;
         while k > 1 {
             let sib = self.tree[k ^ 1];
             k /= 2;
-            // ties cannot happen between distinct non-empty keys (unique
-            // seq); for two empty keys either child will do
-            if sib.0 < me.0 {
-                me = sib;
-            }
+            // ties cannot happen between distinct non-empty nodes (unique
+            // seq); two empty ones are equal
+            me = me.min(sib);
             if self.tree[k] == me {
                 break; // nothing above changes
             }
@@ -130,6 +147,7 @@ impl EventQueue {
         self.seq += 1;
         self.pushed += 1;
         let i = cpu + slot as usize;
+        assert!(self.seq < SEQ_LIMIT, "event sequence numbers exhausted");
         self.evs[i] = ev;
         if self.popped == i {
             // the popped key is overwritten by this walk
@@ -137,7 +155,7 @@ impl EventQueue {
         } else {
             self.settle();
         }
-        self.fix(i, (time, self.seq));
+        self.fix(i, node(time, self.seq, i));
     }
 
     /// Cancel the event in `cpu`'s slot.
@@ -147,7 +165,7 @@ impl EventQueue {
         if self.popped == i {
             self.popped = NO_LEAF;
         }
-        if self.tree[i + self.m].0 != EMPTY {
+        if self.tree[i + self.m] != EMPTY {
             self.fix(i, EMPTY);
         }
     }
@@ -157,6 +175,7 @@ impl EventQueue {
     pub fn push(&mut self, time: Nanos, ev: Event) {
         self.seq += 1;
         self.pushed += 1;
+        assert!(self.seq < SEQ_LIMIT, "event sequence numbers exhausted");
         self.heap.push(Reverse((time, self.seq, ev)));
     }
 
@@ -164,15 +183,14 @@ impl EventQueue {
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         self.settle();
-        let (slot_key, leaf) = self.tree[1];
-        let leaf = leaf as usize;
-        let heap_first = self.heap.peek().map(|Reverse((t, s, _))| (*t, *s));
+        let first = self.tree[1];
+        let heap_first = self.heap.peek().map(|Reverse((t, s, _))| node(*t, *s, 0));
         match heap_first {
-            Some(h) if h < slot_key => self.heap.pop().map(|Reverse((t, _, e))| (t, e)),
-            _ if slot_key != EMPTY => {
-                let ev = self.evs[leaf];
+            Some(h) if h < first => self.heap.pop().map(|Reverse((t, _, e))| (t, e)),
+            _ if first != EMPTY => {
+                let leaf = node_slot(first);
                 self.popped = leaf;
-                Some((slot_key.0, ev))
+                Some((node_time(first), self.evs[leaf]))
             }
             _ => None,
         }
@@ -183,17 +201,17 @@ impl EventQueue {
     pub fn peek(&mut self) -> Option<(Nanos, Event)> {
         // the last popped slot's key may still sit in the tree
         self.settle();
-        let (slot_key, leaf) = self.tree[1];
+        let first = self.tree[1];
         match self.heap.peek() {
-            Some(Reverse((t, s, e))) if (*t, *s) < slot_key => Some((*t, *e)),
-            _ if slot_key != EMPTY => Some((slot_key.0, self.evs[leaf as usize])),
+            Some(Reverse((t, s, e))) if node(*t, *s, 0) < first => Some((*t, *e)),
+            _ if first != EMPTY => Some((node_time(first), self.evs[node_slot(first)])),
             _ => None,
         }
     }
 
     /// Number of pending heap events plus occupied slots.
     pub fn len(&self) -> usize {
-        let slots = self.tree[self.m..].iter().filter(|k| k.0 != EMPTY).count();
+        let slots = self.tree[self.m..].iter().filter(|&&k| k != EMPTY).count();
         self.heap.len() + slots - usize::from(self.popped != NO_LEAF)
     }
 
