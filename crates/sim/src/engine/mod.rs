@@ -876,6 +876,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.check_invariants()?;
             }
         }
+        self.end_run(stopped)
+    }
+
+    /// The end of a run (bare metal's `run` or a guest's last step): tasks
+    /// still blocked with nothing pending are a deadlock unless a timed run
+    /// `stopped`; settle the accounting and make the final checks.
+    pub(super) fn end_run(&mut self, stopped: bool) -> Result<(), RunError> {
         if self.live_tasks > 0 && !stopped {
             return Err(InvariantError {
                 time: self.now,

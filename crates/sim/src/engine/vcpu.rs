@@ -381,22 +381,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
         }
         let stopped = self.vm.as_ref().is_some_and(|v| v.stopped);
-        if self.live_tasks > 0 && !stopped {
-            return Err(InvariantError {
-                time: self.now,
-                what: format!(
-                    "deadlock: {} tasks blocked forever (lost wakeup?)",
-                    self.live_tasks
-                ),
-            }
-            .into());
-        }
-        self.finish_accounting();
-        if self.cfg.check {
-            self.check_invariants()?;
-            self.check_final(stopped)?;
-        }
-        Ok(())
+        self.end_run(stopped)
     }
 
     /// Hook of try_to_wake_up: task `t` was placed on `cpu`.
