@@ -95,8 +95,8 @@ fn bad_files_name_the_key() {
             "`tasks.t.mem`: not supported",
         ),
         (
-            r#"{"tasks": {"t": {"run": 1, "yield": ""}}}"#,
-            "`tasks.t.yield`: not supported",
+            r#"{"tasks": {"t": {"run": 1, "fork": "x"}}}"#,
+            "`tasks.t.fork`: not supported",
         ),
         (
             r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#,

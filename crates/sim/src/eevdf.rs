@@ -344,6 +344,24 @@ impl CfsRq {
         self.update_min_vruntime(ents);
     }
 
+    /// yield_task_fair (6.6, kernel/sched/fair.c): unless the current
+    /// entity is alone on the queue, charge it up to `now` and push its
+    /// deadline one slice on, so that the pick that follows (do_sched_yield
+    /// calls schedule) prefers any other eligible entity. That also ends
+    /// RUN_TO_PARITY's protection, whose marker no longer holds.
+    pub fn yield_task(&mut self, ents: &mut [Entity], now: Nanos) {
+        if self.nr_running <= 1 {
+            return;
+        }
+        let Some(c) = self.curr else { return };
+        self.update_curr(ents, now);
+        let se = &mut ents[c as usize];
+        se.deadline = se
+            .deadline
+            .wrapping_add(calc_delta_fair(se.slice, se.weight));
+        se.protected = false;
+    }
+
     /// pick_eevdf (6.6): the eligible entity with the earliest deadline;
     /// RUN_TO_PARITY keeps a protected, eligible curr.
     pub fn pick_eevdf(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32> {

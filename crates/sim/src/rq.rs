@@ -34,6 +34,9 @@ pub trait RunQueue: Default {
         now: Nanos,
         p: &EevdfParams,
     ) -> bool;
+    /// sched_yield by the current task (yield_task_fair); the caller
+    /// reschedules.
+    fn yield_task(&mut self, ents: &mut [Entity], now: Nanos);
     /// The current task.
     fn curr(&self) -> Option<u32>;
     /// Queued tasks other than the current one.
@@ -77,6 +80,9 @@ impl RunQueue for CfsRq {
         p: &EevdfParams,
     ) -> bool {
         CfsRq::check_preempt_wakeup(self, ents, wakee, now, p)
+    }
+    fn yield_task(&mut self, ents: &mut [Entity], now: Nanos) {
+        CfsRq::yield_task(self, ents, now)
     }
     fn curr(&self) -> Option<u32> {
         self.curr

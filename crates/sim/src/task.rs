@@ -242,6 +242,9 @@ pub enum Op {
     Loop(u32),
     /// End of the innermost loop body.
     EndLoop,
+    /// sched_yield(2): give the CPU to another runnable task of the run
+    /// queue, if there is one (yield_task_fair).
+    Yield,
     /// exit(2).
     Exit,
 }

@@ -76,6 +76,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) | Op::USleep(_) => {
                 (if resumed { 0 } else { costs.syscall_ns }, false)
             }
+            Op::Yield => (costs.syscall_ns, false),
             Op::USleepRest { period, var } => {
                 // schbench reads the clock, then usleeps only if the cycle
                 // has time left
@@ -379,6 +380,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.tasks[j as usize].joiner = Some(t);
                     self.block(c, t, Block::Join(j));
                 }
+            }
+            Op::Yield => {
+                // do_sched_yield: yield_task_fair, then schedule()
+                task.pc.advance();
+                let now = self.now;
+                self.cpus[c].rq.yield_task(&mut self.ents, now);
+                self.cpus[c].need_resched = true;
             }
             Op::Exit => self.do_exit(c, t),
             Op::Mark(_) | Op::Loop(_) | Op::EndLoop => unreachable!(),

@@ -22,7 +22,7 @@
 //! - `barrier`: released when as many arrivals as the file has references
 //!   to it (every instance counted) came.
 //!
-//! `yield` is refused: the engine has no sched_yield yet.
+//! `yield` is sched_yield (`Op::Yield`, yield_task_fair of Linux 6.6).
 
 use super::{Record, Report, Stop, Workload};
 use crate::engine::Engine;
@@ -56,17 +56,6 @@ const US: Nanos = 1000;
 impl RtappSim {
     /// Check that every event is one the simulator models.
     pub fn new(app: RtApp) -> Result<Self, RtappSimError> {
-        for t in &app.tasks {
-            for p in &t.phases {
-                if p.events.contains(&Event::Yield) {
-                    return Err(RtappSimError {
-                        key: format!("tasks.{}.yield", t.name),
-                        problem: "not supported by the simulator (sched_yield is not modelled)"
-                            .into(),
-                    });
-                }
-            }
-        }
         Ok(RtappSim { app })
     }
 
@@ -210,7 +199,7 @@ impl Workload for RtappSim {
                             let bar = id(&mut names.barriers, b, e, |e| e.add_barrier(users));
                             p.push(Op::BarrierWait(bar));
                         }
-                        Event::Yield => unreachable!("refused by RtappSim::new"),
+                        Event::Yield => p.push(Op::Yield),
                     }
                 }
                 p.push(Op::PhaseEnd(j as u32));

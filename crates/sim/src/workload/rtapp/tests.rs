@@ -215,9 +215,43 @@ fn delay_and_absolute_timers() {
 }
 
 #[test]
-fn yield_is_refused() {
-    let app = benchspec::rtapp::parse(r#"{"tasks": {"t": {"run": 1, "yield": ""}}}"#).unwrap();
-    assert_eq!(RtappSim::new(app).unwrap_err().key, "tasks.t.yield");
+fn yielding_threads_hand_the_cpu_over_when_the_other_is_eligible() {
+    // one CPU, two threads that never sleep. Without yield they take turns
+    // a slice at a time. When both yield after every 100 us of work,
+    // yield_task_fair pushes the yielder's deadline a slice on and the
+    // other thread, which ran less (eligible), is picked at once: they
+    // take turns every 100 us, and still share the CPU evenly. (A yield
+    // does not hand the CPU to a thread that is not eligible, as in the
+    // kernel: one yielder beside a hog barely changes anything.)
+    let json = |yielding: &str| {
+        format!(
+            r#"{{"global": {{"duration": 1, "calibration": 10}},
+                "tasks": {{"a": {{"cpus": [0], "run": 100{yielding}}},
+                          "b": {{"cpus": [0], "run": 100{yielding}}}}}}}"#
+        )
+    };
+    // CPU time over the logged span (the table's cpu% column)
+    let cpu = |r: &SimResult, i: usize| {
+        r.workload["rtapp"]["threads"][i]["cpu_time_pct"]
+            .as_f64()
+            .unwrap()
+    };
+    let turns = run("host", &json(""));
+    let yields = run("host", &json(r#", "yield": """#));
+    for r in [&turns, &yields] {
+        let (a, b) = (cpu(r, 0), cpu(r, 1));
+        assert!(
+            (45.0..=55.0).contains(&a) && (45.0..=55.0).contains(&b),
+            "{a} {b}"
+        );
+    }
+    let (slices, handovers) = (
+        turns.counters.context_switches,
+        yields.counters.context_switches,
+    );
+    assert!(slices < 1_000, "{slices} switches in 1 s without yield");
+    // about one switch per 100 us of work (plus the yield's syscall)
+    assert!(handovers > 8_000, "{handovers} switches in 1 s with yield");
 }
 
 #[test]
