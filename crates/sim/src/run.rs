@@ -568,8 +568,9 @@ pub fn simulate_schbench(
     simulate(topo, &sb, opt)
 }
 
-/// Simulate an rt-app workload: the file's common `cpus` (if any) confine
-/// the run as `--cpus` does; giving both is refused.
+/// Simulate an rt-app workload: when every thread has `cpus`, their union
+/// confines the run as `--cpus` does (giving both is refused); each
+/// thread is confined to its own set (`RtappSim`'s build).
 pub fn simulate_rtapp(
     topo: &Topology,
     w: &crate::workload::rtapp::RtappSim,
@@ -577,7 +578,7 @@ pub fn simulate_rtapp(
 ) -> Result<SimResult, SimError> {
     let cpus = w
         .app
-        .common_cpus()
+        .run_cpus()
         .map_err(|e| SimError::Cpus(format!("rt-app file: {e}")))?;
     let Some(cpus) = cpus else {
         return simulate(topo, w, opt);

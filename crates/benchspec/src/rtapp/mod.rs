@@ -232,27 +232,43 @@ impl RtApp {
         self.tasks.iter().map(|t| t.instance).sum()
     }
 
-    /// The one CPU set every thread and phase is confined to, if the file
-    /// gives one; refused when threads are confined differently (the
-    /// simulator confines a whole run, not single tasks).
-    pub fn common_cpus(&self) -> Result<Option<Vec<u32>>, RtappError> {
-        let mut sets = Vec::new();
-        for t in &self.tasks {
-            for p in &t.phases {
-                let set = p.cpus.clone().or_else(|| t.cpus.clone());
-                sets.push((format!("tasks.{}", t.name), set));
-            }
-        }
-        let first = sets.first().map(|(_, s)| s.clone()).unwrap_or(None);
-        for (key, s) in &sets {
-            if *s != first {
-                return err(
-                    &format!("{key}.cpus"),
-                    "not supported: threads or phases confined to different CPUs (the simulator confines the whole run; give every thread the same `cpus` or none)",
-                );
-            }
+    /// A thread's affinity: the `cpus` of its phases (a phase without one
+    /// takes the thread's). Phases confined to different CPUs would need
+    /// sched_setaffinity during the run, which is not modelled: refused,
+    /// naming the thread's `cpus`.
+    pub fn thread_cpus(&self, t: &TaskDef) -> Result<Option<Vec<u32>>, RtappError> {
+        let mut sets = t
+            .phases
+            .iter()
+            .map(|p| p.cpus.clone().or_else(|| t.cpus.clone()));
+        let first = sets.next().unwrap_or_else(|| t.cpus.clone());
+        if sets.any(|s| s != first) {
+            return err(
+                &format!("tasks.{}.cpus", t.name),
+                "not supported: phases confined to different CPUs (the simulator sets a thread's affinity once; give its phases the same `cpus` or none)",
+            );
         }
         Ok(first)
+    }
+
+    /// The CPUs the whole run may use: the union of the threads'
+    /// affinities when every thread has one (None: some thread may run
+    /// anywhere). Each thread is then confined to its own set.
+    pub fn run_cpus(&self) -> Result<Option<Vec<u32>>, RtappError> {
+        let mut all = Vec::new();
+        let mut everywhere = false;
+        for t in &self.tasks {
+            match self.thread_cpus(t)? {
+                Some(set) => all.extend(set),
+                None => everywhere = true,
+            }
+        }
+        if everywhere || self.tasks.is_empty() {
+            return Ok(None);
+        }
+        all.sort_unstable();
+        all.dedup();
+        Ok(Some(all))
     }
 
     /// Barrier users: rt-app counts every reference to a barrier's name in

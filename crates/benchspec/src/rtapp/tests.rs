@@ -83,7 +83,8 @@ fn global_task_and_phase_keys() {
     // a task without phases: its loop runs the phase, once through
     let b = &app.tasks[1];
     assert_eq!((b.nice, b.loops, b.phases[0].loops), (-3, Some(1), Some(7)));
-    assert_eq!(app.common_cpus().unwrap(), Some(vec![0, 1]));
+    assert_eq!(app.run_cpus().unwrap(), Some(vec![0, 1]));
+    assert_eq!(app.thread_cpus(a).unwrap(), Some(vec![0, 1]));
     let ind: Vec<String> = app.threads().map(|t| t.label()).collect();
     assert_eq!(ind, ["a-0", "a-1", "a-2", "b-3"]);
     // without loop, forever
@@ -222,14 +223,20 @@ fn unsupported_keys_are_named() {
 }
 
 #[test]
-fn differing_affinities_are_refused() {
+fn threads_keep_their_own_affinity_and_phases_may_not_differ() {
     let app = parse(r#"{"tasks": {"a": {"cpus": [0], "run": 1}, "b": {"run": 1}}}"#).unwrap();
-    assert_eq!(app.common_cpus().unwrap_err().key, "tasks.b.cpus");
+    assert_eq!(app.run_cpus().unwrap(), None, "b may run anywhere");
+    assert_eq!(app.thread_cpus(&app.tasks[0]).unwrap(), Some(vec![0]));
+    assert_eq!(app.thread_cpus(&app.tasks[1]).unwrap(), None);
+    let app =
+        parse(r#"{"tasks": {"a": {"cpus": [2], "run": 1}, "b": {"cpus": [0, 2], "run": 1}}}"#)
+            .unwrap();
+    assert_eq!(app.run_cpus().unwrap(), Some(vec![0, 2]), "the union");
     let app = parse(
         r#"{"tasks": {"a": {"cpus": [0], "phases": {"x": {"run": 1}, "y": {"cpus": [1], "run": 1}}}}}"#,
     )
     .unwrap();
-    assert!(app.common_cpus().is_err());
+    assert_eq!(app.run_cpus().unwrap_err().key, "tasks.a.cpus");
 }
 
 #[test]

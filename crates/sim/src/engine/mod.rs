@@ -671,6 +671,24 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         &self.cfg.allowed
     }
 
+    /// sched_setaffinity before the run: task `t` may use only `cpus` (and
+    /// only those of them the run may use). Returns false, changing
+    /// nothing, when no CPU is left.
+    pub fn set_cpus_allowed(&mut self, t: TaskId, cpus: &CpuMask) -> bool {
+        let allowed = self.cfg.allowed.and(cpus);
+        match allowed.first() {
+            None => false,
+            Some(first) => {
+                let ti = t as usize;
+                if !allowed.test(self.tasks[ti].cpu) {
+                    self.tasks[ti].cpu = first;
+                }
+                self.tplace[ti].cpus_allowed = allowed;
+                true
+            }
+        }
+    }
+
     /// Declare a task. Tasks with `spawned == false` start runnable at time
     /// 0 on the first allowed CPU (placed like a fork from there).
     pub fn add_task(&mut self, spec: TaskSpec) -> TaskId {

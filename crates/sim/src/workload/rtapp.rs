@@ -56,6 +56,11 @@ const US: Nanos = 1000;
 impl RtappSim {
     /// Check that every event is one the simulator models.
     pub fn new(app: RtApp) -> Result<Self, RtappSimError> {
+        // every thread's affinity is one set for the whole run
+        app.run_cpus().map_err(|e| RtappSimError {
+            key: e.key,
+            problem: e.problem,
+        })?;
         Ok(RtappSim { app })
     }
 
@@ -207,7 +212,7 @@ impl Workload for RtappSim {
             }
             p.push(Op::EndLoop);
             p.push(Op::Exit);
-            e.add_task(TaskSpec {
+            let id = e.add_task(TaskSpec {
                 name: def.name.clone(),
                 program: p.into(),
                 mm: 0,
@@ -217,6 +222,11 @@ impl Workload for RtappSim {
                 nice: def.nice,
                 footprint_lines: 0,
             });
+            // the thread's `cpus` (checked by RtappSim::new)
+            if let Ok(Some(cpus)) = self.app.thread_cpus(def) {
+                let mask = topology::CpuMask::from_cpus(cpus.iter().map(|&c| c as usize));
+                e.set_cpus_allowed(id, &mask);
+            }
         }
     }
 

@@ -282,3 +282,25 @@ fn runtime_counts_wall_time_and_run_counts_work() {
     assert!((24.0..=26.5).contains(&cpu(&r)), "run: cpu {}", cpu(&r));
     assert!(share(&r, 0) > 30.0, "run: the work took longer than 10 ms");
 }
+
+#[test]
+fn each_thread_keeps_its_own_cpus() {
+    // two threads that never sleep confined to CPU 0, one to CPU 1: the
+    // pair shares CPU 0, the third has CPU 1 to itself, nobody migrates
+    let r = run(
+        "host",
+        r#"{"global": {"duration": 1, "calibration": 10},
+            "tasks": {"a": {"cpus": [0], "run": 100}, "b": {"cpus": [1], "run": 100},
+                      "c": {"cpus": [0], "run": 100}}}"#,
+    );
+    let t = &r.workload["rtapp"]["threads"];
+    let cpu = |i: usize| t[i]["cpu_time_pct"].as_f64().unwrap();
+    assert!((45.0..=55.0).contains(&cpu(0)), "a {}", cpu(0));
+    assert!(cpu(1) > 99.0, "b {}", cpu(1));
+    assert!((45.0..=55.0).contains(&cpu(2)), "c {}", cpu(2));
+    for i in 0..3 {
+        assert_eq!(t[i]["migrations"], 0, "thread {i}");
+    }
+    let busy: Vec<u64> = r.cpus.iter().map(|c| c.busy_ns).collect();
+    assert!(busy.iter().all(|&b| b > 990_000_000), "{busy:?}");
+}
