@@ -855,46 +855,62 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 stopped = true;
                 break;
             }
-            debug_assert!(t >= self.now, "time went backwards");
-            if t < self.now {
-                return Err(InvariantError {
-                    time: t,
-                    what: "time went backwards".into(),
-                }
-                .into());
-            }
-            if t > self.cfg.time_limit {
-                return Err(Bound::Time {
-                    limit: self.cfg.time_limit,
-                    alive: self.live_tasks,
-                }
-                .into());
-            }
-            if self.counters.events >= self.cfg.max_events {
-                return Err(Bound::Events {
-                    limit: self.cfg.max_events,
-                    now: self.now,
-                    alive: self.live_tasks,
-                }
-                .into());
-            }
-            self.now = t;
-            self.lines.now = t;
-            self.counters.events += 1;
-            if self.counters.events.is_multiple_of(Progress::EVERY) {
-                if let Some(p) = &self.cfg.progress {
-                    p.publish(self.counters.events, t);
-                }
-            }
-            self.dispatch(ev);
-            if let Some(v) = self.violation.take() {
-                return Err(v.into());
-            }
-            if self.cfg.check && self.counters.events.is_multiple_of(64) {
-                self.check_invariants()?;
-            }
+            self.check_bounds(t)?;
+            self.handle_event(t, ev)?;
         }
         self.end_run(stopped)
+    }
+
+    /// The run's bounds for an event at `t`: time order, the simulated-time
+    /// limit and the event limit (bare metal's `run` and a guest's step).
+    #[inline]
+    pub(super) fn check_bounds(&self, t: Nanos) -> Result<(), RunError> {
+        debug_assert!(t >= self.now, "time went backwards");
+        if t < self.now {
+            return Err(InvariantError {
+                time: t,
+                what: "time went backwards".into(),
+            }
+            .into());
+        }
+        if t > self.cfg.time_limit {
+            return Err(Bound::Time {
+                limit: self.cfg.time_limit,
+                alive: self.live_tasks,
+            }
+            .into());
+        }
+        if self.counters.events >= self.cfg.max_events {
+            return Err(Bound::Events {
+                limit: self.cfg.max_events,
+                now: self.now,
+                alive: self.live_tasks,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Advance to `t` and handle `ev`: count it, publish progress, dispatch
+    /// it, and report an invariant violation (`--check` every 64 events).
+    #[inline]
+    pub(super) fn handle_event(&mut self, t: Nanos, ev: Event) -> Result<(), RunError> {
+        self.now = t;
+        self.lines.now = t;
+        self.counters.events += 1;
+        if self.counters.events.is_multiple_of(Progress::EVERY) {
+            if let Some(p) = &self.cfg.progress {
+                p.publish(self.counters.events, t);
+            }
+        }
+        self.dispatch(ev);
+        if let Some(v) = self.violation.take() {
+            return Err(v.into());
+        }
+        if self.cfg.check && self.counters.events.is_multiple_of(64) {
+            self.check_invariants()?;
+        }
+        Ok(())
     }
 
     /// The end of a run (bare metal's `run` or a guest's last step): tasks

@@ -221,28 +221,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let Some((t, ev)) = self.events.pop() else {
             return Ok(());
         };
-        if t > self.cfg.time_limit {
-            return Err(super::Bound::Time {
-                limit: self.cfg.time_limit,
-                alive: self.live_tasks,
-            }
-            .into());
-        }
-        if self.counters.events >= self.cfg.max_events {
-            return Err(super::Bound::Events {
-                limit: self.cfg.max_events,
-                now: self.now,
-                alive: self.live_tasks,
-            }
-            .into());
-        }
-        if t < self.now {
-            return Err(InvariantError {
-                time: t,
-                what: "time went backwards".into(),
-            }
-            .into());
-        }
+        self.check_bounds(t)?;
         let c = self.event_cpu(&ev);
         if self.cfg.check && self.vm_run_state(c) != VcpuRun::Running {
             return Err(InvariantError {
@@ -253,21 +232,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             .into());
         }
-        self.now = t;
-        self.lines.now = t;
-        self.counters.events += 1;
-        if self.counters.events.is_multiple_of(super::Progress::EVERY) {
-            if let Some(p) = &self.cfg.progress {
-                p.publish(self.counters.events, t);
-            }
-        }
-        self.dispatch(ev);
-        if let Some(v) = self.violation.take() {
-            return Err(v.into());
-        }
-        if self.cfg.check && self.counters.events.is_multiple_of(64) {
-            self.check_invariants()?;
-        }
+        self.handle_event(t, ev)?;
         self.vm_scan_halts();
         Ok(())
     }
