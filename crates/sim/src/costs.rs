@@ -167,6 +167,17 @@ pub struct MachineCosts {
     /// where they are taken as they are; a value fitted to one published
     /// whole-benchmark figure where the machine's own are unknown.
     pub os_scale_milli: u32,
+    /// DRAM traffic of one thread streaming from its own node, in 1/1000 ns
+    /// per byte; a page on another node costs this times the SLIT distance
+    /// over 10 (`Op::ComputeMem`).
+    pub mem_ps_per_byte: u64,
+    /// One PTE made PROT_NONE by the NUMA scanner (change_prot_numa), ns.
+    pub numa_pte_update_ns: Nanos,
+    /// One NUMA hinting fault (trap, do_numa_page, PTE restore), ns.
+    pub numa_hint_fault_ns: Nanos,
+    /// Migrating one base page on a hinting fault (allocate on the target,
+    /// unmap, copy, remap), ns.
+    pub numa_migrate_page_ns: Nanos,
 }
 
 impl MachineCosts {
@@ -330,6 +341,10 @@ impl MachineCosts {
             wake_latency_spread_milli: [1000; 5],
             dummy_wakeup_ns: 0,
             os_scale_milli: 1000,
+            mem_ps_per_byte: 0,
+            numa_pte_update_ns: 0,
+            numa_hint_fault_ns: 0,
+            numa_migrate_page_ns: 0,
         }
     }
 
@@ -413,6 +428,25 @@ impl MachineCosts {
             // HZ=250, the common distribution default (kernel/Kconfig.hz:
             // `default HZ_250` among 100/250/300/1000).
             m.hz = 250;
+            // Memory and NUMA-balancing costs, measured on the development
+            // machine (Intel Xeon KVM guest, 2 vCPUs, one node, Linux 6.18,
+            // THP madvise; gcc -O2, best of 5 over 256 MiB; the programs are
+            // in docs/numa.md):
+            // - a 64-bit-word sum over a populated 256 MiB array: 8.6 GB/s,
+            //   0.116 ns per byte, one thread's local streaming cost;
+            m.mem_ps_per_byte = 116;
+            // - mprotect(PROT_NONE) over the populated 256 MiB: 28-32 ns
+            //   per 4 KiB PTE (change_protection, as change_prot_numa);
+            m.numa_pte_update_ns = 30;
+            // - a write to each page of a fresh shared mapping of a
+            //   populated /dev/shm file (one minor fault per page, no
+            //   allocation, no fault-around): 761-782 ns; taken for the
+            //   hinting fault, which also only restores a mapping;
+            m.numa_hint_fault_ns = 760;
+            // - first touch of anonymous 4 KiB pages (allocate, zero, map):
+            //   1226-1301 ns; a migration allocates, copies instead of
+            //   zeroing and remaps: taken as that plus two PTE updates.
+            m.numa_migrate_page_ns = 1300;
             m
         };
         let base =

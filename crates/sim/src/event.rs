@@ -31,6 +31,9 @@ pub enum Event {
     /// The stopper of `src` is woken to push a task to `dst` (active
     /// balance).
     Stopper { src: u32, dst: u32 },
+    /// The stopper of `cpu` is woken to move a task for NUMA balancing
+    /// (migrate_task_to / migrate_swap).
+    NumaStopper { cpu: u32 },
 }
 
 /// Per-CPU event slots kept outside the heap: each CPU has at most one

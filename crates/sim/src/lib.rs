@@ -11,6 +11,7 @@
 //!   cache-line model for shared state;
 //! - [`placement`]: the wake-up placement policies, behind a narrow view;
 //! - [`engine`]: the event loop that ties them together;
+//! - [`numa`]: memory placement and automatic NUMA balancing;
 //! - [`host`]: the host layer (guests on vCPUs a host can pre-empt);
 //! - [`workload`]: benchmark models (hackbench);
 //! - [`run`]: one-call entry points and the result record;
@@ -42,6 +43,7 @@ pub mod engine;
 pub mod event;
 pub mod host;
 pub mod idle_loop;
+pub mod numa;
 pub mod pelt;
 pub mod placement;
 pub mod rng;

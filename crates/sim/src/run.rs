@@ -82,6 +82,13 @@ pub struct SimOptions {
     /// Where the run's events go (`--trace FILE`; None: not traced). The
     /// run takes the sink out of the slot and puts it back when it ends.
     pub trace: Option<crate::trace::TraceSlot>,
+    /// `kernel.numa_balancing` (`--numa-balancing on|off`; None: the
+    /// kernel's default, on when the machine has more than one node).
+    pub numa_balancing: Option<bool>,
+    /// Where new pages go (`--mem-policy`, numactl's policies).
+    pub mem_policy: crate::numa::MemPolicy,
+    /// Workload memory is mapped with transparent huge pages (`--thp`).
+    pub thp: bool,
 }
 
 impl SimOptions {
@@ -124,6 +131,9 @@ impl Default for SimOptions {
             costs_profile: None,
             phase_timing: false,
             trace: None,
+            numa_balancing: None,
+            mem_policy: crate::numa::MemPolicy::Local,
+            thp: false,
         }
     }
 }
@@ -340,6 +350,15 @@ pub struct SimResult {
     pub balance: BalanceSummary,
     /// Per-CPU busy/idle.
     pub cpus: Vec<CpuTime>,
+    /// CPU time in user mode, s (the counters' `user_ns`).
+    pub user_s: f64,
+    /// CPU time in the kernel (busy time not in user mode: syscalls,
+    /// switches, balancing, NUMA scans, faults and migrations), s.
+    pub system_s: f64,
+    /// Memory and NUMA-balancing counters, /proc/vmstat names (absent when
+    /// the workload declares no memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa: Option<crate::numa::NumaCounters>,
     /// The lines the benchmark prints (not in JSON).
     #[serde(skip)]
     pub text: String,
@@ -629,6 +648,12 @@ pub(crate) struct EngineParts {
 /// The parts of a run of `opt` on `topo`.
 pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EngineParts, SimError> {
     let allowed = allowed_cpus(topo, opt)?;
+    if opt.numa_balancing == Some(true) && topo.nr_nodes() < 2 {
+        return Err(SimError::Unsupported(format!(
+            "--numa-balancing on: machine {} has one NUMA node; automatic NUMA balancing needs two or more",
+            topo.name()
+        )));
+    }
     let (domains, vcpu_check, sched_idle, slice, idle_loop) = match &opt.policy {
         PolicyChoice::Linux(f) => (
             f.domain_options(),
@@ -699,6 +724,18 @@ pub(crate) fn build_engine<'t, W: Workload>(
         e.set_balancer(b);
     }
     w.build(&mut e, first);
+    if e.has_memory() {
+        let features = match &opt.policy {
+            PolicyChoice::Linux(f) => f.numa_balancing,
+            PolicyChoice::ScxDefault => crate::numa::NumaFeatures::default(),
+        };
+        let params = crate::numa::NumaParams {
+            enabled: opt.numa_balancing.unwrap_or(topo.nr_nodes() > 1),
+            thp: opt.thp,
+            ..Default::default()
+        };
+        e.set_numa(params, features, opt.mem_policy.clone());
+    }
     if let Stop::At(t) = w.stop() {
         e.set_stop_at(t);
     }
@@ -739,6 +776,15 @@ pub(crate) fn result_of<W: Workload>(
                 context_switches: sw,
             })
             .collect(),
+        user_s: e.counters.user_ns as f64 / 1e9,
+        system_s: e
+            .cpu_times()
+            .iter()
+            .map(|c| c.0)
+            .sum::<u64>()
+            .saturating_sub(e.counters.user_ns) as f64
+            / 1e9,
+        numa: e.numa_counters(),
         text: report.text,
         files: report.files,
         workload: report.json,

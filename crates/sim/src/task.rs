@@ -37,6 +37,16 @@ pub const RUNTIME_BURST_NS: Nanos = 32_000;
 pub enum Op {
     /// Run user code for this much work (ns at full core speed).
     Compute(Nanos),
+    /// Run user code that streams memory: `work` ns of CPU work plus the
+    /// DRAM traffic of `access` (`Engine::add_access`), timed by the SLIT
+    /// distance of each chunk it touches (crates/sim/src/numa). Its first
+    /// touches place pages, and marked chunks take NUMA hinting faults.
+    ComputeMem {
+        /// CPU work, ns at full core speed.
+        work: Nanos,
+        /// What it touches.
+        access: crate::numa::AccessId,
+    },
     /// write(2) `bytes` to a channel, retrying short writes; blocks while full.
     Write {
         /// Channel.

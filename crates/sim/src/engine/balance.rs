@@ -190,7 +190,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// detach_task + attach_task: move queued `t` from `src` to `dst` for
     /// `by` (whose work so far is `lead`).
-    fn migrate_queued_task(&mut self, t: TaskId, src: usize, dst: usize, by: usize, lead: Nanos) {
+    pub(super) fn migrate_queued_task(
+        &mut self,
+        t: TaskId,
+        src: usize,
+        dst: usize,
+        by: usize,
+        lead: Nanos,
+    ) {
         let ti = t as usize;
         if self.cfg.check {
             let queued = self.tasks[ti].state == TaskState::Runnable
@@ -229,6 +236,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             n.migrations += 1;
         }
         self.tasks[ti].cpu = dst;
+        if self.numa.is_some() {
+            self.numa_update_scan_period(t, src, dst);
+        }
         let deadline_resched = self.activate_task(t, dst, true, false);
         self.wakeup_preempt(t, dst, by, lead, deadline_resched, false);
         if self.cfg.check {
@@ -282,13 +292,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// does).
     pub(super) fn run_pending_balance(&mut self, c: usize) -> bool {
         let p = self.cpus[c].bal;
-        if !(p.idle_tick || p.ilb || p.stopper.is_some()) {
+        if !(p.idle_tick || p.ilb || p.stopper.is_some() || p.numa_stop) {
             return false;
         }
         let bal = &mut self.cpus[c].bal;
         bal.idle_tick = false;
         bal.ilb = false;
         bal.stopper = None;
+        bal.numa_stop = false;
+        if p.numa_stop {
+            self.run_numa_stopper(c);
+        }
         if p.idle_tick {
             let idle = self.cpus[c].rq.nr_running() == 0;
             self.balance_tick(c, idle);

@@ -47,10 +47,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// sibling's running segment at its old speed and re-time it.
     pub(super) fn retime_core(&mut self, c: usize) {
         let busy = self.busy_threads(c);
-        let speed = self.costs.smt_speed_1024(busy);
+        let smt = self.costs.smt_speed_1024(busy);
         let topo = self.topo;
         for &s in topo.smt_siblings(c) {
             let s = s as usize;
+            let speed = (smt * self.cpus[s].seg.mem_speed / 1024).max(1);
             if s == c || self.cpus[s].mode != Mode::Busy || self.cpus[s].seg.speed == speed {
                 continue;
             }
@@ -63,12 +64,30 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.arm_segment(s);
         }
         if self.cpus[c].mode == Mode::Busy {
-            self.cpus[c].seg.speed = speed;
+            self.cpus[c].seg.speed = (smt * self.cpus[c].seg.mem_speed / 1024).max(1);
         }
+    }
+
+    /// Count the user time of `c`'s segment from its start to now: the
+    /// time past its debt (kernel work, done first). Call before the clock
+    /// moves on.
+    pub(super) fn note_user_time(&mut self, c: usize) {
+        let cpu = &self.cpus[c];
+        if !cpu.seg.user {
+            return;
+        }
+        let elapsed = self.now - cpu.seg.start;
+        let debt_wall = if cpu.seg.speed == 1024 {
+            cpu.seg.debt
+        } else {
+            cpu.seg.debt.saturating_mul(1024) / cpu.seg.speed.max(1)
+        };
+        self.counters.user_ns += elapsed.saturating_sub(debt_wall);
     }
 
     /// Bring the segment clock of `c` to now: work done so far is removed.
     pub(super) fn settle_segment(&mut self, c: usize) -> Nanos {
+        self.note_user_time(c);
         let now = self.now;
         let cpu = &mut self.cpus[c];
         let elapsed = now - cpu.seg.start;
@@ -117,16 +136,42 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         work: Nanos,
         user: bool,
     ) {
-        let speed = if self.topo.threads_per_core() > 1 {
+        self.start_segment_at(c, task, work, user, 1024);
+    }
+
+    /// `start_segment` for user work that runs at `mem_speed`/1024 of its
+    /// local-memory speed (`Op::ComputeMem` on remote pages). The debt
+    /// (kernel work) before it is scaled so that it still takes its own
+    /// time.
+    pub(super) fn start_segment_at(
+        &mut self,
+        c: usize,
+        task: Option<TaskId>,
+        work: Nanos,
+        user: bool,
+        mem_speed: u64,
+    ) {
+        let smt = if self.topo.threads_per_core() > 1 {
             self.costs.smt_speed_1024(self.busy_threads(c))
         } else {
             1024
         };
         let cpu = &mut self.cpus[c];
+        let debt = if mem_speed == 1024 {
+            cpu.debt
+        } else {
+            cpu.debt * mem_speed / 1024
+        };
         cpu.seg.start = self.now;
-        cpu.seg.debt = cpu.debt;
-        cpu.seg.work = work + cpu.debt;
+        cpu.seg.debt = debt;
+        cpu.seg.work = work + debt;
         cpu.debt = 0;
+        cpu.seg.mem_speed = mem_speed;
+        let speed = if mem_speed == 1024 {
+            smt
+        } else {
+            (smt * mem_speed / 1024).max(1)
+        };
         cpu.seg.speed = speed;
         cpu.seg.user = user;
         cpu.seg.spin = false;

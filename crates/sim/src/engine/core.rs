@@ -122,6 +122,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t as usize;
         let prev = self.tasks[ti].cpu;
         if prev != new_cpu {
+            if self.numa.is_some() {
+                self.numa_update_scan_period(t, prev, new_cpu);
+            }
             if let Some(n) = self.task_counts(t) {
                 n.migrations += 1;
             }

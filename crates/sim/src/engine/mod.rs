@@ -59,6 +59,7 @@ mod clock;
 mod core;
 mod idle;
 mod invariants;
+mod numa;
 mod ops;
 mod pelt;
 mod pthread;
@@ -177,6 +178,8 @@ struct CpuBalance {
     ilb: bool,
     /// The stopper must push a task to this CPU (active balance).
     stopper: Option<usize>,
+    /// The stopper must move a task for NUMA balancing (engine/numa.rs).
+    numa_stop: bool,
     /// Counted as idle in the idle-while-work-waits clock.
     idle: bool,
     /// Counted as having a task waiting (nr_running >= 2).
@@ -202,6 +205,9 @@ struct SegmentClock {
     start: Nanos,
     work: Nanos,
     speed: u64,
+    /// The memory part of `speed` (`Op::ComputeMem` on remote pages),
+    /// /1024; SMT changes re-time with it.
+    mem_speed: u64,
     /// Part of the segment's work that is debt (consumed first).
     debt: Nanos,
     /// The segment is user compute (preemptible at once).
@@ -279,6 +285,9 @@ pub struct RunCounters {
     /// User compute performed, in ns of full-speed work (equals the sum of
     /// the programs' Compute ops: work is never lost or repeated).
     pub compute_work_ns: u64,
+    /// CPU time in user mode (programs' work and spinning, at the speed it
+    /// ran), ns; the rest of the CPUs' busy time is system time.
+    pub user_ns: u64,
 }
 
 /// Engine configuration.
@@ -492,6 +501,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     per_task: Option<Vec<TaskPlaceCounts>>,
     /// The host layer's guest side (None: bare metal).
     vm: Option<Box<vcpu::VmState>>,
+    /// Memory and NUMA balancing (None: no workload memory declared).
+    numa: Option<Box<numa::NumaState>>,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -547,6 +558,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     start: 0,
                     work: 0,
                     speed: 1024,
+                    mem_speed: 1024,
                     debt: 0,
                     user: false,
                     spin: false,
@@ -639,6 +651,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             pthreads: pthread::Pthreads::default(),
             per_task: None,
             vm: None,
+            numa: None,
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -992,6 +1005,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Event::IlbKick { cpu } => self.ilb_kick_arrives(cpu as usize),
             Event::Stopper { src, dst } => self.stopper_wakes(src as usize, dst as usize),
+            Event::NumaStopper { cpu } => self.numa_stopper_wakes(cpu as usize),
         }
     }
 }

@@ -19,6 +19,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// completed instantly and the caller should continue.
     pub(super) fn start_op(&mut self, c: usize, t: TaskId) -> bool {
         let ti = t as usize;
+        if self.numa.is_some() {
+            // queued task work (task_numa_work) runs on the way back to user
+            self.numa_return_to_user(c, t);
+        }
+        let mut mem_speed = 1024;
         let prog_len = self.tasks[ti].spec.program.len();
         let task = &mut self.tasks[ti];
         let op = match task.pc.current(&task.spec.program) {
@@ -38,6 +43,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     task.op_left = n;
                 }
                 (task.op_left, true)
+            }
+            Op::ComputeMem { work, access } => {
+                if task.op_left == 0 {
+                    let w = self.compute_mem_work(work, access);
+                    self.tasks[ti].op_left = w;
+                }
+                mem_speed = self.numa_touch(c, t, work, access);
+                (self.tasks[ti].op_left, true)
             }
             Op::Runtime(d) => {
                 if task.op_left == 0 && self.run_elapsed(t) >= d {
@@ -176,7 +189,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.apply_op(c, t);
             return false;
         }
-        self.start_segment(c, Some(t), work, user);
+        self.start_segment_at(c, Some(t), work, user, mem_speed);
         true
     }
 
@@ -185,7 +198,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t as usize;
         let task = &mut self.tasks[ti];
         match task.op {
-            Op::Compute(_) => {
+            Op::Compute(_) | Op::ComputeMem { .. } => {
                 task.op_left = 0;
                 task.pc.advance();
             }
@@ -444,6 +457,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.deactivate_task(t, c);
         self.tasks[ti].state = TaskState::Exited;
         self.live_tasks -= 1;
+        if self.numa.is_some() {
+            self.numa_exit(t);
+        }
         if let Some(j) = self.tasks[ti].joiner.take() {
             // pthread_join: futex wake, not sync
             self.try_to_wake_up(j, c, Some(t), 0, false);

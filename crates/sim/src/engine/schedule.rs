@@ -40,6 +40,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 // update_deadline -> resched_curr, from the tick interrupt
                 self.resched_curr(c, c, 0, true);
             }
+            if self.numa.is_some() {
+                // task_tick_fair -> task_tick_numa
+                self.task_tick_numa(c, cur);
+            }
         }
         self.update_rq_pelt(c);
         if self.balancer.is_some() {
@@ -50,6 +54,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     pub(super) fn segment_done(&mut self, c: usize) {
+        self.note_user_time(c);
         if self.cpus[c].seg.user && !self.cpus[c].seg.spin {
             self.counters.compute_work_ns += self.cpus[c].seg.work - self.cpus[c].seg.debt;
         }

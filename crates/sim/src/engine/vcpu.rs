@@ -186,7 +186,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Event::PollEnd { cpu, .. }
             | Event::Resched { cpu }
             | Event::Tick { cpu }
-            | Event::IlbKick { cpu } => cpu as usize,
+            | Event::IlbKick { cpu }
+            | Event::NumaStopper { cpu } => cpu as usize,
             Event::Timer { task } => self.tasks[task as usize].cpu,
             Event::Stopper { src, .. } => src as usize,
         }

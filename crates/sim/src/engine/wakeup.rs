@@ -138,6 +138,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// The rest of wake_up_new_task once the CPU is chosen.
     fn start_new_task(&mut self, t: TaskId, cpu: usize, parent_cpu: usize, lead: Nanos) {
         let ti = t as usize;
+        if self.numa.is_some() {
+            self.init_numa_balancing(t);
+        }
         self.tasks[ti].cpu = cpu;
         self.tasks[ti].state = TaskState::Runnable;
         self.tasks[ti].pelt = Pelt::new(self.now);

@@ -11,6 +11,7 @@
 
 use crate::balance::linux::{LbFeatures, LB_FEATURES};
 use crate::idle_loop::{IdleLoopFeatures, IDLE_FEATURES};
+use crate::numa::{NumaFeatures, NUMA_FEATURES};
 use std::fmt;
 use topology::{ConfigOption, DomainOptions};
 
@@ -198,6 +199,8 @@ pub struct Features {
     pub lb: LbFeatures,
     /// The idle loop's toggles (when the tick stops, cpuidle's POLL).
     pub idle: IdleLoopFeatures,
+    /// Automatic NUMA balancing's toggles (the 4.19 scan stagger, ...).
+    pub numa_balancing: NumaFeatures,
 }
 
 /// Named profiles: (name, description). Any `linux-X.Y` from 4.16 to 6.14
@@ -387,6 +390,7 @@ impl Features {
             base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
             lb: LbFeatures::for_version(v),
             idle: IdleLoopFeatures::for_version(v),
+            numa_balancing: NumaFeatures::for_version(v),
         }
     }
 
@@ -467,7 +471,10 @@ impl Features {
                 if done {
                     Ok(true)
                 } else {
-                    self.idle.set(name, value)
+                    match self.idle.set(name, value) {
+                        Ok(false) => self.numa_balancing.set(name, value),
+                        r => r,
+                    }
                 }
             }) {
                 Ok(true) => {}
@@ -531,6 +538,7 @@ impl Features {
             .iter()
             .chain(LB_FEATURES)
             .chain(IDLE_FEATURES)
+            .chain(NUMA_FEATURES)
             .copied()
             .collect()
     }

@@ -1,0 +1,689 @@
+//! Memory and automatic NUMA balancing in the engine: what an
+//! `Op::ComputeMem` does when its segment starts (first touch, hinting
+//! faults `do_numa_page` -> `task_numa_fault`, the remote-memory slowdown),
+//! the tick's `task_tick_numa`, the scan `task_numa_work` run on return to
+//! user, `init_numa_balancing` at fork, and the task moves of
+//! `numa_migrate_preferred` -> `task_numa_migrate` (kernel/sched/fair.c,
+//! mm/memory.c, mm/mprotect.c; Linux 4.17-6.19 as the toggles of
+//! [`NumaFeatures`] say). The per-task arithmetic is in
+//! `crate::numa::balancing`.
+
+use super::{Engine, Mode, TaskState};
+use crate::event::Event;
+use crate::numa::balancing::{self as nb, TaskNuma};
+use crate::numa::memory::{CpuPid, Memory, NO_NODE, PAGES_PER_CHUNK};
+use crate::numa::{AccessId, MemPolicy, NumaCounters, NumaFeatures, NumaParams, RegionId, Span};
+use crate::rq::RunQueue;
+use crate::task::TaskId;
+use crate::Nanos;
+
+const MS: Nanos = 1_000_000;
+
+/// The engine's memory and NUMA-balancing state (None until a workload
+/// declares memory).
+pub(super) struct NumaState {
+    mem: Memory,
+    params: NumaParams,
+    features: NumaFeatures,
+    /// Per task (None: its mm has no memory, or it is not born yet).
+    tasks: Vec<Option<TaskNuma>>,
+    counters: NumaCounters,
+    /// Each CPU's node.
+    node_of: Vec<u16>,
+    /// A move pending on a CPU's stopper: (task, destination CPU).
+    pushes: Vec<Option<(TaskId, usize)>>,
+}
+
+/// A move `task_numa_migrate` chose.
+enum NumaMove {
+    /// To an idle CPU of the preferred node.
+    Move(usize),
+    /// Swap with the task running on this CPU.
+    Swap(usize, TaskId),
+}
+
+impl<'t, R: RunQueue> Engine<'t, R> {
+    fn numa_state(&mut self) -> &mut NumaState {
+        if self.numa.is_none() {
+            let node_of = (0..self.topo.nr_cpus())
+                .map(|c| self.topo.place(c).node as u16)
+                .collect();
+            self.numa = Some(Box::new(NumaState {
+                mem: Memory::default(),
+                params: NumaParams::default(),
+                features: NumaFeatures::default(),
+                tasks: Vec::new(),
+                counters: NumaCounters::default(),
+                node_of,
+                pushes: vec![None; self.topo.nr_cpus()],
+            }));
+        }
+        self.numa.as_mut().expect("just set")
+    }
+
+    /// Configure memory placement and NUMA balancing (the run's
+    /// `--numa-balancing`, `--mem-policy` and the kernel's toggles).
+    pub fn set_numa(&mut self, params: NumaParams, features: NumaFeatures, policy: MemPolicy) {
+        let s = self.numa_state();
+        s.params = params;
+        s.features = features;
+        s.mem.policy = policy;
+    }
+
+    /// Whether a workload declared memory (`add_region`).
+    pub fn has_memory(&self) -> bool {
+        self.numa.is_some()
+    }
+
+    /// Add an array of `bytes` to address space `mm` (the `TaskSpec::mm`
+    /// of the process's threads). Its pages are placed when an op first
+    /// touches them.
+    pub fn add_region(&mut self, mm: u32, name: &str, bytes: u64) -> RegionId {
+        self.numa_state().mem.add_region(mm, name, bytes)
+    }
+
+    /// Declare what one `Op::ComputeMem` touches. A span outside its
+    /// region is a bug of the workload model: it panics naming the span.
+    pub fn add_access(&mut self, spans: &[Span]) -> AccessId {
+        match self.numa_state().mem.add_access(spans) {
+            Ok(a) => a,
+            Err(e) => panic!("workload model: {e}"),
+        }
+    }
+
+    /// The run's NUMA counters (None: no memory was declared).
+    pub fn numa_counters(&self) -> Option<NumaCounters> {
+        self.numa.as_ref().map(|s| s.counters)
+    }
+
+    /// A task's NUMA-balancing state (None: it has no memory or was never
+    /// born).
+    pub fn task_numa(&self, t: TaskId) -> Option<&TaskNuma> {
+        self.numa.as_ref()?.tasks.get(t as usize)?.as_ref()
+    }
+
+    /// Pages resident per node.
+    pub fn pages_per_node(&self) -> Vec<u64> {
+        match &self.numa {
+            Some(s) => s.mem.pages_per_node(self.topo.nr_nodes()),
+            None => vec![0; self.topo.nr_nodes()],
+        }
+    }
+
+    /// `init_numa_balancing` (at fork, `sched_fork`): a task whose mm has
+    /// memory gets its scan state; the mm's first user sets the mm's first
+    /// scan time; a new thread (CLONE_VM) inherits its creator's preferred
+    /// node and, with the 4.19 stagger, waits its turn.
+    pub(super) fn init_numa_balancing(&mut self, t: TaskId) {
+        let Some(s) = self.numa.as_deref_mut() else {
+            return;
+        };
+        let ti = t as usize;
+        let mm = self.tasks[ti].spec.mm;
+        let Some(space) = s.mem.find_space(mm) else {
+            return;
+        };
+        if s.tasks.len() < self.tasks.len() {
+            s.tasks.resize(self.tasks.len(), None);
+        }
+        let nodes = self.topo.nr_nodes();
+        let sp = &mut s.mem.spaces[space];
+        let users = sp.users as u64;
+        sp.users += 1;
+        if users == 0 {
+            sp.numa_next_scan = self.now + s.params.scan_delay_ms * MS;
+            sp.numa_scan_seq = 0;
+            s.tasks[ti] = Some(TaskNuma::new(nodes, &s.params, 0, None));
+            return;
+        }
+        // a thread of an mm already in use: created by its parent when
+        // that shares the mm, else by the mm's first task
+        let creator = self.tasks[ti]
+            .spec
+            .parent
+            .filter(|&p| self.tasks[p as usize].spec.mm == mm)
+            .and_then(|p| s.tasks[p as usize].as_ref())
+            .or_else(|| {
+                (0..ti)
+                    .find(|&o| self.tasks[o].spec.mm == mm && s.tasks[o].is_some())
+                    .and_then(|o| s.tasks[o].as_ref())
+            });
+        let (preferred, period, max) = match creator {
+            Some(c) => (
+                c.preferred,
+                c.scan_period_ms,
+                nb::task_scan_max(sp.resident * crate::numa::memory::CHUNK_BYTES, &s.params),
+            ),
+            None => (None, s.params.scan_delay_ms, s.params.scan_period_max_ms),
+        };
+        let stagger = if s.features.scan_stagger {
+            nb::stagger_delay(max, period, users, self.tick_ns, s.features.stagger_units)
+        } else {
+            0
+        };
+        let mut tn = TaskNuma::new(nodes, &s.params, stagger, preferred);
+        tn.scan_seq = sp.numa_scan_seq;
+        s.tasks[ti] = Some(tn);
+    }
+
+    /// A task of an mm with memory exits (`mm_users` drops).
+    pub(super) fn numa_exit(&mut self, t: TaskId) {
+        let Some(s) = self.numa.as_deref_mut() else {
+            return;
+        };
+        if s.tasks.get(t as usize).is_some_and(|x| x.is_some()) {
+            let mm = self.tasks[t as usize].spec.mm;
+            if let Some(sp) = s.mem.find_space(mm) {
+                s.mem.spaces[sp].users = s.mem.spaces[sp].users.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Local-speed time of an `Op::ComputeMem`: its CPU work plus its
+    /// traffic at the local streaming cost.
+    pub(super) fn compute_mem_work(&self, work: Nanos, access: AccessId) -> Nanos {
+        let s = self.numa.as_ref().expect("an access implies memory");
+        let bytes: u64 = s.mem.accesses[access.0 as usize]
+            .iter()
+            .map(|cs| cs.bytes_per_chunk * cs.count as u64)
+            .sum();
+        work + bytes * self.costs.mem_ps_per_byte / 1000
+    }
+
+    /// An `Op::ComputeMem` segment of `t` starts (or resumes) on `c`: place
+    /// the chunks it touches for the first time, take the hinting faults of
+    /// marked ones (their cost is owed as kernel time before the user
+    /// work), and return the segment's memory speed in 1/1024 of local:
+    /// `(work + local traffic time) / (work + traffic time at the pages'
+    /// distances)`.
+    pub(super) fn numa_touch(&mut self, c: usize, t: TaskId, work: Nanos, access: AccessId) -> u64 {
+        let ps = self.costs.mem_ps_per_byte;
+        let Some(s) = self.numa.as_deref_mut() else {
+            return 1024;
+        };
+        let cpu_node = s.node_of[c];
+        let topo = self.topo;
+        let dist = |a: u16, b: u16| topo.node_distance(a as usize, b as usize);
+        let balancing = s.params.enabled && s.tasks.get(t as usize).is_some_and(|x| x.is_some());
+        let me = CpuPid::of(c, t);
+        // (local, actual) traffic cost, in ps x 10
+        let (mut local, mut actual) = (0u64, 0u64);
+        let mut kernel: Nanos = 0;
+        let mut faults: Vec<(Option<CpuPid>, u16, bool, bool)> = Vec::new();
+        let nspans = s.mem.accesses[access.0 as usize].len();
+        for k in 0..nspans {
+            let cs = s.mem.accesses[access.0 as usize][k];
+            let space = cs.space as usize;
+            for i in cs.first..cs.first + cs.count {
+                let ch = s.mem.spaces[space].chunks[i as usize];
+                let mut node = ch.node;
+                if node == NO_NODE {
+                    node = s.mem.place(space, cpu_node, dist);
+                    let sp = &mut s.mem.spaces[space];
+                    sp.chunks[i as usize].node = node;
+                    sp.resident += 1;
+                    if node == cpu_node {
+                        s.counters.numa_local += PAGES_PER_CHUNK;
+                    } else {
+                        s.counters.numa_other += PAGES_PER_CHUNK;
+                    }
+                } else if ch.prot_none {
+                    // do_numa_page
+                    let faults_n = if s.params.thp { 1 } else { PAGES_PER_CHUNK };
+                    let is_local = node == cpu_node;
+                    s.counters.numa_hint_faults += faults_n;
+                    if is_local {
+                        s.counters.numa_hint_faults_local += faults_n;
+                    }
+                    kernel += faults_n * self.costs.numa_hint_fault_ns;
+                    let last = ch.last_cpupid;
+                    let chm = &mut s.mem.spaces[space].chunks[i as usize];
+                    chm.prot_none = false;
+                    chm.last_cpupid = Some(me);
+                    // mpol_misplaced: the default policy's target is the
+                    // faulting CPU's node (MPOL_F_MORON); interleave and
+                    // bind place by their own rule and are left alone
+                    let mut migrated = false;
+                    if !is_local && s.mem.policy == MemPolicy::Local && balancing {
+                        let tn = s.tasks[t as usize].as_ref().expect("checked");
+                        let node_of = |cpu: usize| s.node_of[cpu];
+                        if nb::should_numa_migrate_memory(
+                            tn,
+                            &s.features,
+                            last,
+                            me,
+                            cpu_node,
+                            node_of,
+                        ) {
+                            s.mem.spaces[space].chunks[i as usize].node = cpu_node;
+                            node = cpu_node;
+                            migrated = true;
+                            s.counters.numa_pages_migrated += PAGES_PER_CHUNK;
+                            kernel += PAGES_PER_CHUNK * self.costs.numa_migrate_page_ns;
+                        }
+                    }
+                    faults.push((last, node, is_local, migrated));
+                }
+                local += cs.bytes_per_chunk * ps * 10;
+                actual += cs.bytes_per_chunk * ps * dist(cpu_node, node) as u64;
+            }
+        }
+        s.counters.numa_kernel_ns += kernel;
+        self.cpus[c].debt += kernel;
+        for (last, node, is_local, migrated) in faults {
+            self.task_numa_fault(c, t, last, node, is_local, migrated);
+        }
+        // times in ps x 10: work (ns) x 10000
+        let w = work as u128 * 10_000;
+        let (l, a) = (w + local as u128, w + actual as u128);
+        (l * 1024)
+            .checked_div(a)
+            .map_or(1024, |v| v.clamp(1, 1024) as u64)
+    }
+
+    /// `task_numa_fault`: account one chunk's fault to `t` (its pages),
+    /// and run placement when the retry time has passed.
+    fn task_numa_fault(
+        &mut self,
+        c: usize,
+        t: TaskId,
+        last: Option<CpuPid>,
+        mem_node: u16,
+        local: bool,
+        migrated: bool,
+    ) {
+        let now = self.now;
+        let Some(s) = self.numa.as_deref_mut() else {
+            return;
+        };
+        let ti = t as usize;
+        if !s.params.enabled || s.tasks.get(ti).is_none_or(|x| x.is_none()) {
+            return;
+        }
+        let private = last.is_none_or(|l| l.pid8 == (t & 0xff) as u8);
+        let retry = s.tasks[ti].as_ref().expect("checked").migrate_retry;
+        if !s.features.placement_at_retry || now > retry {
+            self.task_numa_placement(t);
+            self.numa_migrate_preferred(c, t);
+        }
+        let s = self.numa.as_deref_mut().expect("checked");
+        let cpu_node = s.node_of[c] as usize;
+        let tn = s.tasks[ti].as_mut().expect("checked");
+        let pages = PAGES_PER_CHUNK;
+        if migrated {
+            tn.pages_migrated += pages;
+        }
+        let i = tn.idx(nb::FaultStat::MemBuf, mem_node as usize, private);
+        tn.faults[i] += pages;
+        let i = tn.idx(nb::FaultStat::CpuBuf, cpu_node, private);
+        tn.faults[i] += pages;
+        tn.locality[local as usize] += pages;
+    }
+
+    /// `task_numa_placement`: once per completed scan pass of the mm,
+    /// decay and fold the fault statistics, choose the preferred node and
+    /// adapt the scan period.
+    fn task_numa_placement(&mut self, t: TaskId) {
+        let ti = t as usize;
+        let now = self.now;
+        let exec = self.task_exec_now(t);
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        let space = s
+            .mem
+            .find_space(self.tasks[ti].spec.mm)
+            .expect("a task with state has memory");
+        let sp = &mut s.mem.spaces[space];
+        let rss = sp.resident * crate::numa::memory::CHUNK_BYTES;
+        let tn = s.tasks[ti].as_mut().expect("caller checked");
+        if tn.scan_seq == sp.numa_scan_seq {
+            return;
+        }
+        tn.scan_seq = sp.numa_scan_seq;
+        tn.scan_period_max_ms = nb::task_scan_max(rss, &s.params);
+        let (runtime, period) = if tn.last_time == 0 {
+            // the first time the kernel takes the PELT load average's
+            // share; a runnable task's is about its whole time
+            (1, 1)
+        } else {
+            (exec - tn.last_exec, now - tn.last_time)
+        };
+        tn.last_exec = exec;
+        tn.last_time = now;
+        let pl = nb::task_numa_placement(tn, runtime, period);
+        if let Some(n) = pl.max_node {
+            // sched_setnuma
+            tn.preferred = Some(n);
+        }
+        let min = nb::task_scan_min(rss, &s.params);
+        if nb::update_task_scan_period(tn, pl.shared, pl.private, min, tn.scan_period_max_ms) {
+            sp.numa_next_scan = now + tn.scan_period_ms * MS;
+        }
+    }
+
+    /// `numa_migrate_preferred`: set the retry time and, off the preferred
+    /// node, look for a CPU there.
+    fn numa_migrate_preferred(&mut self, c: usize, t: TaskId) {
+        let now = self.now;
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        let tn = s.tasks[t as usize].as_mut().expect("caller checked");
+        let Some(pref) = tn.preferred else {
+            return;
+        };
+        if tn.total_faults == 0 {
+            return;
+        }
+        tn.migrate_retry = now + (tn.scan_period_ms * MS / 16).min(1000 * MS);
+        if s.node_of[c] == pref {
+            return;
+        }
+        if let Some(m) = self.task_numa_migrate(c, t, pref) {
+            self.numa_push(c, t, m);
+        }
+    }
+
+    /// `task_numa_migrate` / `task_numa_find_cpu` / `task_numa_compare`,
+    /// reduced to direct (two-level) topologies without numa groups: a
+    /// move to an idle CPU of `dst` (an idle core first) when the node has
+    /// spare capacity and the move leaves the nodes within the allowed
+    /// imbalance; else a swap with the running task whose exchange improves
+    /// the pair's fault locality by at least SMALLIMP (30) per mille.
+    fn task_numa_migrate(&self, c: usize, t: TaskId, dst: u16) -> Option<NumaMove> {
+        let s = self.numa.as_deref()?;
+        let src_node = s.node_of[c] as usize;
+        let dst_node = dst as usize;
+        let tn = s.tasks[t as usize].as_ref()?;
+        let allowed = &self.tplace[t as usize].cpus_allowed;
+        let taskimp = nb::task_weight(tn, dst_node) - nb::task_weight(tn, src_node);
+        let running = |node: usize| -> usize {
+            self.topo
+                .node_cpus(node)
+                .iter()
+                .map(|x| self.cpus[x].rq.nr_running() as usize)
+                .sum()
+        };
+        let dst_cpus = self.topo.node_cpus(dst_node);
+        let (src_running, dst_running) = (running(src_node), running(dst_node));
+        // numa_classify: spare capacity while fewer tasks than CPUs
+        let has_spare = dst_running < dst_cpus.weight();
+        if has_spare {
+            // the allowed imbalance (6.1+: imb_numa_nr, one LLC's worth
+            // of tasks per node; here a quarter of the node, 5.11's rule)
+            let imbalance = (dst_running + 1).saturating_sub(src_running.saturating_sub(1));
+            let forgiven = imbalance <= 2 && dst_running < dst_cpus.weight().div_ceil(4);
+            if imbalance == 0 || forgiven {
+                let idle = |x: usize| self.cpus[x].rq.nr_running() == 0 && allowed.test(x);
+                let core_idle =
+                    |x: usize| self.topo.smt_siblings(x).iter().all(|&y| idle(y as usize));
+                if let Some(x) = dst_cpus.iter().find(|&x| idle(x) && core_idle(x)) {
+                    return Some(NumaMove::Move(x));
+                }
+                if let Some(x) = dst_cpus.iter().find(|&x| idle(x)) {
+                    return Some(NumaMove::Move(x));
+                }
+            }
+        }
+        // a swap partner
+        let mut best: Option<(i64, usize, TaskId)> = None;
+        for x in dst_cpus.iter() {
+            if !allowed.test(x) || self.cpus[x].mode != Mode::Busy {
+                continue;
+            }
+            let Some(cur) = self.cpus[x].rq.curr() else {
+                continue;
+            };
+            if cur == t || !self.tplace[cur as usize].cpus_allowed.test(c) {
+                continue;
+            }
+            let Some(ctn) = s.tasks.get(cur as usize).and_then(|o| o.as_ref()) else {
+                continue;
+            };
+            let mut imp = taskimp + nb::task_weight(ctn, src_node) - nb::task_weight(ctn, dst_node);
+            // 5.7+: bias by the partner's preference
+            match ctn.preferred {
+                Some(p) if p as usize == dst_node => imp -= imp / 16,
+                Some(p) if p as usize == src_node => imp += imp / 8,
+                _ => {}
+            }
+            // SMALLIMP, and the hysteresis over the best so far
+            if imp < 30 || best.is_some_and(|(b, _, _)| imp <= b + 15) {
+                continue;
+            }
+            best = Some((imp, x, cur));
+        }
+        best.map(|(_, x, cur)| NumaMove::Swap(x, cur))
+    }
+
+    /// migrate_task_to / migrate_swap: the stopper of each source CPU
+    /// moves its task.
+    fn numa_push(&mut self, c: usize, t: TaskId, m: NumaMove) {
+        let lead = self.cpus[c].debt;
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        match m {
+            NumaMove::Move(dst) => {
+                s.pushes[c] = Some((t, dst));
+                s.counters.numa_task_migrations += 1;
+                self.events
+                    .push(self.now + lead, Event::NumaStopper { cpu: c as u32 });
+            }
+            NumaMove::Swap(x, cur) => {
+                s.pushes[c] = Some((t, x));
+                s.pushes[x] = Some((cur, c));
+                s.counters.numa_task_swaps += 1;
+                self.events
+                    .push(self.now + lead, Event::NumaStopper { cpu: c as u32 });
+                self.events.push(
+                    self.now + lead + self.costs.ipi_ns,
+                    Event::NumaStopper { cpu: x as u32 },
+                );
+            }
+        }
+    }
+
+    /// The NUMA stopper of `c` is woken: it preempts what runs there and
+    /// moves the pending task (`run_pending_balance`).
+    pub(super) fn numa_stopper_wakes(&mut self, c: usize) {
+        self.cpus[c].bal.numa_stop = true;
+        match self.cpus[c].mode {
+            Mode::Idle { .. } => self.kick_idle_cpu(c, c, 0),
+            Mode::Waking => {}
+            Mode::Busy => {
+                self.cpus[c].need_resched = true;
+                if self.cpus[c].seg.user {
+                    self.preempt_segment(c);
+                }
+            }
+        }
+    }
+
+    /// The stopper's work (`migration_cpu_stop`): move the pending task if
+    /// it is still here and runnable, and may run on the destination.
+    pub(super) fn run_numa_stopper(&mut self, c: usize) {
+        let Some((t, dst)) = self.numa.as_deref_mut().and_then(|s| s.pushes[c].take()) else {
+            return;
+        };
+        let ti = t as usize;
+        if self.tasks[ti].state != TaskState::Runnable
+            || self.tasks[ti].cpu != c
+            || !self.tplace[ti].cpus_allowed.test(dst)
+        {
+            return;
+        }
+        if self.cpus[c].rq.curr() == Some(t) {
+            self.update_task_pelt(ti, true, true);
+            self.cpus[c].rq.set_next(&mut self.ents, None, self.now);
+            self.update_rq_pelt(c);
+        }
+        self.cpus[c].debt += self.costs.ctx_switch_ns;
+        self.migrate_queued_task(t, c, dst, c, 0);
+        self.sync_rq_state(c);
+        self.sync_rq_state(dst);
+    }
+
+    /// `update_scan_period` (4.19+, from migrate_task_rq_fair): a move
+    /// across nodes resets the scan period to its start value unless it is
+    /// to the preferred node, or away from another node while a preferred
+    /// one exists.
+    pub(super) fn numa_update_scan_period(&mut self, t: TaskId, from: usize, to: usize) {
+        let Some(s) = self.numa.as_deref_mut() else {
+            return;
+        };
+        let (a, b) = (s.node_of[from], s.node_of[to]);
+        if a == b || !s.params.enabled {
+            return;
+        }
+        let Some(Some(tn)) = s.tasks.get_mut(t as usize) else {
+            return;
+        };
+        if tn.scan_seq > 0 {
+            match tn.preferred {
+                Some(p) if p == b => return,
+                Some(p) if p != a => return,
+                _ => {}
+            }
+        }
+        let mm = self.tasks[t as usize].spec.mm;
+        let rss = s.mem.find_space(mm).map_or(0, |sp| {
+            s.mem.spaces[sp].resident * crate::numa::memory::CHUNK_BYTES
+        });
+        tn.scan_period_ms = nb::task_scan_start(rss, &s.params);
+    }
+
+    /// `task_tick_numa`: every tick of a running task; when its runtime
+    /// passes the node stamp plus its period, the stamp moves on and, if the
+    /// mm's next scan is due, `task_numa_work` is queued for the return to
+    /// user (run at once: a compute segment is interrupted by the tick).
+    pub(super) fn task_tick_numa(&mut self, c: usize, t: TaskId) {
+        let exec = self.task_exec_now(t);
+        let now = self.now;
+        let Some(s) = self.numa.as_deref_mut() else {
+            return;
+        };
+        if !s.params.enabled {
+            return;
+        }
+        let Some(Some(tn)) = s.tasks.get_mut(t as usize) else {
+            return;
+        };
+        if tn.work_pending || exec <= tn.node_stamp + tn.scan_period_ms * MS {
+            return;
+        }
+        let mm = self.tasks[t as usize].spec.mm;
+        let Some(space) = s.mem.find_space(mm) else {
+            return;
+        };
+        let sp = &s.mem.spaces[space];
+        if tn.node_stamp == 0 {
+            tn.scan_period_ms =
+                nb::task_scan_start(sp.resident * crate::numa::memory::CHUNK_BYTES, &s.params);
+        }
+        tn.node_stamp += tn.scan_period_ms * MS;
+        if now >= sp.numa_next_scan {
+            tn.work_pending = true;
+            if tn.first_scan.is_none() {
+                tn.first_scan = Some((now, exec));
+            }
+            if self.cpus[c].seg.user && !self.cpus[c].seg.spin {
+                self.preempt_segment(c);
+            }
+        }
+    }
+
+    /// Run `t`'s queued `task_numa_work` on `c` if it has one (called as
+    /// the task returns to user space, before its next op).
+    #[inline]
+    pub(super) fn numa_return_to_user(&mut self, c: usize, t: TaskId) {
+        let pending = self
+            .numa
+            .as_deref()
+            .and_then(|s| s.tasks.get(t as usize))
+            .and_then(|x| x.as_ref())
+            .is_some_and(|tn| tn.work_pending);
+        if pending {
+            self.task_numa_work(c, t);
+        }
+    }
+
+    /// `task_numa_work`: pass the mm-wide rate limit, then mark the next
+    /// `scan_size` of the address space for hinting faults (change_prot_numa)
+    /// and charge the PTE updates to the task as kernel time.
+    fn task_numa_work(&mut self, c: usize, t: TaskId) {
+        let now = self.now;
+        let tick = self.tick_ns;
+        let pte_ns = self.costs.numa_pte_update_ns;
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        let cpu_node = s.node_of[c];
+        let tn = s.tasks[t as usize].as_mut().expect("caller checked");
+        tn.work_pending = false;
+        let mm = self.tasks[t as usize].spec.mm;
+        let Some(space) = s.mem.find_space(mm) else {
+            return;
+        };
+        let sp = &mut s.mem.spaces[space];
+        if sp.numa_next_scan == 0 {
+            sp.numa_next_scan = now + s.params.scan_delay_ms * MS;
+        }
+        if now < sp.numa_next_scan {
+            return;
+        }
+        if tn.scan_period_ms == 0 {
+            let rss = sp.resident * crate::numa::memory::CHUNK_BYTES;
+            tn.scan_period_max_ms = nb::task_scan_max(rss, &s.params);
+            tn.scan_period_ms = nb::task_scan_start(rss, &s.params);
+        }
+        sp.numa_next_scan = now + tn.scan_period_ms * MS;
+        tn.node_stamp += 2 * tick;
+        let chunk_pages = PAGES_PER_CHUNK as i64;
+        let mut pages = (s.params.scan_size_mb as i64) << 8; // MB in 4 KiB pages
+        let mut virt = 8 * pages;
+        let single = sp.users <= 1;
+        let mut updated: u64 = 0;
+        let n = sp.chunks.len() as u32;
+        let mut i = sp.numa_scan_offset.min(n);
+        while i < n && pages > 0 && virt > 0 {
+            let ch = &mut sp.chunks[i as usize];
+            // nothing mapped, already marked, or a single-threaded task's
+            // page already on its node: no PTE changes
+            if ch.node != NO_NODE && !ch.prot_none && !(single && ch.node == cpu_node) {
+                ch.prot_none = true;
+                updated += PAGES_PER_CHUNK;
+                pages -= chunk_pages;
+            }
+            virt -= chunk_pages;
+            i += 1;
+        }
+        if i >= n {
+            sp.numa_scan_seq += 1;
+            sp.numa_scan_offset = 0;
+        } else {
+            sp.numa_scan_offset = i;
+        }
+        s.counters.numa_scans += 1;
+        s.counters.numa_pte_updates += updated;
+        let cost = if s.params.thp {
+            s.counters.numa_huge_pte_updates += updated / PAGES_PER_CHUNK;
+            updated / PAGES_PER_CHUNK * pte_ns
+        } else {
+            updated * pte_ns
+        };
+        s.counters.numa_kernel_ns += cost;
+        // the scan's own runtime pushes the next one out (32x: scanning
+        // takes at most ~1/33 of the task's time)
+        tn.node_stamp += 32 * cost;
+        self.cpus[c].debt += cost;
+    }
+
+    /// sum_exec_runtime of `t` now (a running task's current stretch
+    /// included).
+    fn task_exec_now(&self, t: TaskId) -> Nanos {
+        let ti = t as usize;
+        let e = &self.ents[ti];
+        let cpu = self.tasks[ti].cpu;
+        let running = self.cpus[cpu].mode == Mode::Busy && self.cpus[cpu].rq.curr() == Some(t);
+        e.sum_exec
+            + if running {
+                self.now.saturating_sub(e.exec_start)
+            } else {
+                0
+            }
+    }
+}

@@ -1,0 +1,522 @@
+//! Automatic NUMA balancing's per-task arithmetic (kernel/sched/fair.c,
+//! CONFIG_NUMA_BALANCING): the scan period bounds (`task_scan_min`,
+//! `task_scan_max`, `task_scan_start`), the new thread's first-scan stagger
+//! (`init_numa_balancing`), the fault statistics and the preferred node
+//! (`task_numa_fault`, `task_numa_placement`), the scan-period adaptation
+//! (`update_task_scan_period`) and the page-migration filter
+//! (`should_numa_migrate_memory`). The engine calls these at the points the
+//! kernel does (`crate::engine` numa glue); nothing here knows the engine.
+//!
+//! Versions: Linux 4.17 to 6.19 share this arithmetic except where a
+//! toggle of [`NumaFeatures`] says otherwise. Task groups (`numa_group`)
+//! are not modelled: every task keeps its own statistics, as a task whose
+//! faults are all private does.
+
+use super::memory::CpuPid;
+use crate::Nanos;
+
+const MS: Nanos = 1_000_000;
+
+/// The sysctl and debugfs knobs (kernel/sched/fair.c defaults; under
+/// /proc/sys/kernel up to 5.12, /sys/kernel/debug/sched/numa_balancing/
+/// from 5.13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NumaParams {
+    /// `kernel.numa_balancing`.
+    pub enabled: bool,
+    /// `scan_delay_ms`: the first scan's delay and a new task's period.
+    pub scan_delay_ms: u64,
+    /// `scan_period_min_ms`.
+    pub scan_period_min_ms: u64,
+    /// `scan_period_max_ms`.
+    pub scan_period_max_ms: u64,
+    /// `scan_size_mb`: PTE updates per scan pass step.
+    pub scan_size_mb: u64,
+    /// Memory is mapped with transparent huge pages (a chunk faults and is
+    /// counted as one PMD) rather than base pages.
+    pub thp: bool,
+}
+
+impl Default for NumaParams {
+    fn default() -> Self {
+        NumaParams {
+            enabled: false,
+            scan_delay_ms: 1000,
+            scan_period_min_ms: 1000,
+            scan_period_max_ms: 60000,
+            scan_size_mb: 256,
+            thp: false,
+        }
+    }
+}
+
+/// `MAX_SCAN_WINDOW`: the scanner covers at most 2560 MB per second.
+const MAX_SCAN_WINDOW_MB: u64 = 2560;
+/// `NUMA_PERIOD_SLOTS` and `NUMA_PERIOD_THRESHOLD`.
+const PERIOD_SLOTS: u64 = 10;
+const PERIOD_THRESHOLD: u64 = 7;
+
+/// How the 4.19 stagger computes a new thread's delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StaggerUnits {
+    /// As merged (137844759843) and still in 6.19: `task_scan_max()` is in
+    /// ms but compared with a delay in ns, so the minimum is the ms figure
+    /// read as ns and every thread's delay is about two ticks.
+    Bug,
+    /// Both terms in ns, as the changelog describes (the fixes proposed on
+    /// LKML, not merged): thread k waits about k scan periods.
+    Fixed,
+}
+
+/// NUMA balancing's version-dependent rules, as toggles of a kernel
+/// profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NumaFeatures {
+    /// 137844759843 (4.19): a new thread's first scan is delayed by its
+    /// position in the mm (`init_numa_balancing`).
+    pub scan_stagger: bool,
+    /// The stagger's units.
+    pub stagger_units: StaggerUnits,
+    /// 37355bdc5a12 (4.19): pages of a task without a preferred node, or in
+    /// its first 4 scan passes, migrate on the first fault that is private
+    /// or unset, without the two-stage filter.
+    pub early_migrate: bool,
+    /// b6a60cf36d49 (4.19): placement runs only when the migrate retry time
+    /// has passed; before, every fault ran it.
+    pub placement_at_retry: bool,
+}
+
+impl NumaFeatures {
+    /// The rules of kernel version `v`.
+    pub fn for_version(v: (u32, u32)) -> NumaFeatures {
+        let ge419 = v >= (4, 19);
+        NumaFeatures {
+            scan_stagger: ge419,
+            stagger_units: StaggerUnits::Bug,
+            early_migrate: ge419,
+            placement_at_retry: ge419,
+        }
+    }
+
+    /// Set toggle `name` to `value`. Ok(false): not a NUMA toggle;
+    /// Err(valid values): a bad value.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
+        let b = || match value {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            _ => Err("on|off"),
+        };
+        match name {
+            "numa_scan_stagger" => self.scan_stagger = b()?,
+            "numa_stagger_units" => {
+                self.stagger_units = match value {
+                    "bug" => StaggerUnits::Bug,
+                    "fixed" => StaggerUnits::Fixed,
+                    _ => return Err("bug|fixed"),
+                }
+            }
+            "numa_early_migrate" => self.early_migrate = b()?,
+            "numa_placement_at_retry" => self.placement_at_retry = b()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl Default for NumaFeatures {
+    /// The latest tree's.
+    fn default() -> Self {
+        NumaFeatures::for_version((7, 0))
+    }
+}
+
+/// (name, values, description) of every NUMA-balancing toggle.
+pub static NUMA_FEATURES: &[(&str, &str, &str)] = &[
+    ("numa_scan_stagger", "on|off", "a new thread's first NUMA scan waits for its place in the mm (137844759843, 4.19)"),
+    ("numa_stagger_units", "bug|fixed", "the stagger compares task_scan_max() in ms with ns, so every thread waits ~2 ticks (bug, as merged and in 6.19), or thread k waits ~k scan periods (fixed, proposed on LKML)"),
+    ("numa_early_migrate", "on|off", "pages of a task with no preferred node or in its first 4 scan passes migrate on a private or first fault (37355bdc5a12, 4.19)"),
+    ("numa_placement_at_retry", "on|off", "task_numa_placement runs only once the migrate retry time passed (b6a60cf36d49, 4.19), else at every fault"),
+];
+
+/// Per-task NUMA state (`task_struct`'s numa_* fields).
+#[derive(Clone, Debug)]
+pub struct TaskNuma {
+    /// `numa_scan_period`, ms (0: never set).
+    pub scan_period_ms: u64,
+    /// `numa_scan_period_max`, ms.
+    pub scan_period_max_ms: u64,
+    /// `node_stamp`: the task runtime at which the next scan is due, ns.
+    pub node_stamp: Nanos,
+    /// `numa_scan_seq`: the mm's pass count at the last placement.
+    pub scan_seq: u32,
+    /// A `task_numa_work` is queued (runs on return to user).
+    pub work_pending: bool,
+    /// `numa_preferred_nid`.
+    pub preferred: Option<u16>,
+    /// `numa_migrate_retry`, simulated time.
+    pub migrate_retry: Nanos,
+    /// `numa_faults`: {MEM, CPU, MEMBUF, CPUBUF} x node x {shared, private}.
+    pub faults: Vec<u64>,
+    /// `total_numa_faults`.
+    pub total_faults: u64,
+    /// `numa_faults_locality`: remote, local, migrate-failed.
+    pub locality: [u64; 3],
+    /// Runtime and time at the last placement (`last_sum_exec_runtime`,
+    /// `last_task_numa_placement`).
+    pub last_exec: Nanos,
+    /// See `last_exec`.
+    pub last_time: Nanos,
+    /// When the first task_tick_numa of this task queued a scan: (time,
+    /// task runtime).
+    pub first_scan: Option<(Nanos, Nanos)>,
+    /// Pages migrated on this task's faults.
+    pub pages_migrated: u64,
+}
+
+/// Index into `TaskNuma::faults`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultStat {
+    /// Decayed memory-node faults.
+    Mem = 0,
+    /// Decayed CPU-node faults, weighted by CPU use.
+    Cpu = 1,
+    /// This pass's memory-node faults.
+    MemBuf = 2,
+    /// This pass's CPU-node faults.
+    CpuBuf = 3,
+}
+
+impl TaskNuma {
+    /// A task's state at fork (`init_numa_balancing`): period = scan delay,
+    /// no node stamp; `stagger_ns` from [`stagger_delay`] for a new thread.
+    pub fn new(
+        nodes: usize,
+        params: &NumaParams,
+        stagger_ns: Nanos,
+        preferred: Option<u16>,
+    ) -> Self {
+        TaskNuma {
+            scan_period_ms: params.scan_delay_ms,
+            scan_period_max_ms: 0,
+            node_stamp: stagger_ns,
+            scan_seq: 0,
+            work_pending: false,
+            preferred,
+            migrate_retry: 0,
+            faults: vec![0; 4 * nodes * 2],
+            total_faults: 0,
+            locality: [0; 3],
+            last_exec: 0,
+            last_time: 0,
+            first_scan: None,
+            pages_migrated: 0,
+        }
+    }
+
+    fn nodes(&self) -> usize {
+        self.faults.len() / 8
+    }
+
+    /// `task_faults_idx`.
+    pub fn idx(&self, s: FaultStat, node: usize, private: bool) -> usize {
+        2 * (s as usize * self.nodes() + node) + private as usize
+    }
+
+    /// Faults of `s` on `node`, both kinds.
+    pub fn faults_on(&self, s: FaultStat, node: usize) -> u64 {
+        self.faults[self.idx(s, node, false)] + self.faults[self.idx(s, node, true)]
+    }
+}
+
+/// Windows of `scan_size` in a resident set of `rss_bytes` (at least one).
+fn windows(rss_bytes: u64, p: &NumaParams) -> u64 {
+    let size = p.scan_size_mb.max(1) << 20;
+    rss_bytes.div_ceil(size).max(1)
+}
+
+/// `task_scan_min`: ms.
+pub fn task_scan_min(rss_bytes: u64, p: &NumaParams) -> u64 {
+    let floor = 1000 * p.scan_size_mb.max(1) / MAX_SCAN_WINDOW_MB;
+    floor.max(p.scan_period_min_ms / windows(rss_bytes, p))
+}
+
+/// `task_scan_max`: ms.
+pub fn task_scan_max(rss_bytes: u64, p: &NumaParams) -> u64 {
+    task_scan_min(rss_bytes, p).max(p.scan_period_max_ms / windows(rss_bytes, p))
+}
+
+/// `task_scan_start` without a numa_group: the minimum.
+pub fn task_scan_start(rss_bytes: u64, p: &NumaParams) -> u64 {
+    task_scan_min(rss_bytes, p)
+}
+
+/// The first-scan delay of a new thread (`init_numa_balancing`, 4.19+):
+/// min(the creator's scan maximum, its period x mm_users) plus two ticks,
+/// ns. With [`StaggerUnits::Bug`] the maximum (ms) is read as ns.
+pub fn stagger_delay(
+    creator_scan_max_ms: u64,
+    creator_period_ms: u64,
+    mm_users: u64,
+    tick_ns: Nanos,
+    units: StaggerUnits,
+) -> Nanos {
+    let max = match units {
+        StaggerUnits::Bug => creator_scan_max_ms,
+        StaggerUnits::Fixed => creator_scan_max_ms * MS,
+    };
+    max.min(creator_period_ms * mm_users * MS) + 2 * tick_ns
+}
+
+/// `update_task_scan_period`: adapt the period to the last pass's faults
+/// (`shared`, `private`), within [min, max]; returns true when the caller
+/// must push the mm's next scan out by the new period (the slow-down case
+/// with no local or shared faults, or a failed migration).
+pub fn update_task_scan_period(
+    tn: &mut TaskNuma,
+    shared: u64,
+    private: u64,
+    min: u64,
+    max: u64,
+) -> bool {
+    let [remote, local, failed] = tn.locality;
+    if local + shared == 0 || failed > 0 {
+        tn.scan_period_ms = tn.scan_period_max_ms.min(2 * tn.scan_period_ms);
+        tn.locality = [0; 3];
+        return true;
+    }
+    let slot = tn.scan_period_ms.div_ceil(PERIOD_SLOTS).max(1) as i64;
+    let lr = (PERIOD_SLOTS * local / (local + remote).max(1)) as i64;
+    let ps = (PERIOD_SLOTS * private / (private + shared).max(1)) as i64;
+    let th = PERIOD_THRESHOLD as i64;
+    let diff = if ps >= th {
+        // mostly private faults: slow down
+        (ps - th).max(1) * slot
+    } else if lr >= th {
+        // mostly local faults: slow down
+        (lr - th).max(1) * slot
+    } else {
+        // shared and remote: speed up
+        -(th - lr.max(ps)) * slot
+    };
+    let p = (tn.scan_period_ms as i64 + diff).clamp(min as i64, max.max(min) as i64);
+    tn.scan_period_ms = p as u64;
+    tn.locality = [0; 3];
+    false
+}
+
+/// What `task_numa_placement` decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The node with the most memory faults (None: no faults yet).
+    pub max_node: Option<u16>,
+    /// Faults of this pass by kind: shared, private.
+    pub shared: u64,
+    /// See `shared`.
+    pub private: u64,
+}
+
+/// `task_numa_placement`'s statistics step: halve the decayed counts, add
+/// this pass's buffers (the CPU counts weighted by the task's share of CPU
+/// time since the last placement), and find the node with the most memory
+/// faults. `runtime` and `period` are the CPU time and wall time since the
+/// last placement.
+pub fn task_numa_placement(tn: &mut TaskNuma, runtime: Nanos, period: Nanos) -> Placement {
+    let nodes = tn.nodes();
+    let total = tn.locality[0] + tn.locality[1];
+    // the CPU-use weight of this pass, 16.16 fixed point
+    let f_weight = (runtime.min(period) << 16) / (period + 1);
+    let mut kinds = [0u64; 2];
+    let mut best: Option<(u64, u16)> = None;
+    for n in 0..nodes {
+        let mut node_faults = 0;
+        for private in [false, true] {
+            let mem = tn.idx(FaultStat::Mem, n, private);
+            let membuf = tn.idx(FaultStat::MemBuf, n, private);
+            let cpu = tn.idx(FaultStat::Cpu, n, private);
+            let cpubuf = tn.idx(FaultStat::CpuBuf, n, private);
+            let add = tn.faults[membuf];
+            let half = tn.faults[mem] / 2;
+            kinds[private as usize] += add;
+            let w = f_weight * tn.faults[cpubuf] / (total + 1);
+            tn.faults[mem] = tn.faults[mem] - half + add;
+            tn.faults[cpu] = tn.faults[cpu] - tn.faults[cpu] / 2 + w;
+            tn.faults[membuf] = 0;
+            tn.faults[cpubuf] = 0;
+            tn.total_faults = tn.total_faults - half + add;
+            node_faults += tn.faults[mem];
+        }
+        if node_faults > 0 && best.is_none_or(|(f, _)| node_faults > f) {
+            best = Some((node_faults, n as u16));
+        }
+    }
+    Placement {
+        max_node: best.map(|b| b.1),
+        shared: kinds[0],
+        private: kinds[1],
+    }
+}
+
+/// `task_weight`: the share of the task's memory faults on `node`, in
+/// 1/1000 (direct topologies: no distance weighting).
+pub fn task_weight(tn: &TaskNuma, node: usize) -> i64 {
+    if tn.total_faults == 0 {
+        return 0;
+    }
+    (1000 * tn.faults_on(FaultStat::Mem, node) / tn.total_faults) as i64
+}
+
+/// `should_numa_migrate_memory` without numa groups or memory tiers: should
+/// a page last faulted by `last` (swapped for this fault's CPU and task,
+/// `now_cpupid`) move to `dst_node`? `node_of(cpu)` is the CPU's node.
+pub fn should_numa_migrate_memory(
+    tn: &TaskNuma,
+    features: &NumaFeatures,
+    last: Option<CpuPid>,
+    now_cpupid: CpuPid,
+    dst_node: u16,
+    node_of: impl Fn(usize) -> u16,
+) -> bool {
+    let own = |c: CpuPid| c.pid8 == now_cpupid.pid8;
+    // 37355bdc5a12: early in the task's life, private or first faults move
+    // the page at once
+    if features.early_migrate
+        && (tn.preferred.is_none() || tn.scan_seq <= 4)
+        && last.is_none_or(own)
+    {
+        return true;
+    }
+    match last {
+        // the two-stage filter: a page moves only after two consecutive
+        // faults from the same node
+        Some(l) if node_of(l.cpu as usize) != dst_node => false,
+        // private, or (no group) shared: yes
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> NumaParams {
+        NumaParams {
+            enabled: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn scan_periods_scale_with_the_resident_set() {
+        let p = params();
+        // RSS <= 256 MB: min 1000, max 60000
+        assert_eq!(task_scan_min(100 << 20, &p), 1000);
+        assert_eq!(task_scan_max(100 << 20, &p), 60000);
+        // RSS 4 GB: 16 windows, min max(100, 62) = 100, max 3750
+        assert_eq!(task_scan_min(4 << 30, &p), 100);
+        assert_eq!(task_scan_max(4 << 30, &p), 3750);
+        // nothing resident counts as one window
+        assert_eq!(task_scan_min(0, &p), 1000);
+    }
+
+    #[test]
+    fn stagger_units() {
+        let tick = 4_000_000;
+        // the bug: the 60000 ms maximum read as 60000 ns
+        assert_eq!(
+            stagger_delay(60000, 1000, 5, tick, StaggerUnits::Bug),
+            60_000 + 2 * tick
+        );
+        // fixed: thread 5 waits 5 periods
+        assert_eq!(
+            stagger_delay(60000, 1000, 5, tick, StaggerUnits::Fixed),
+            5_000 * MS + 2 * tick
+        );
+        // capped by the maximum
+        assert_eq!(
+            stagger_delay(3000, 1000, 50, tick, StaggerUnits::Fixed),
+            3000 * MS + 2 * tick
+        );
+    }
+
+    #[test]
+    fn scan_period_slows_for_private_and_speeds_for_shared_remote() {
+        let p = params();
+        let mut tn = TaskNuma::new(2, &p, 0, None);
+        tn.scan_period_ms = 1000;
+        tn.scan_period_max_ms = 60000;
+        // all private, all remote: ps = 10 -> +3 slots
+        tn.locality = [100, 0, 0];
+        assert!(!update_task_scan_period(&mut tn, 0, 100, 100, 60000));
+        assert_eq!(tn.scan_period_ms, 1300);
+        // all shared, all remote: local + shared > 0, lr = ps = 0 -> -7 slots
+        tn.locality = [100, 0, 0];
+        update_task_scan_period(&mut tn, 100, 0, 100, 60000);
+        assert_eq!(tn.scan_period_ms, 1300 - 7 * 130);
+        // no local and no shared faults: double, and push the mm's scan out
+        tn.locality = [100, 0, 0];
+        assert!(update_task_scan_period(&mut tn, 0, 100, 100, 60000));
+        assert_eq!(tn.scan_period_ms, 780);
+    }
+
+    #[test]
+    fn placement_decays_and_prefers_the_node_with_most_faults() {
+        let p = params();
+        let mut tn = TaskNuma::new(2, &p, 0, None);
+        let b1 = tn.idx(FaultStat::MemBuf, 1, true);
+        tn.faults[b1] = 512;
+        tn.locality = [512, 0, 0];
+        let pl = task_numa_placement(&mut tn, 10, 10);
+        assert_eq!(pl.max_node, Some(1));
+        assert_eq!((pl.shared, pl.private), (0, 512));
+        assert_eq!(tn.total_faults, 512);
+        // a later pass with 300 faults on node 0: node 1 decays to 256
+        let b0 = tn.idx(FaultStat::MemBuf, 0, true);
+        tn.faults[b0] = 300;
+        let pl = task_numa_placement(&mut tn, 10, 10);
+        assert_eq!(pl.max_node, Some(0));
+        assert_eq!(tn.total_faults, 556);
+        assert_eq!(task_weight(&tn, 0), 1000 * 300 / 556);
+    }
+
+    #[test]
+    fn two_stage_filter() {
+        let p = params();
+        let f = NumaFeatures {
+            early_migrate: false,
+            ..Default::default()
+        };
+        let tn = TaskNuma::new(2, &p, 0, Some(1));
+        let node_of = |cpu: usize| (cpu / 4) as u16;
+        let me = CpuPid::of(4, 9);
+        // first fault ever: moves
+        assert!(should_numa_migrate_memory(&tn, &f, None, me, 1, node_of));
+        // last fault from node 0: does not move to node 1 yet
+        assert!(!should_numa_migrate_memory(
+            &tn,
+            &f,
+            Some(CpuPid::of(0, 9)),
+            me,
+            1,
+            node_of
+        ));
+        // last fault from node 1 by another task: moves (no groups)
+        assert!(should_numa_migrate_memory(
+            &tn,
+            &f,
+            Some(CpuPid::of(5, 3)),
+            me,
+            1,
+            node_of
+        ));
+        // early migration skips the filter for the task's own pages
+        let early = NumaFeatures::default();
+        assert!(should_numa_migrate_memory(
+            &tn,
+            &early,
+            Some(CpuPid::of(0, 9)),
+            me,
+            1,
+            node_of
+        ));
+    }
+}
