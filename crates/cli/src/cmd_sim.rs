@@ -168,6 +168,15 @@ pub struct CommonSimArgs {
     /// Run in the guests of a host: a preset (vm1x8, vm2x8, vm1x8-noisy) or a machine file (TOML, docs/vm.md); one workload instance per guest, reported per guest.
     #[arg(long, value_name = "FILE|PRESET", conflicts_with_all = ["cpus", "node"])]
     pub host: Option<String>,
+    /// kernel.numa_balancing: automatic NUMA balancing on or off [default: on when the machine has more than one node, as the kernel does; on is refused on a one-node machine].
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    pub numa_balancing: Option<String>,
+    /// Where new pages go, as numactl sets it: local (first touch), interleave=all|NODES, membind=NODES (NODES: 0,2-3).
+    #[arg(long, value_name = "POLICY")]
+    pub mem_policy: Option<String>,
+    /// Map workload memory with transparent huge pages (a 2 MiB chunk faults and is scanned as one PMD).
+    #[arg(long)]
+    pub thp: bool,
     /// With --host: this many copies of the host's first guest.
     #[arg(long, value_name = "N", requires = "host", value_parser = int_in::<u32>(1, lab::vm::MAX_GUESTS.into()))]
     pub guests: Option<u32>,
@@ -278,6 +287,9 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         check: c.check,
         host: c.host.clone(),
         guests: c.guests,
+        numa_balancing: c.numa_balancing.as_deref().map(|v| v == "on"),
+        mem_policy: c.mem_policy.clone(),
+        thp: c.thp,
         ..RunSpec::new(workload)
     })
 }

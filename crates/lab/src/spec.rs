@@ -141,6 +141,17 @@ pub struct RunSpec {
     /// With `host`: this many copies of its first guest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guests: Option<u32>,
+    /// `kernel.numa_balancing` (simulator only; default: on when the
+    /// machine has more than one node, as the kernel does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_balancing: Option<bool>,
+    /// Where new pages go, as numactl sets it: `local`,
+    /// `interleave=all|NODES` or `membind=NODES` (simulator only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_policy: Option<String>,
+    /// Map workload memory with transparent huge pages (simulator only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub thp: bool,
     /// The benchmark and its parameters.
     pub workload: WorkloadSpec,
 }
@@ -164,6 +175,9 @@ impl RunSpec {
             check: false,
             host: None,
             guests: None,
+            numa_balancing: None,
+            mem_policy: None,
+            thp: false,
             workload,
         }
     }
@@ -192,6 +206,15 @@ impl RunSpec {
         }
         if self.cpuidle.is_some() {
             v.push("cpuidle");
+        }
+        if self.numa_balancing.is_some() {
+            v.push("numa_balancing");
+        }
+        if self.mem_policy.is_some() {
+            v.push("mem_policy");
+        }
+        if self.thp {
+            v.push("thp");
         }
         if self.cost_profile.is_some() {
             v.push("cost_profile");
@@ -377,6 +400,21 @@ impl RunSpec {
             (None, Some(p)) => Some(sim::cpuidle::Cpuidle::for_machine(&p).0),
             (None, None) => None,
         };
+        if self.numa_balancing == Some(true) && topo.nr_nodes() < 2 {
+            return Err(SpecError::field(
+                "numa_balancing",
+                format!(
+                    "on: machine {} has one NUMA node; automatic NUMA balancing needs two or more",
+                    topo.name()
+                ),
+            ));
+        }
+        let mem_policy = match &self.mem_policy {
+            None => sim::numa::MemPolicy::Local,
+            Some(s) => sim::numa::MemPolicy::parse(s, topo.nr_nodes()).map_err(|e| {
+                SpecError::field("mem_policy", e.trim_start_matches("--mem-policy: "))
+            })?,
+        };
         Ok(SimOptions {
             cpus: self.cpu_mask(topo)?,
             seed: self.seed,
@@ -385,6 +423,9 @@ impl RunSpec {
             policy,
             cpuidle,
             costs_profile,
+            numa_balancing: self.numa_balancing,
+            mem_policy,
+            thp: self.thp,
             ..Default::default()
         })
     }

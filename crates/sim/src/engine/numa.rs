@@ -102,6 +102,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.numa.as_ref()?.tasks.get(t as usize)?.as_ref()
     }
 
+    /// The CPU whose run queue holds `t`, or held it last (task_cpu).
+    pub fn task_cpu(&self, t: TaskId) -> usize {
+        self.tasks[t as usize].cpu
+    }
+
     /// Pages resident per node.
     pub fn pages_per_node(&self) -> Vec<u64> {
         match &self.numa {
@@ -577,11 +582,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 nb::task_scan_start(sp.resident * crate::numa::memory::CHUNK_BYTES, &s.params);
         }
         tn.node_stamp += tn.scan_period_ms * MS;
+        if tn.first_scan.is_none() {
+            tn.first_scan = Some((now, exec));
+        }
         if now >= sp.numa_next_scan {
             tn.work_pending = true;
-            if tn.first_scan.is_none() {
-                tn.first_scan = Some((now, exec));
-            }
             if self.cpus[c].seg.user && !self.cpus[c].seg.spin {
                 self.preempt_segment(c);
             }

@@ -166,8 +166,9 @@ pub struct TaskNuma {
     pub last_exec: Nanos,
     /// See `last_exec`.
     pub last_time: Nanos,
-    /// When the first task_tick_numa of this task queued a scan: (time,
-    /// task runtime).
+    /// When this task's runtime first passed its node stamp plus period
+    /// (its first scan request, whether or not the mm-wide limit let it
+    /// scan): (time, task runtime).
     pub first_scan: Option<(Nanos, Nanos)>,
     /// Pages migrated on this task's faults.
     pub pages_migrated: u64,

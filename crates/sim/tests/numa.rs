@@ -1,0 +1,297 @@
+//! Memory placement and automatic NUMA balancing through the engine, on
+//! the two-node xeon-12c24t preset (SLIT 10/20): the remote-memory
+//! slowdown, balancing raising the local fault share, `off` leaving pages
+//! alone, the 4.19 stagger of first scans, and the counters' consistency.
+
+use sim::balance::linux::{LbFeatures, LinuxBalancer};
+use sim::costs::MachineCosts;
+use sim::engine::{Engine, EngineConfig};
+use sim::numa::balancing::{stagger_delay, StaggerUnits};
+use sim::numa::{MemPolicy, NumaCounters, NumaFeatures, NumaParams, Span};
+use sim::placement::linux::{Features, LinuxPlacement};
+use sim::task::{Op, TaskSpec};
+use topology::{CpuMask, DomainOptions, SchedDomains, Topology};
+
+const MS: u64 = 1_000_000;
+const MIB: u64 = 1 << 20;
+
+fn machine() -> (Topology, SchedDomains) {
+    let topo = topology::preset("xeon-12c24t").unwrap();
+    let sd = SchedDomains::build(&topo, &DomainOptions::default());
+    (topo, sd)
+}
+
+fn engine<'t>(topo: &'t Topology, sd: &'t SchedDomains) -> Engine<'t> {
+    let mut cfg = EngineConfig::checked(topo.all_cpus().clone());
+    cfg.time_limit = 600_000 * MS;
+    let f = Features::kernel("linux-6.6").unwrap();
+    let mut e: Engine = Engine::new(
+        topo,
+        sd,
+        MachineCosts::for_machine(topo.name()),
+        cfg,
+        Box::new(LinuxPlacement::new(f)),
+    );
+    e.set_balancer(Box::new(LinuxBalancer::new(LbFeatures::for_version((
+        6, 6,
+    )))));
+    e
+}
+
+fn spec(name: &str, program: Vec<Op>, mm: u32, cpu: usize, spawned: bool) -> TaskSpec {
+    TaskSpec {
+        name: name.into(),
+        program: program.into(),
+        mm,
+        parent: None,
+        spawned,
+        start_cpu: Some(cpu),
+        nice: 0,
+        footprint_lines: 0,
+    }
+}
+
+fn numa(enabled: bool) -> NumaParams {
+    NumaParams {
+        enabled,
+        ..Default::default()
+    }
+}
+
+/// One task on CPU 0 (node 0) streams 256 MiB that a membind policy put on
+/// `node`; returns the run's time.
+fn stream_time(node: u16, work: u64) -> u64 {
+    let (topo, sd) = machine();
+    let mut e = engine(&topo, &sd);
+    let r = e.add_region(1, "a", 256 * MIB);
+    let a = e.add_access(&[Span {
+        region: r,
+        offset: 0,
+        len: 256 * MIB,
+        bytes: 256 * MIB,
+    }]);
+    e.add_task(spec(
+        "s",
+        vec![Op::ComputeMem { work, access: a }, Op::Exit],
+        1,
+        0,
+        false,
+    ));
+    e.set_numa(
+        numa(false),
+        NumaFeatures::default(),
+        MemPolicy::Bind(vec![node]),
+    );
+    e.run().unwrap();
+    let c = e.numa_counters().unwrap();
+    assert_eq!(c.numa_local + c.numa_other, 256 * MIB / 4096);
+    e.now()
+}
+
+/// Memory on the other node costs its SLIT distance over the local one:
+/// pure streaming runs 20/10 = 2x as long; with CPU work W alongside, the
+/// time is W + 2M against W + M.
+#[test]
+fn remote_memory_runs_slower_by_the_distance() {
+    let local = stream_time(0, 0);
+    let remote = stream_time(1, 0);
+    let ps = MachineCosts::for_machine("xeon-12c24t").mem_ps_per_byte;
+    let m = 256 * MIB * ps / 1000;
+    // the run also spans thread start and exit: a few tens of us
+    assert!(local.abs_diff(m) < 200_000, "local {local} vs M {m}");
+    let ratio = (remote - (local - m)) as f64 / m as f64;
+    assert!((ratio - 2.0).abs() < 0.01, "remote/local streaming {ratio}");
+    let w = 30 * MS;
+    let (l, r) = (stream_time(0, w), stream_time(1, w));
+    let expect = (w + 2 * m) as f64 / (w + m) as f64;
+    let got = (r - (l - w - m)) as f64 / (w + m) as f64;
+    assert!((got - expect).abs() < 0.01, "{got} vs {expect}");
+}
+
+/// A thread on node 0 first-touches 512 MiB and exits; a second thread of
+/// the process, pinned to node 1, then streams it for `secs` seconds in
+/// 10 ms steps. Returns the counters and the pages on each node.
+fn remote_worker(enabled: bool, secs: u64, pinned: bool) -> (NumaCounters, Vec<u64>, usize) {
+    let (topo, sd) = machine();
+    let mut e = engine(&topo, &sd);
+    let r = e.add_region(1, "a", 512 * MIB);
+    let all = e.add_access(&[Span {
+        region: r,
+        offset: 0,
+        len: 512 * MIB,
+        bytes: 512 * MIB,
+    }]);
+    // 10 ms of work touching a 1/8 slice of the array at a time
+    let slices: Vec<_> = (0..8)
+        .map(|i| {
+            e.add_access(&[Span {
+                region: r,
+                offset: i * 64 * MIB,
+                len: 64 * MIB,
+                bytes: 8 * MIB,
+            }])
+        })
+        .collect();
+    let mut worker = Vec::new();
+    let steps = secs * 100 / 8;
+    worker.push(Op::Loop(steps as u32));
+    for &a in &slices {
+        worker.push(Op::ComputeMem {
+            work: 10 * MS,
+            access: a,
+        });
+    }
+    worker.push(Op::EndLoop);
+    worker.push(Op::Exit);
+    let w = e.add_task(spec("worker", worker, 1, 1, true));
+    let init = vec![
+        Op::ComputeMem {
+            work: 0,
+            access: all,
+        },
+        Op::Spawn { child: w },
+        Op::Join { task: w },
+        Op::Exit,
+    ];
+    let i = e.add_task(spec("init", init, 1, 0, false));
+    e.set_cpus_allowed(i, &topo.node_cpus(0).clone());
+    let node1: CpuMask = topo.node_cpus(1).clone();
+    if pinned {
+        e.set_cpus_allowed(w, &node1);
+    }
+    e.set_numa(numa(enabled), NumaFeatures::default(), MemPolicy::Local);
+    e.run().unwrap();
+    let node = topo.place(e.task_cpu(w)).node;
+    (e.numa_counters().unwrap(), e.pages_per_node(), node)
+}
+
+fn local_share(c: &NumaCounters) -> f64 {
+    c.numa_hint_faults_local as f64 / c.numa_hint_faults.max(1) as f64
+}
+
+/// Balancing on: the pinned worker's remote pages are marked, fault and
+/// migrate to node 1, so the local share of its faults rises with time
+/// and most pages end on node 1. Off: no scan, no fault, every page stays
+/// on node 0.
+#[test]
+fn balancing_raises_the_local_fault_share_and_off_leaves_pages() {
+    let (short, _, _) = remote_worker(true, 6, true);
+    let (long, pages, _) = remote_worker(true, 30, true);
+    assert!(
+        short.numa_hint_faults > 0 && short.numa_pages_migrated > 0,
+        "{short:?}"
+    );
+    assert!(
+        local_share(&long) > local_share(&short),
+        "local share {:.3} after 30 s vs {:.3} after 6 s",
+        local_share(&long),
+        local_share(&short)
+    );
+    assert!(pages[1] > pages[0], "pages per node {pages:?}");
+    check_consistent(&long);
+    let (off, pages, _) = remote_worker(false, 6, true);
+    assert_eq!(
+        (
+            off.numa_pte_updates,
+            off.numa_hint_faults,
+            off.numa_pages_migrated
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(pages, vec![512 * MIB / 4096, 0]);
+}
+
+/// Unpinned, the worker is on whichever node the balancers leave it; with
+/// NUMA balancing its faults end up mostly local either way (pages came
+/// to it, or it went to them).
+#[test]
+fn an_unpinned_worker_ends_local() {
+    let (c, pages, node) = remote_worker(true, 30, false);
+    let on_its_node = pages[node] as f64 / pages.iter().sum::<u64>() as f64;
+    assert!(
+        on_its_node > 0.5,
+        "worker on node {node}, pages {pages:?}, {c:?}"
+    );
+    check_consistent(&c);
+}
+
+fn check_consistent(c: &NumaCounters) {
+    assert!(c.numa_hint_faults <= c.numa_pte_updates, "{c:?}");
+    assert!(c.numa_hint_faults_local <= c.numa_hint_faults, "{c:?}");
+    assert!(c.numa_pages_migrated <= c.numa_hint_faults, "{c:?}");
+}
+
+/// Five threads of one process compute for 6 s each; the time of each
+/// thread's first scan request (its runtime then) follows the stagger:
+/// without it every thread asks after one scan delay of its own runtime;
+/// with the fixed units thread k (k threads already in the mm when it was
+/// created) waits min(scan max, k periods) + 2 ticks more; with the bug,
+/// only the 2 ticks and the scan maximum read as ns.
+#[test]
+fn stagger_spreads_the_first_scans() {
+    let first_scans = |stagger: bool, units: StaggerUnits| -> Vec<u64> {
+        let (topo, sd) = machine();
+        let mut e = engine(&topo, &sd);
+        let r = e.add_region(1, "a", 64 * MIB);
+        let a = e.add_access(&[Span {
+            region: r,
+            offset: 0,
+            len: 64 * MIB,
+            bytes: MIB,
+        }]);
+        let body = vec![
+            Op::Loop(600),
+            Op::ComputeMem {
+                work: 10 * MS,
+                access: a,
+            },
+            Op::EndLoop,
+            Op::Exit,
+        ];
+        let kids: Vec<_> = (0..4)
+            .map(|k| e.add_task(spec(&format!("t{k}"), body.clone(), 1, 2 + 2 * k, true)))
+            .collect();
+        let mut main = vec![];
+        for &k in &kids {
+            main.push(Op::Spawn { child: k });
+        }
+        main.extend(body[..3].iter().cloned());
+        main.push(Op::EndLoop);
+        for &k in &kids {
+            main.push(Op::Join { task: k });
+        }
+        main.push(Op::Exit);
+        let m = e.add_task(spec("main", main, 1, 0, false));
+        let f = NumaFeatures {
+            scan_stagger: stagger,
+            stagger_units: units,
+            ..Default::default()
+        };
+        e.set_numa(numa(true), f, MemPolicy::Local);
+        e.run().unwrap();
+        std::iter::once(m)
+            .chain(kids)
+            .map(|t| e.task_numa(t).unwrap().first_scan.unwrap().1)
+            .collect()
+    };
+    let tick = 1_000_000_000 / MachineCosts::for_machine("xeon-12c24t").hz;
+    let delay = 1000 * MS;
+    // the first scan asks once runtime passes stamp + period (checked each
+    // tick): within one tick after it
+    let within = |got: u64, at: u64| got > at && got <= at + tick + MS;
+    let off = first_scans(false, StaggerUnits::Bug);
+    for (k, &s) in off.iter().enumerate() {
+        assert!(within(s, delay), "thread {k}: {s} without stagger");
+    }
+    let fixed = first_scans(true, StaggerUnits::Fixed);
+    assert!(within(fixed[0], delay), "main {}", fixed[0]);
+    for (k, &s) in fixed.iter().enumerate().skip(1) {
+        let st = stagger_delay(60000, 1000, k as u64, tick, StaggerUnits::Fixed);
+        assert!(within(s, st + delay), "thread {k}: {s} vs {}", st + delay);
+    }
+    let bug = first_scans(true, StaggerUnits::Bug);
+    for (k, &s) in bug.iter().enumerate().skip(1) {
+        let st = stagger_delay(60000, 1000, k as u64, tick, StaggerUnits::Bug);
+        assert!(within(s, st + delay), "thread {k}: {s} vs {}", st + delay);
+    }
+}
