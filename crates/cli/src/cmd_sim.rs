@@ -103,6 +103,10 @@ pub struct SpinArgs {
     #[arg(short = 'w', long = "work-ms", value_name = "MS", default_value_t = 100,
           value_parser = int_in::<u32>(1, u32::MAX.into()))]
     pub work_ms: u32,
+    /// Memory each task streams, MiB: a private array first touched where the task first runs (all on one CPU), read an eighth at a time, so pages land on one node and NUMA balancing has work.
+    #[arg(long = "mem-mib", value_name = "MIB", default_value_t = 0,
+          value_parser = int_in::<u64>(0, 1 << 20))]
+    pub mem_mib: u64,
     #[command(flatten)]
     pub common: CommonSimArgs,
 }
@@ -541,6 +545,7 @@ fn spin(a: SpinArgs) -> Result<ExitCode> {
     let sp = SpinSpec {
         tasks: a.tasks,
         work_ms: a.work_ms,
+        mem_mib: a.mem_mib,
     };
     simulate(&a.common, WorkloadSpec::Spin(sp))
 }

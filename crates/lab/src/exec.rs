@@ -69,6 +69,7 @@ pub fn simulate_with(
             let sp = Spin {
                 tasks: s.tasks.unwrap_or(2 * ncpus as u32),
                 work_ns: s.work_ms as u64 * 1_000_000,
+                mem_mib: s.mem_mib,
             };
             if sp.work_ns == 0 {
                 return Err(SpecError::field("work_ms", "must be an integer > 0").into());

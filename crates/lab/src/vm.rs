@@ -70,8 +70,16 @@ pub(crate) fn simulate_on_host(
                 .map(|t| sim::workload::spin::Spin {
                     tasks: s.tasks.unwrap_or(2 * t.nr_cpus() as u32),
                     work_ns: s.work_ms as u64 * 1_000_000,
+                    mem_mib: s.mem_mib,
                 })
                 .collect();
+            if s.mem_mib > 0 {
+                return Err(SpecError::field(
+                    "mem_mib",
+                    "is not modelled in guests (--host): guest memory has no nodes here",
+                )
+                .into());
+            }
             if s.work_ms == 0 {
                 return Err(SpecError::field("work_ms", "must be an integer > 0").into());
             }

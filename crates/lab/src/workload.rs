@@ -301,6 +301,8 @@ pub struct SpinSpec {
     pub tasks: Option<u32>,
     /// User work of each task, ms [100].
     pub work_ms: u32,
+    /// Memory each task streams, MiB [0: none].
+    pub mem_mib: u64,
 }
 
 impl Default for SpinSpec {
@@ -308,6 +310,7 @@ impl Default for SpinSpec {
         SpinSpec {
             tasks: None,
             work_ms: 100,
+            mem_mib: 0,
         }
     }
 }

@@ -25,6 +25,7 @@ fn spin(machine: &str, kernel: &str, features: &[(&str, &str)], work_ms: u64) ->
     let sp = Spin {
         tasks: 2 * topo.nr_cpus() as u32,
         work_ns: work_ms * 1_000_000,
+        mem_mib: 0,
     };
     simulate_spin(&topo, &sp, &opts(kernel, features, 1))
         .unwrap_or_else(|e| panic!("{machine} {kernel}: {e}"))

@@ -66,6 +66,7 @@ fn two_saturated_guests_share_the_host_cpus_half_and_half() {
     let sp = Spin {
         tasks: 8,
         work_ns: 200_000_000,
+        mem_mib: 0,
     };
     let vm = simulate_vm(&s, &[sp.clone(), sp], &opt()).unwrap();
     for g in &vm.vm {
@@ -212,6 +213,7 @@ fn noisy_neighbours_and_floating_vcpus_run_checked() {
     let sp = Spin {
         tasks: 8,
         work_ns: 50_000_000,
+        mem_mib: 0,
     };
     let vm = simulate_vm(&s, std::slice::from_ref(&sp), &opt()).unwrap();
     assert!(vm.vm[0].steal_ns > 0 && vm.vm[0].vcpu_preemptions > 0);

@@ -138,6 +138,7 @@ fn balancer_moves_and_the_stopper_show() {
     let sp = sim::workload::spin::Spin {
         tasks: 8,
         work_ns: 20_000_000,
+        mem_mib: 0,
     };
     let (r, s, _) = traced(&dir.path().join("s.pftrace"), Window::default(), |o| {
         simulate_spin(&topo, &sp, o).unwrap()

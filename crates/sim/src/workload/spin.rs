@@ -8,7 +8,7 @@
 //! use sim::run::{simulate_spin, SimOptions};
 //! use sim::workload::spin::Spin;
 //! let topo = topology::preset("kvm-8vcpu").unwrap();
-//! let r = simulate_spin(&topo, &Spin { tasks: 16, work_ns: 20_000_000 }, &SimOptions::default()).unwrap();
+//! let r = simulate_spin(&topo, &Spin { tasks: 16, work_ns: 20_000_000, mem_mib: 0 }, &SimOptions::default()).unwrap();
 //! // 16 tasks of 20 ms on 8 CPUs: about 40 ms once spread
 //! assert!(r.time_ns < 80_000_000);
 //! ```
@@ -28,7 +28,15 @@ pub struct Spin {
     pub tasks: u32,
     /// User work of each task, ns at full speed.
     pub work_ns: u64,
+    /// Memory each task streams, MiB (0: none): a private array, written
+    /// whole where the task first runs, then read an eighth at a time in
+    /// steps of about 10 ms of work (`Op::ComputeMem`), so memory placement
+    /// and NUMA balancing apply.
+    pub mem_mib: u64,
 }
+
+/// Work per memory step, ns.
+const STEP_NS: u64 = 10_000_000;
 
 /// Declare the tasks in `e`, all starting on `cpu`.
 pub fn build<R: RunQueue>(s: &Spin, cpu: usize, e: &mut Engine<'_, R>) {
@@ -37,7 +45,39 @@ pub fn build<R: RunQueue>(s: &Spin, cpu: usize, e: &mut Engine<'_, R>) {
         if i == 0 {
             program.push(Op::Mark(MARK_START));
         }
-        program.extend([Op::Compute(s.work_ns), Op::Exit]);
+        if s.mem_mib == 0 {
+            program.push(Op::Compute(s.work_ns));
+        } else {
+            let bytes = s.mem_mib << 20;
+            let r = e.add_region(i + 1, "array", bytes);
+            let eighth = bytes / 8;
+            // the array is written once where the task first runs (its
+            // initialisation), then read an eighth at a time
+            let all = e.add_access(&[crate::numa::Span {
+                region: r,
+                offset: 0,
+                len: bytes,
+                bytes,
+            }]);
+            program.push(Op::ComputeMem {
+                work: 0,
+                access: all,
+            });
+            let loops = s.work_ns.div_ceil(8 * STEP_NS).max(1);
+            let work = s.work_ns / (8 * loops);
+            program.push(Op::Loop(loops.min(u32::MAX as u64) as u32));
+            for k in 0..8 {
+                let access = e.add_access(&[crate::numa::Span {
+                    region: r,
+                    offset: k * eighth,
+                    len: eighth.max(1),
+                    bytes: eighth,
+                }]);
+                program.push(Op::ComputeMem { work, access });
+            }
+            program.push(Op::EndLoop);
+        }
+        program.push(Op::Exit);
         e.add_task(TaskSpec {
             name: format!("spin{i}"),
             program: program.into(),
@@ -66,9 +106,14 @@ impl super::Workload for Spin {
         super::Report {
             files: Vec::new(),
             text: format!(
-                "{} compute-only tasks of {} ms started on one CPU\nTime: {:.3}\n",
+                "{} compute-only tasks of {} ms{} started on one CPU\nTime: {:.3}\n",
                 self.tasks,
                 self.work_ns / 1_000_000,
+                if self.mem_mib > 0 {
+                    format!(" streaming {} MiB each", self.mem_mib)
+                } else {
+                    String::new()
+                },
                 time_ns as f64 / 1e9
             ),
             json: Default::default(),
