@@ -526,7 +526,15 @@ pub fn profile(
             format!("the kernel config is not readable; generic: {}", gsrc["hz"]),
         ),
     }
-    for k in ["clean_read_ns", "smt_throughput_milli", "charge_idle_exit"] {
+    for k in [
+        "clean_read_ns",
+        "smt_throughput_milli",
+        "charge_idle_exit",
+        "mem_ps_per_byte",
+        "numa_pte_update_ns",
+        "numa_hint_fault_ns",
+        "numa_migrate_page_ns",
+    ] {
         put(k, format!("not measured; generic: {}", gsrc[k]));
     }
     (c, s)

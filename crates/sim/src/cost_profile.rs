@@ -333,7 +333,7 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
             _ => "1000: the OS costs as measured".to_string(),
         },
     );
-    let mem_local = "measured on the development machine (Intel Xeon KVM guest, 2 vCPUs, one node, Linux 6.18), gcc -O2, best of 5 over 256 MiB; programs and figures in docs/numa.md";
+    let mem_local = "measured on the development machine (Intel Xeon KVM guest, 2 vCPUs, one node, Linux 6.18), gcc -O2, best of 5 over 256 MiB; methods and figures in docs/numa.md";
     put(
         "mem_ps_per_byte",
         format!("a 64-bit-word sum over a populated 256 MiB array, 8.6 GB/s = 116 ps/B ({mem_local}); remote pages scale by the SLIT distance / 10 (ACPI SLIT: relative memory latency, local = 10)"),

@@ -430,7 +430,7 @@ impl MachineCosts {
             m.hz = 250;
             // Memory and NUMA-balancing costs, measured on the development
             // machine (Intel Xeon KVM guest, 2 vCPUs, one node, Linux 6.18,
-            // THP madvise; gcc -O2, best of 5 over 256 MiB; the programs are
+            // THP madvise; gcc -O2, best of 5 over 256 MiB; the methods are
             // in docs/numa.md):
             // - a 64-bit-word sum over a populated 256 MiB array: 8.6 GB/s,
             //   0.116 ns per byte, one thread's local streaming cost;

@@ -445,8 +445,8 @@ mod tests {
         let mut tn = TaskNuma::new(2, &p, 0, None);
         tn.scan_period_ms = 1000;
         tn.scan_period_max_ms = 60000;
-        // all private, all remote: ps = 10 -> +3 slots
-        tn.locality = [100, 0, 0];
+        // all private, half local: ps = 10 -> +3 slots
+        tn.locality = [50, 50, 0];
         assert!(!update_task_scan_period(&mut tn, 0, 100, 100, 60000));
         assert_eq!(tn.scan_period_ms, 1300);
         // all shared, all remote: local + shared > 0, lr = ps = 0 -> -7 slots
