@@ -534,6 +534,7 @@ pub fn profile(
         "numa_pte_update_ns",
         "numa_hint_fault_ns",
         "numa_migrate_page_ns",
+        "node_mem_mb_s",
     ] {
         put(k, format!("not measured; generic: {}", gsrc[k]));
     }

@@ -122,6 +122,10 @@ const MEANINGS: &[(&str, &str)] = &[
     ("numa_hint_fault_ns", "one NUMA hinting fault, ns"),
     ("numa_migrate_page_ns", "migrating one 4 KiB page on a hinting fault, ns"),
     (
+        "node_mem_mb_s",
+        "peak DRAM bandwidth of one NUMA node, MB/s, shared by the segments streaming from it (0: not limited)",
+    ),
+    (
         "os_scale_milli",
         "the factor (1/1000) already applied to the development machine's OS costs for this machine (a record; 1000: as measured)",
     ),
@@ -349,6 +353,17 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
     put(
         "numa_migrate_page_ns",
         format!("first touch of anonymous 4 KiB pages (allocate, zero, map) 1226-1301 ns, taken for allocate+copy+remap, plus two PTE updates ({mem_local})"),
+    );
+    put(
+        "node_mem_mb_s",
+        match machine {
+            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => "HiSilicon Kunpeng 920 product brief: 8 DDR4-2933 channels per socket, 4 per die (node): 4 x 2933 x 8 B (a peak)".to_string(),
+            "xeon-12c24t" => "Intel ARK, Xeon X5650: 3 DDR3-1333 channels, max memory bandwidth 32 GB/s per socket (node): 3 x 1333 x 8 B (a peak)".to_string(),
+            "epyc-zen3" => "AMD EPYC 7763 product page: 8 DDR4-3200 channels, NPS1 one node: 8 x 3200 x 8 B (a peak)".to_string(),
+            "sapphire-rapids" => "Intel ARK, Xeon Platinum 8480+: 8 DDR5-4800 channels per socket (node): 8 x 4800 x 8 B (a peak)".to_string(),
+            "altra" => "Ampere Altra product brief: 8 DDR4-3200 channels, one node: 8 x 3200 x 8 B (a peak)".to_string(),
+            _ => "0: no published figure for this machine's memory system in one number; not limited".to_string(),
+        },
     );
     put("c2c_ns", c2c);
     put("idle_states", idle);

@@ -178,6 +178,9 @@ pub struct MachineCosts {
     /// Migrating one base page on a hinting fault (allocate on the target,
     /// unmap, copy, remap), ns.
     pub numa_migrate_page_ns: Nanos,
+    /// DRAM bandwidth of one NUMA node, MB/s, shared by the segments
+    /// streaming from it (0: not limited).
+    pub node_mem_mb_s: u64,
 }
 
 impl MachineCosts {
@@ -345,6 +348,7 @@ impl MachineCosts {
             numa_pte_update_ns: 0,
             numa_hint_fault_ns: 0,
             numa_migrate_page_ns: 0,
+            node_mem_mb_s: 0,
         }
     }
 
@@ -487,7 +491,7 @@ impl MachineCosts {
         // calibration notes; original not recorded): 1 us exit latency,
         // entered whenever idle.
         let wfi = vec![st("WFI", 1, 1)];
-        match machine {
+        let mut m = match machine {
             // c2c: Kunpeng 920-6426, 1 socket (nviennot): cluster 34.5,
             // same die other cluster 35.7, other die 80.5; cross socket not
             // measured: midpoint of the project's suggested 110-140, the
@@ -616,7 +620,9 @@ impl MachineCosts {
                 vec![st("C1", 2, 2)],
                 vec![1000, 1300],
             ),
-        }
+        };
+        m.node_mem_mb_s = node_mem_mb_s(machine);
+        m
     }
 
     /// The shallowest state that halts (does not poll): where
@@ -638,6 +644,30 @@ impl MachineCosts {
             }
         }
         best
+    }
+}
+
+/// Peak DRAM bandwidth of one NUMA node of a preset, MB/s: the vendor's
+/// memory channels per node x transfer rate x 8 bytes (a peak: sustained
+/// STREAM figures are lower; no factor is applied). 0 where the part's
+/// memory system is not published in a form that gives one figure.
+fn node_mem_mb_s(machine: &str) -> u64 {
+    let ddr = |channels: u64, mt_s: u64| channels * mt_s * 8;
+    match machine {
+        // Kunpeng 920-4826: 8 DDR4-2933 channels per socket, 4 per die
+        // (= node) (HiSilicon Kunpeng 920 product brief)
+        "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => ddr(4, 2933),
+        // Xeon X5650: 3 DDR3-1333 channels per socket = node (Intel ARK:
+        // "Max Memory Bandwidth 32 GB/s")
+        "xeon-12c24t" => ddr(3, 1333),
+        // EPYC 7763: 8 DDR4-3200 channels, NPS1: one node (AMD product page)
+        "epyc-zen3" => ddr(8, 3200),
+        // Xeon 8480+: 8 DDR5-4800 channels per socket = node (Intel ARK)
+        "sapphire-rapids" => ddr(8, 4800),
+        // Altra Q80-30: 8 DDR4-3200 channels, one node (Ampere product brief)
+        "altra" => ddr(8, 3200),
+        // POWER9 (buffered memory), Atom P5900 and KVM guests: none given
+        _ => 0,
     }
 }
 

@@ -182,6 +182,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn preempt_segment(&mut self, c: usize) {
         // Stop user compute now; the rest of the op stays with the task.
         let done = self.settle_segment(c);
+        if self.numa.is_some() {
+            self.numa_release(c);
+        }
         if let Some(t) = self.cpus[c].seg.task {
             let ti = t as usize;
             self.tasks[ti].op_left = self.tasks[ti].op_left.saturating_sub(done);

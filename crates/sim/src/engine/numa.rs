@@ -32,6 +32,22 @@ pub(super) struct NumaState {
     node_of: Vec<u16>,
     /// A move pending on a CPU's stopper: (task, destination CPU).
     pushes: Vec<Option<(TaskId, usize)>>,
+    /// Per node: `Op::ComputeMem` segments now streaming from it.
+    streams: Vec<u32>,
+    /// Per CPU: what its running `Op::ComputeMem` segment streams.
+    held: Vec<SegMem>,
+}
+
+/// The memory traffic of a running `Op::ComputeMem` segment, kept to
+/// re-time it when the streams sharing a node change.
+#[derive(Clone, Debug, Default)]
+struct SegMem {
+    /// The segment holds a stream on each node it reads.
+    active: bool,
+    /// The op's CPU work, ns.
+    work: Nanos,
+    /// Its traffic by the node of the pages, bytes.
+    bytes: Vec<u64>,
 }
 
 /// A move `task_numa_migrate` chose.
@@ -56,6 +72,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 counters: NumaCounters::default(),
                 node_of,
                 pushes: vec![None; self.topo.nr_cpus()],
+                streams: vec![0; self.topo.nr_nodes()],
+                held: vec![SegMem::default(); self.topo.nr_cpus()],
             }));
         }
         self.numa.as_mut().expect("just set")
@@ -202,7 +220,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// `(work + local traffic time) / (work + traffic time at the pages'
     /// distances)`.
     pub(super) fn numa_touch(&mut self, c: usize, t: TaskId, work: Nanos, access: AccessId) -> u64 {
-        let ps = self.costs.mem_ps_per_byte;
+        if self.numa.as_deref().is_some_and(|s| s.held[c].active) {
+            self.numa_release(c);
+        }
         let Some(s) = self.numa.as_deref_mut() else {
             return 1024;
         };
@@ -211,8 +231,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let dist = |a: u16, b: u16| topo.node_distance(a as usize, b as usize);
         let balancing = s.params.enabled && s.tasks.get(t as usize).is_some_and(|x| x.is_some());
         let me = CpuPid::of(c, t);
-        // (local, actual) traffic cost, in ps x 10
-        let (mut local, mut actual) = (0u64, 0u64);
+        let mut bytes = std::mem::take(&mut s.held[c].bytes);
+        bytes.clear();
+        bytes.resize(s.streams.len(), 0);
         let mut kernel: Nanos = 0;
         let mut faults: Vec<(Option<CpuPid>, u16, bool, bool)> = Vec::new();
         let nspans = s.mem.accesses[access.0 as usize].len();
@@ -269,8 +290,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     }
                     faults.push((last, node, is_local, migrated));
                 }
-                local += cs.bytes_per_chunk * ps * 10;
-                actual += cs.bytes_per_chunk * ps * dist(cpu_node, node) as u64;
+                bytes[node as usize] += cs.bytes_per_chunk;
             }
         }
         s.counters.numa_kernel_ns += kernel;
@@ -278,11 +298,125 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         for (last, node, is_local, migrated) in faults {
             self.task_numa_fault(c, t, last, node, is_local, migrated);
         }
-        // times in ps x 10: work (ns) x 10000
-        let w = work as u128 * 10_000;
-        let (l, a) = (w + local as u128, w + actual as u128);
-        (l * 1024)
-            .checked_div(a)
+        self.numa_hold(c, work, bytes)
+    }
+
+    /// `c` starts streaming `bytes` (by node) alongside `work`: it takes a
+    /// stream on each of those nodes, the other segments streaming from
+    /// them are re-timed, and its own memory speed is returned.
+    fn numa_hold(&mut self, c: usize, work: Nanos, bytes: Vec<u64>) -> u64 {
+        let limited = self.costs.node_mem_mb_s > 0;
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        let held = &mut s.held[c];
+        held.work = work;
+        held.bytes = bytes;
+        held.active = limited;
+        if limited {
+            let mut changed = 0u64;
+            for (n, &b) in s.held[c].bytes.iter().enumerate() {
+                if b > 0 {
+                    s.streams[n] += 1;
+                    changed |= 1 << n.min(63);
+                }
+            }
+            self.numa_retime(c, changed);
+        }
+        self.numa_mem_speed(c)
+    }
+
+    /// `c`'s segment stops streaming (it ended or was preempted): release
+    /// its streams and re-time the segments that share their nodes.
+    pub(super) fn numa_release(&mut self, c: usize) {
+        let Some(s) = self.numa.as_deref_mut() else {
+            return;
+        };
+        if !s.held[c].active {
+            return;
+        }
+        s.held[c].active = false;
+        let mut changed = 0u64;
+        for (n, &b) in s.held[c].bytes.iter().enumerate() {
+            if b > 0 {
+                s.streams[n] -= 1;
+                changed |= 1 << n.min(63);
+            }
+        }
+        self.numa_retime(c, changed);
+    }
+
+    /// Re-time every other running segment that streams from a node in
+    /// `changed` (a bit per node; nodes past 63 share the last bit).
+    fn numa_retime(&mut self, except: usize, changed: u64) {
+        if changed == 0 {
+            return;
+        }
+        for x in 0..self.cpus.len() {
+            let s = self.numa.as_deref().expect("caller checked");
+            let h = &s.held[x];
+            if x == except
+                || !h.active
+                || self.cpus[x].mode != Mode::Busy
+                || !h
+                    .bytes
+                    .iter()
+                    .enumerate()
+                    .any(|(n, &b)| b > 0 && changed & (1 << n.min(63)) != 0)
+            {
+                continue;
+            }
+            let speed = self.numa_mem_speed(x);
+            if speed == self.cpus[x].seg.mem_speed {
+                continue;
+            }
+            let done = self.settle_segment(x);
+            if let Some(t) = self.cpus[x].seg.task {
+                let op_left = &mut self.tasks[t as usize].op_left;
+                *op_left = op_left.saturating_sub(done);
+            }
+            let smt = if self.topo.threads_per_core() > 1 {
+                self.costs.smt_speed_1024(self.busy_threads(x))
+            } else {
+                1024
+            };
+            self.cpus[x].seg.mem_speed = speed;
+            self.cpus[x].seg.speed = (smt * speed / 1024).max(1);
+            self.arm_segment(x);
+        }
+    }
+
+    /// The memory speed of `c`'s streaming segment, 1/1024 of its speed
+    /// with every page local and the node to itself: `(work + local
+    /// traffic time) / (work + traffic time now)`, where a byte from node
+    /// n costs the local streaming cost times the SLIT distance over 10,
+    /// or its share of n's bandwidth among the segments streaming from n,
+    /// whichever is slower.
+    fn numa_mem_speed(&self, c: usize) -> u64 {
+        let s = self.numa.as_deref().expect("caller checked");
+        let h = &s.held[c];
+        let ps = self.costs.mem_ps_per_byte as u128;
+        let node_bw = self.costs.node_mem_mb_s as u128;
+        let cpu_node = s.node_of[c] as usize;
+        // times in ps x 10
+        let w = h.work as u128 * 10_000;
+        let mut local = w;
+        let mut actual = w;
+        for (n, &b) in h.bytes.iter().enumerate() {
+            if b == 0 {
+                continue;
+            }
+            let b = b as u128;
+            let d = self.topo.node_distance(cpu_node, n) as u128;
+            local += b * ps * 10;
+            let mut per_byte = ps * d;
+            if node_bw > 0 {
+                // a share of the node's bandwidth: streams x 1e6 / MB/s ps
+                let share = s.streams[n].max(1) as u128 * 10_000_000 / node_bw;
+                per_byte = per_byte.max(share);
+            }
+            actual += b * per_byte;
+        }
+        (local * 1024)
+            .checked_div(actual)
             .map_or(1024, |v| v.clamp(1, 1024) as u64)
     }
 

@@ -55,6 +55,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn segment_done(&mut self, c: usize) {
         self.note_user_time(c);
+        if self.numa.is_some() {
+            self.numa_release(c);
+        }
         if self.cpus[c].seg.user && !self.cpus[c].seg.spin {
             self.counters.compute_work_ns += self.cpus[c].seg.work - self.cpus[c].seg.debt;
         }
