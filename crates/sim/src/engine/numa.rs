@@ -408,9 +408,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let d = self.topo.node_distance(cpu_node, n) as u128;
             local += b * ps * 10;
             let mut per_byte = ps * d;
-            if node_bw > 0 {
-                // a share of the node's bandwidth: streams x 1e6 / MB/s ps
-                let share = s.streams[n].max(1) as u128 * 10_000_000 / node_bw;
+            // a share of the node's bandwidth: streams x 1e6 / MB/s ps
+            if let Some(share) = (s.streams[n].max(1) as u128 * 10_000_000).checked_div(node_bw) {
                 per_byte = per_byte.max(share);
             }
             actual += b * per_byte;
