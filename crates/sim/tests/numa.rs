@@ -345,3 +345,67 @@ fn streams_share_a_nodes_bandwidth() {
         "six streams {got:.3}x one, expected {expect:.3}x"
     );
 }
+
+/// Two threads of one process on different nodes read the same array
+/// (every chunk faults for both): their shared faults put them in one
+/// numa group, whose statistics sum both. A separate process touching its
+/// own array stays out of it.
+#[test]
+fn threads_sharing_pages_form_one_group() {
+    let (topo, sd) = machine();
+    let mut e = engine(&topo, &sd);
+    let r = e.add_region(1, "shared", 256 * MIB);
+    let a = e.add_access(&[Span {
+        region: r,
+        offset: 0,
+        len: 256 * MIB,
+        bytes: 16 * MIB,
+    }]);
+    let body = vec![
+        Op::Loop(1500),
+        Op::ComputeMem {
+            work: 10 * MS,
+            access: a,
+        },
+        Op::EndLoop,
+        Op::Exit,
+    ];
+    let b = e.add_task(spec("b", body.clone(), 1, 6, true));
+    let mut main = vec![Op::Spawn { child: b }];
+    main.extend(body[..3].iter().cloned());
+    main.extend([Op::Join { task: b }, Op::Exit]);
+    let m = e.add_task(spec("a", main, 1, 0, false));
+    e.set_cpus_allowed(m, &CpuMask::from_cpus([0]));
+    e.set_cpus_allowed(b, &CpuMask::from_cpus([6]));
+    let r2 = e.add_region(2, "own", 64 * MIB);
+    let a2 = e.add_access(&[Span {
+        region: r2,
+        offset: 0,
+        len: 64 * MIB,
+        bytes: MIB,
+    }]);
+    let other = e.add_task(spec(
+        "p",
+        vec![
+            Op::Loop(1500),
+            Op::ComputeMem {
+                work: 10 * MS,
+                access: a2,
+            },
+            Op::EndLoop,
+            Op::Exit,
+        ],
+        2,
+        1,
+        false,
+    ));
+    e.set_numa(numa(true), NumaFeatures::default(), MemPolicy::Local);
+    e.run().unwrap();
+    let ga = e.task_numa_group_of(m).expect("a has a group");
+    let gb = e.task_numa_group_of(b).expect("b has a group");
+    assert_eq!(ga.gid, gb.gid);
+    assert_eq!(ga.nr_tasks, 2);
+    assert!(ga.total_faults > 0);
+    assert!(e.task_numa_group_of(other).is_none());
+    check_consistent(&e.numa_counters().unwrap());
+}

@@ -36,6 +36,9 @@ pub(super) struct NumaState {
     streams: Vec<u32>,
     /// Per CPU: what its running `Op::ComputeMem` segment streams.
     held: Vec<SegMem>,
+    /// The numa groups (`TaskNuma::group` indexes them; an emptied group
+    /// stays, with no members).
+    groups: Vec<nb::NumaGroup>,
 }
 
 /// The memory traffic of a running `Op::ComputeMem` segment, kept to
@@ -74,6 +77,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 pushes: vec![None; self.topo.nr_cpus()],
                 streams: vec![0; self.topo.nr_nodes()],
                 held: vec![SegMem::default(); self.topo.nr_cpus()],
+                groups: Vec::new(),
             }));
         }
         self.numa.as_mut().expect("just set")
@@ -123,6 +127,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// The CPU whose run queue holds `t`, or held it last (task_cpu).
     pub fn task_cpu(&self, t: TaskId) -> usize {
         self.tasks[t as usize].cpu
+    }
+
+    /// The numa group of `t` (None: none).
+    pub fn task_numa_group_of(&self, t: TaskId) -> Option<&nb::NumaGroup> {
+        let s = self.numa.as_ref()?;
+        let g = s.tasks.get(t as usize)?.as_ref()?.group?;
+        s.groups.get(g as usize)
     }
 
     /// Pages resident per node.
@@ -272,12 +283,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     let mut migrated = false;
                     if !is_local && s.mem.policy == MemPolicy::Local && balancing {
                         let tn = s.tasks[t as usize].as_ref().expect("checked");
+                        let group = tn.group.map(|g| &s.groups[g as usize]);
                         let node_of = |cpu: usize| s.node_of[cpu];
                         if nb::should_numa_migrate_memory(
                             tn,
+                            group,
                             &s.features,
                             last,
                             me,
+                            node,
                             cpu_node,
                             node_of,
                         ) {
@@ -438,14 +452,33 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if !s.params.enabled || s.tasks.get(ti).is_none_or(|x| x.is_none()) {
             return;
         }
-        let private = last.is_none_or(|l| l.pid8 == (t & 0xff) as u8);
+        let mut private = last.is_none_or(|l| l.pid8 == (t & 0xff) as u8);
+        if !private {
+            // every modelled access may write: no TNF_NO_GROUP
+            private = !self.task_numa_group(t, last.expect("a shared fault has a last cpupid"));
+        }
+        let s = self.numa.as_deref_mut().expect("checked");
+        let cpu_node = s.node_of[c] as usize;
+        let mut local = local;
+        if let Some(g) = s.tasks[ti].as_ref().and_then(|tn| tn.group) {
+            // a shared fault within the nodes a spread group uses counts as
+            // local, so a settled group's scanning slows down
+            let g = &s.groups[g as usize];
+            if !private
+                && !local
+                && g.active_nodes > 1
+                && g.is_active(cpu_node)
+                && g.is_active(mem_node as usize)
+            {
+                local = true;
+            }
+        }
         let retry = s.tasks[ti].as_ref().expect("checked").migrate_retry;
         if !s.features.placement_at_retry || now > retry {
             self.task_numa_placement(t);
             self.numa_migrate_preferred(c, t);
         }
         let s = self.numa.as_deref_mut().expect("checked");
-        let cpu_node = s.node_of[c] as usize;
         let tn = s.tasks[ti].as_mut().expect("checked");
         let pages = PAGES_PER_CHUNK;
         if migrated {
@@ -456,6 +489,68 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let i = tn.idx(nb::FaultStat::CpuBuf, cpu_node, private);
         tn.faults[i] += pages;
         tn.locality[local as usize] += pages;
+    }
+
+    /// `task_numa_group`: a shared fault on a page `last` left. `t` gets a
+    /// group of its own first; it joins the group of the task now running
+    /// on `last`'s CPU when that task's pid bits match, it has a group, the
+    /// groups differ, that group is not smaller (ties: the older group) and
+    /// the two share the mm (threads; separate processes would need a
+    /// VM_SHARED mapping, not modelled). Returns whether the fault stays
+    /// shared: false only when a candidate was found and not joined (the
+    /// kernel's `*priv = !join`).
+    fn task_numa_group(&mut self, t: TaskId, last: CpuPid) -> bool {
+        let ti = t as usize;
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        if s.tasks[ti]
+            .as_ref()
+            .expect("caller checked")
+            .group
+            .is_none()
+        {
+            let tn = s.tasks[ti].as_ref().expect("caller checked");
+            s.groups.push(nb::NumaGroup::of_task(tn, t));
+            s.tasks[ti].as_mut().expect("caller checked").group = Some(s.groups.len() as u32 - 1);
+        }
+        let cpu = last.cpu as usize;
+        let running = self.cpus[cpu]
+            .rq
+            .curr()
+            .filter(|_| self.cpus[cpu].mode == Mode::Busy);
+        // no candidate: the fault stays shared
+        let Some(other) = running.filter(|&o| (o & 0xff) as u8 == last.pid8) else {
+            return true;
+        };
+        let Some(their) = s
+            .tasks
+            .get(other as usize)
+            .and_then(|x| x.as_ref())
+            .and_then(|x| x.group)
+        else {
+            return true;
+        };
+        let mine = s.tasks[ti]
+            .as_ref()
+            .expect("caller checked")
+            .group
+            .expect("just set");
+        if their == mine {
+            return true;
+        }
+        let (gm, gt) = (&s.groups[mine as usize], &s.groups[their as usize]);
+        if gm.nr_tasks > gt.nr_tasks || (gm.nr_tasks == gt.nr_tasks && mine > their) {
+            return true;
+        }
+        if self.tasks[other as usize].spec.mm != self.tasks[ti].spec.mm {
+            // different processes join only over a VM_SHARED mapping
+            // (TNF_SHARED), which the model does not have: taken as private
+            return false;
+        }
+        let tn = s.tasks[ti].as_mut().expect("caller checked");
+        s.groups[mine as usize].transfer(tn, false);
+        s.groups[their as usize].transfer(tn, true);
+        tn.group = Some(their);
+        true
     }
 
     /// `task_numa_placement`: once per completed scan pass of the mm,
@@ -487,7 +582,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         tn.last_exec = exec;
         tn.last_time = now;
-        let pl = nb::task_numa_placement(tn, runtime, period);
+        let group = tn.group.map(|g| &mut s.groups[g as usize]);
+        let pl = nb::task_numa_placement(tn, group, runtime, period);
         if let Some(n) = pl.max_node {
             // sched_setnuma
             tn.preferred = Some(n);
@@ -514,54 +610,116 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if s.node_of[c] == pref {
             return;
         }
-        if let Some(m) = self.task_numa_migrate(c, t, pref) {
+        let (m, preferred) = self.task_numa_migrate(c, t, pref);
+        if let Some(p) = preferred {
+            let s = self.numa.as_deref_mut().expect("caller checked");
+            s.tasks[t as usize]
+                .as_mut()
+                .expect("caller checked")
+                .preferred = Some(p);
+        }
+        if let Some(m) = m {
             self.numa_push(c, t, m);
         }
     }
 
-    /// `task_numa_migrate` / `task_numa_find_cpu` / `task_numa_compare`,
-    /// reduced to direct (two-level) topologies without numa groups: a
-    /// move to an idle CPU of `dst` (an idle core first) when the node has
-    /// spare capacity and the move leaves the nodes within the allowed
-    /// imbalance; else a swap with the running task whose exchange improves
-    /// the pair's fault locality by at least SMALLIMP (30) per mille.
-    fn task_numa_migrate(&self, c: usize, t: TaskId, dst: u16) -> Option<NumaMove> {
-        let s = self.numa.as_deref()?;
+    /// `task_numa_migrate` / `task_numa_find_cpu` / `task_numa_compare`
+    /// (5.7+ shape, 6.1+ allowed imbalance approximated), for direct
+    /// topologies: on the preferred node `dst`, then (when nothing was
+    /// found, or the task's group is spread over more than one active node)
+    /// on every other node that the task or its group would gain from, a
+    /// move to an idle CPU (an idle core first) when the node has spare
+    /// capacity and the move keeps the nodes within the allowed imbalance;
+    /// else a swap with the running task whose exchange improves locality
+    /// by at least SMALLIMP (30) per mille. A grouped task then prefers the
+    /// node it goes to (or stays on), so a spread group settles. Moves to a
+    /// busy CPU without a swap are not modelled.
+    fn task_numa_migrate(&self, c: usize, t: TaskId, dst: u16) -> (Option<NumaMove>, Option<u16>) {
+        let Some(s) = self.numa.as_deref() else {
+            return (None, None);
+        };
+        let Some(tn) = s.tasks[t as usize].as_ref() else {
+            return (None, None);
+        };
         let src_node = s.node_of[c] as usize;
-        let dst_node = dst as usize;
-        let tn = s.tasks[t as usize].as_ref()?;
+        let group = tn.group.map(|g| &s.groups[g as usize]);
+        let gw = |n: usize| group.map_or(0, |g| nb::group_weight(g, n));
+        let (task_src, group_src) = (nb::task_weight(tn, src_node), gw(src_node));
+        let mut best: Option<(i64, NumaMove)> = None;
+        let try_node = |node: usize, best: &mut Option<(i64, NumaMove)>| {
+            let taskimp = nb::task_weight(tn, node) - task_src;
+            let groupimp = gw(node) - group_src;
+            self.task_numa_find_cpu(c, t, tn, group, src_node, node, taskimp, groupimp, best);
+        };
+        try_node(dst as usize, &mut best);
+        if best.is_none() || group.is_some_and(|g| g.active_nodes > 1) {
+            for node in 0..self.topo.nr_nodes() {
+                if node == src_node || node == dst as usize {
+                    continue;
+                }
+                // only nodes where the task or its group gains
+                if nb::task_weight(tn, node) < task_src && gw(node) < group_src {
+                    continue;
+                }
+                try_node(node, &mut best);
+            }
+        }
+        let target = best.as_ref().map(|(_, m)| match *m {
+            NumaMove::Move(x) | NumaMove::Swap(x, _) => s.node_of[x],
+        });
+        let preferred = group.map(|_| target.unwrap_or(src_node as u16));
+        (best.map(|b| b.1), preferred)
+    }
+
+    /// `task_numa_find_cpu` on `node` for `t` (on CPU `c` of `src_node`):
+    /// an idle CPU when a move is allowed, else the best swap partner;
+    /// `best` keeps the best candidate across nodes.
+    #[allow(clippy::too_many_arguments)]
+    fn task_numa_find_cpu(
+        &self,
+        c: usize,
+        t: TaskId,
+        tn: &TaskNuma,
+        group: Option<&nb::NumaGroup>,
+        src_node: usize,
+        node: usize,
+        taskimp: i64,
+        groupimp: i64,
+        best: &mut Option<(i64, NumaMove)>,
+    ) {
+        let s = self.numa.as_deref().expect("caller checked");
         let allowed = &self.tplace[t as usize].cpus_allowed;
-        let taskimp = nb::task_weight(tn, dst_node) - nb::task_weight(tn, src_node);
-        let running = |node: usize| -> usize {
+        let running = |n: usize| -> usize {
             self.topo
-                .node_cpus(node)
+                .node_cpus(n)
                 .iter()
                 .map(|x| self.cpus[x].rq.nr_running() as usize)
                 .sum()
         };
-        let dst_cpus = self.topo.node_cpus(dst_node);
-        let (src_running, dst_running) = (running(src_node), running(dst_node));
+        let dst_cpus = self.topo.node_cpus(node);
+        let (src_running, dst_running) = (running(src_node), running(node));
         // numa_classify: spare capacity while fewer tasks than CPUs
         let has_spare = dst_running < dst_cpus.weight();
+        let moveimp = if group.is_some() { groupimp } else { taskimp };
         if has_spare {
-            // the allowed imbalance (6.1+: imb_numa_nr, one LLC's worth
-            // of tasks per node; here a quarter of the node, 5.11's rule)
+            // the allowed imbalance (6.1+: imb_numa_nr, here a quarter of
+            // the node as 5.11-5.15 allowed)
             let imbalance = (dst_running + 1).saturating_sub(src_running.saturating_sub(1));
             let forgiven = imbalance <= 2 && dst_running < dst_cpus.weight().div_ceil(4);
-            if imbalance == 0 || forgiven {
+            if (imbalance == 0 || forgiven) && best.as_ref().is_none_or(|(b, _)| moveimp > *b) {
                 let idle = |x: usize| self.cpus[x].rq.nr_running() == 0 && allowed.test(x);
                 let core_idle =
                     |x: usize| self.topo.smt_siblings(x).iter().all(|&y| idle(y as usize));
-                if let Some(x) = dst_cpus.iter().find(|&x| idle(x) && core_idle(x)) {
-                    return Some(NumaMove::Move(x));
-                }
-                if let Some(x) = dst_cpus.iter().find(|&x| idle(x)) {
-                    return Some(NumaMove::Move(x));
+                let pick = dst_cpus
+                    .iter()
+                    .find(|&x| idle(x) && core_idle(x))
+                    .or_else(|| dst_cpus.iter().find(|&x| idle(x)));
+                if let Some(x) = pick {
+                    *best = Some((moveimp, NumaMove::Move(x)));
+                    return;
                 }
             }
         }
-        // a swap partner
-        let mut best: Option<(i64, usize, TaskId)> = None;
         for x in dst_cpus.iter() {
             if !allowed.test(x) || self.cpus[x].mode != Mode::Busy {
                 continue;
@@ -575,20 +733,36 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let Some(ctn) = s.tasks.get(cur as usize).and_then(|o| o.as_ref()) else {
                 continue;
             };
-            let mut imp = taskimp + nb::task_weight(ctn, src_node) - nb::task_weight(ctn, dst_node);
+            let cur_group = ctn.group.map(|g| &s.groups[g as usize]);
+            let same_group = ctn.group.is_some() && ctn.group == tn.group;
+            let mut imp = if same_group {
+                // 6.1+: no swaps inside a group while dst has room
+                if has_spare {
+                    continue;
+                }
+                let i = taskimp + nb::task_weight(ctn, src_node) - nb::task_weight(ctn, node);
+                i - i / 16
+            } else {
+                let base = if group.is_some() { groupimp } else { taskimp };
+                base + match (cur_group, group) {
+                    (Some(cg), Some(_)) => {
+                        nb::group_weight(cg, src_node) - nb::group_weight(cg, node)
+                    }
+                    _ => nb::task_weight(ctn, src_node) - nb::task_weight(ctn, node),
+                }
+            };
             // 5.7+: bias by the partner's preference
             match ctn.preferred {
-                Some(p) if p as usize == dst_node => imp -= imp / 16,
+                Some(p) if p as usize == node => imp -= imp / 16,
                 Some(p) if p as usize == src_node => imp += imp / 8,
                 _ => {}
             }
             // SMALLIMP, and the hysteresis over the best so far
-            if imp < 30 || best.is_some_and(|(b, _, _)| imp <= b + 15) {
+            if imp < 30 || best.as_ref().is_some_and(|(b, _)| imp <= b + 15) {
                 continue;
             }
-            best = Some((imp, x, cur));
+            *best = Some((imp, NumaMove::Swap(x, cur)));
         }
-        best.map(|(_, x, cur)| NumaMove::Swap(x, cur))
     }
 
     /// migrate_task_to / migrate_swap: the stopper of each source CPU

@@ -8,9 +8,11 @@
 //! kernel does (`crate::engine` numa glue); nothing here knows the engine.
 //!
 //! Versions: Linux 4.17 to 6.19 share this arithmetic except where a
-//! toggle of [`NumaFeatures`] says otherwise. Task groups (`numa_group`)
-//! are not modelled: every task keeps its own statistics, as a task whose
-//! faults are all private does.
+//! toggle of [`NumaFeatures`] says otherwise. Task groups (`numa_group`,
+//! [`NumaGroup`]) gather threads that fault on each other's pages; their
+//! statistics choose the preferred node and filter page moves on direct
+//! (two-level) topologies; the distance-weighted scores of glueless-mesh
+//! and backplane topologies are not modelled.
 
 use super::memory::CpuPid;
 use crate::Nanos;
@@ -172,6 +174,124 @@ pub struct TaskNuma {
     pub first_scan: Option<(Nanos, Nanos)>,
     /// Pages migrated on this task's faults.
     pub pages_migrated: u64,
+    /// Its `numa_group` (an index of the engine's groups).
+    pub group: Option<u32>,
+}
+
+/// `ACTIVE_NODE_FRACTION`: a node is active for a group when its CPU
+/// faults exceed a third of the busiest node's.
+const ACTIVE_NODE_FRACTION: u64 = 3;
+
+/// A `numa_group`: tasks that share pages, with their summed statistics.
+#[derive(Clone, Debug)]
+pub struct NumaGroup {
+    /// Members.
+    pub nr_tasks: u32,
+    /// {MEM, CPU} x node x {shared, private}.
+    pub faults: Vec<u64>,
+    /// Sum of the MEM faults.
+    pub total_faults: u64,
+    /// Nodes with CPU faults above 1/3 of the busiest's.
+    pub active_nodes: u32,
+    /// CPU faults of the busiest node.
+    pub max_faults_cpu: u64,
+    /// `gid`: the creating task's id.
+    pub gid: u32,
+}
+
+impl NumaGroup {
+    /// A group holding `tn`'s statistics alone (`task_numa_group`'s first
+    /// call for a task).
+    pub fn of_task(tn: &TaskNuma, gid: u32) -> NumaGroup {
+        let n = tn.nodes();
+        let mut g = NumaGroup {
+            nr_tasks: 1,
+            faults: vec![0; 2 * n * 2],
+            total_faults: tn.total_faults,
+            active_nodes: 1,
+            max_faults_cpu: 0,
+            gid,
+        };
+        for s in [FaultStat::Mem, FaultStat::Cpu] {
+            for node in 0..n {
+                for p in [false, true] {
+                    let i = g.idx(s, node, p);
+                    g.faults[i] = tn.faults[tn.idx(s, node, p)];
+                }
+            }
+        }
+        g
+    }
+
+    fn nodes(&self) -> usize {
+        self.faults.len() / 4
+    }
+
+    /// Index of a MEM or CPU statistic.
+    pub fn idx(&self, s: FaultStat, node: usize, private: bool) -> usize {
+        debug_assert!(matches!(s, FaultStat::Mem | FaultStat::Cpu));
+        2 * (s as usize * self.nodes() + node) + private as usize
+    }
+
+    /// `group_faults`: memory faults on `node`.
+    pub fn mem_faults(&self, node: usize) -> u64 {
+        self.faults[self.idx(FaultStat::Mem, node, false)]
+            + self.faults[self.idx(FaultStat::Mem, node, true)]
+    }
+
+    /// `group_faults_cpu`: CPU faults on `node`.
+    pub fn cpu_faults(&self, node: usize) -> u64 {
+        self.faults[self.idx(FaultStat::Cpu, node, false)]
+            + self.faults[self.idx(FaultStat::Cpu, node, true)]
+    }
+
+    /// `numa_is_active_node`.
+    pub fn is_active(&self, node: usize) -> bool {
+        self.cpu_faults(node) * ACTIVE_NODE_FRACTION > self.max_faults_cpu
+    }
+
+    /// `numa_group_count_active_nodes`.
+    pub fn count_active_nodes(&mut self) {
+        self.max_faults_cpu = (0..self.nodes())
+            .map(|n| self.cpu_faults(n))
+            .max()
+            .unwrap_or(0);
+        self.active_nodes = (0..self.nodes()).filter(|&n| self.is_active(n)).count() as u32;
+    }
+
+    /// Move `tn`'s statistics out of (`sign` false) or into (true) the
+    /// group, with the member count.
+    pub fn transfer(&mut self, tn: &TaskNuma, into: bool) {
+        for s in [FaultStat::Mem, FaultStat::Cpu] {
+            for node in 0..self.nodes() {
+                for p in [false, true] {
+                    let i = self.idx(s, node, p);
+                    let v = tn.faults[tn.idx(s, node, p)];
+                    self.faults[i] = if into {
+                        self.faults[i] + v
+                    } else {
+                        self.faults[i].saturating_sub(v)
+                    };
+                }
+            }
+        }
+        if into {
+            self.total_faults += tn.total_faults;
+            self.nr_tasks += 1;
+        } else {
+            self.total_faults = self.total_faults.saturating_sub(tn.total_faults);
+            self.nr_tasks -= 1;
+        }
+    }
+}
+
+/// `group_weight` (direct topologies): the share of the group's memory
+/// faults on `node`, in 1/1000.
+pub fn group_weight(g: &NumaGroup, node: usize) -> i64 {
+    if g.total_faults == 0 {
+        return 0;
+    }
+    (1000 * g.mem_faults(node) / g.total_faults) as i64
 }
 
 /// Index into `TaskNuma::faults`.
@@ -211,6 +331,7 @@ impl TaskNuma {
             last_time: 0,
             first_scan: None,
             pages_migrated: 0,
+            group: None,
         }
     }
 
@@ -321,7 +442,12 @@ pub struct Placement {
 /// time since the last placement), and find the node with the most memory
 /// faults. `runtime` and `period` are the CPU time and wall time since the
 /// last placement.
-pub fn task_numa_placement(tn: &mut TaskNuma, runtime: Nanos, period: Nanos) -> Placement {
+pub fn task_numa_placement(
+    tn: &mut TaskNuma,
+    mut group: Option<&mut NumaGroup>,
+    runtime: Nanos,
+    period: Nanos,
+) -> Placement {
     let nodes = tn.nodes();
     let total = tn.locality[0] + tn.locality[1];
     // the CPU-use weight of this pass, 16.16 fixed point
@@ -339,16 +465,33 @@ pub fn task_numa_placement(tn: &mut TaskNuma, runtime: Nanos, period: Nanos) -> 
             let half = tn.faults[mem] / 2;
             kinds[private as usize] += add;
             let w = f_weight * tn.faults[cpubuf] / (total + 1);
+            let cpu_half = tn.faults[cpu] / 2;
             tn.faults[mem] = tn.faults[mem] - half + add;
-            tn.faults[cpu] = tn.faults[cpu] - tn.faults[cpu] / 2 + w;
+            tn.faults[cpu] = tn.faults[cpu] - cpu_half + w;
             tn.faults[membuf] = 0;
             tn.faults[cpubuf] = 0;
             tn.total_faults = tn.total_faults - half + add;
             node_faults += tn.faults[mem];
+            if let Some(g) = group.as_deref_mut() {
+                // the same deltas, added to the group's sums
+                let (gm, gc) = (
+                    g.idx(FaultStat::Mem, n, private),
+                    g.idx(FaultStat::Cpu, n, private),
+                );
+                g.faults[gm] = (g.faults[gm] + add).saturating_sub(half);
+                g.faults[gc] = (g.faults[gc] + w).saturating_sub(cpu_half);
+                g.total_faults = (g.total_faults + add).saturating_sub(half);
+            }
+        }
+        if let Some(g) = group.as_deref() {
+            node_faults = g.mem_faults(n);
         }
         if node_faults > 0 && best.is_none_or(|(f, _)| node_faults > f) {
             best = Some((node_faults, n as u16));
         }
+    }
+    if let Some(g) = group {
+        g.count_active_nodes();
     }
     Placement {
         max_node: best.map(|b| b.1),
@@ -369,11 +512,14 @@ pub fn task_weight(tn: &TaskNuma, node: usize) -> i64 {
 /// `should_numa_migrate_memory` without numa groups or memory tiers: should
 /// a page last faulted by `last` (swapped for this fault's CPU and task,
 /// `now_cpupid`) move to `dst_node`? `node_of(cpu)` is the CPU's node.
+#[allow(clippy::too_many_arguments)]
 pub fn should_numa_migrate_memory(
     tn: &TaskNuma,
+    group: Option<&NumaGroup>,
     features: &NumaFeatures,
     last: Option<CpuPid>,
     now_cpupid: CpuPid,
+    src_node: u16,
     dst_node: u16,
     node_of: impl Fn(usize) -> u16,
 ) -> bool {
@@ -386,13 +532,28 @@ pub fn should_numa_migrate_memory(
     {
         return true;
     }
-    match last {
+    if let Some(l) = last {
         // the two-stage filter: a page moves only after two consecutive
         // faults from the same node
-        Some(l) if node_of(l.cpu as usize) != dst_node => false,
-        // private, or (no group) shared: yes
-        _ => true,
+        if node_of(l.cpu as usize) != dst_node {
+            return false;
+        }
+        if own(l) {
+            // private
+            return true;
+        }
     }
+    let Some(g) = group else {
+        return true;
+    };
+    let (src, dst) = (src_node as usize, dst_node as usize);
+    // a shared page moves toward a node the group uses much more
+    if g.cpu_faults(dst) > 3 * g.cpu_faults(src) {
+        return true;
+    }
+    // otherwise with a 25% hysteresis on CPU use per memory fault
+    3 * g.cpu_faults(dst) as u128 * g.mem_faults(src) as u128
+        > 4 * g.cpu_faults(src) as u128 * g.mem_faults(dst) as u128
 }
 
 #[cfg(test)]
@@ -466,14 +627,14 @@ mod tests {
         let b1 = tn.idx(FaultStat::MemBuf, 1, true);
         tn.faults[b1] = 512;
         tn.locality = [512, 0, 0];
-        let pl = task_numa_placement(&mut tn, 10, 10);
+        let pl = task_numa_placement(&mut tn, None, 10, 10);
         assert_eq!(pl.max_node, Some(1));
         assert_eq!((pl.shared, pl.private), (0, 512));
         assert_eq!(tn.total_faults, 512);
         // a later pass with 300 faults on node 0: node 1 decays to 256
         let b0 = tn.idx(FaultStat::MemBuf, 0, true);
         tn.faults[b0] = 300;
-        let pl = task_numa_placement(&mut tn, 10, 10);
+        let pl = task_numa_placement(&mut tn, None, 10, 10);
         assert_eq!(pl.max_node, Some(0));
         assert_eq!(tn.total_faults, 556);
         assert_eq!(task_weight(&tn, 0), 1000 * 300 / 556);
@@ -490,22 +651,28 @@ mod tests {
         let node_of = |cpu: usize| (cpu / 4) as u16;
         let me = CpuPid::of(4, 9);
         // first fault ever: moves
-        assert!(should_numa_migrate_memory(&tn, &f, None, me, 1, node_of));
+        assert!(should_numa_migrate_memory(
+            &tn, None, &f, None, me, 0, 1, node_of
+        ));
         // last fault from node 0: does not move to node 1 yet
         assert!(!should_numa_migrate_memory(
             &tn,
+            None,
             &f,
             Some(CpuPid::of(0, 9)),
             me,
+            0,
             1,
             node_of
         ));
         // last fault from node 1 by another task: moves (no groups)
         assert!(should_numa_migrate_memory(
             &tn,
+            None,
             &f,
             Some(CpuPid::of(5, 3)),
             me,
+            0,
             1,
             node_of
         ));
@@ -513,11 +680,80 @@ mod tests {
         let early = NumaFeatures::default();
         assert!(should_numa_migrate_memory(
             &tn,
+            None,
             &early,
             Some(CpuPid::of(0, 9)),
             me,
+            0,
             1,
             node_of
         ));
+    }
+
+    #[test]
+    fn group_rules_for_shared_pages() {
+        let p = params();
+        let f = NumaFeatures {
+            early_migrate: false,
+            ..Default::default()
+        };
+        let mut tn = TaskNuma::new(2, &p, 0, Some(1));
+        let node_of = |cpu: usize| (cpu / 4) as u16;
+        let me = CpuPid::of(4, 9);
+        // a shared fault (last by task 3 on node 1) moving 0 -> 1
+        let last = Some(CpuPid::of(5, 3));
+        let set = |tn: &mut TaskNuma, s: FaultStat, node: usize, v: u64| {
+            let i = tn.idx(s, node, false);
+            tn.faults[i] = v;
+            if s == FaultStat::Mem {
+                tn.total_faults += v;
+            }
+        };
+        // node 1 used 4x as much by the group's CPUs: moves
+        set(&mut tn, FaultStat::Cpu, 0, 100);
+        set(&mut tn, FaultStat::Cpu, 1, 400);
+        set(&mut tn, FaultStat::Mem, 0, 500);
+        set(&mut tn, FaultStat::Mem, 1, 500);
+        let g = NumaGroup::of_task(&tn, 9);
+        assert!(should_numa_migrate_memory(
+            &tn,
+            Some(&g),
+            &f,
+            last,
+            me,
+            0,
+            1,
+            node_of
+        ));
+        // CPU use 1.2x, memory already 2x on node 1: 3*120*200 > 4*100*400 is false
+        let mut tn = TaskNuma::new(2, &p, 0, Some(1));
+        set(&mut tn, FaultStat::Cpu, 0, 100);
+        set(&mut tn, FaultStat::Cpu, 1, 120);
+        set(&mut tn, FaultStat::Mem, 0, 200);
+        set(&mut tn, FaultStat::Mem, 1, 400);
+        let mut g = NumaGroup::of_task(&tn, 9);
+        assert!(!should_numa_migrate_memory(
+            &tn,
+            Some(&g),
+            &f,
+            last,
+            me,
+            0,
+            1,
+            node_of
+        ));
+        // without a group a shared fault moves
+        assert!(should_numa_migrate_memory(
+            &tn, None, &f, last, me, 0, 1, node_of
+        ));
+        // both nodes active: CPU faults 100 and 120 are each above 120/3
+        g.count_active_nodes();
+        assert_eq!((g.active_nodes, g.max_faults_cpu), (2, 120));
+        // moving the task out and in again restores the sums
+        let before = g.clone();
+        g.transfer(&tn, false);
+        assert_eq!((g.nr_tasks, g.total_faults), (0, 0));
+        g.transfer(&tn, true);
+        assert_eq!(g.faults, before.faults);
     }
 }
