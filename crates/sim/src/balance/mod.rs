@@ -235,6 +235,20 @@ pub struct BalanceEnv<'a> {
     pub req: Requests,
     /// Scratch list for task walks (kept to avoid allocation).
     pub scratch: Vec<u32>,
+    /// NUMA balancing's view of the tasks (None: it is off or the workload
+    /// has no memory).
+    pub numa: Option<&'a dyn NumaLocality>,
+}
+
+/// What the load balancer reads of automatic NUMA balancing
+/// (`migrate_degrades_locality`): a task's preferred node and how its (or
+/// its group's) memory faults spread over the nodes.
+pub trait NumaLocality {
+    /// `numa_preferred_nid` (None: no preference).
+    fn preferred(&self, p: u32) -> Option<u16>;
+    /// The task's group weight (grouped) or task weight on `node`, 1/1000
+    /// (None: the task has no fault statistics).
+    fn weight(&self, p: u32, node: usize) -> Option<i64>;
 }
 
 impl<'a> BalanceEnv<'a> {

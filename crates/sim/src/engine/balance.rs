@@ -127,6 +127,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             rq_reads: 0,
             req: std::mem::take(&mut self.breq),
             scratch: std::mem::take(&mut self.bscratch),
+            numa: self.numa.as_deref().and_then(|s| s.locality()),
         };
         env.req.clear();
         let t0 = self.cfg.phase_timing.then(std::time::Instant::now);

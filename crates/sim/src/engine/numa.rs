@@ -61,6 +61,33 @@ enum NumaMove {
     Swap(usize, TaskId),
 }
 
+impl NumaState {
+    /// The balancer's view (None while balancing is off: the kernel's
+    /// `sched_numa_balancing` static key).
+    pub(super) fn locality(&self) -> Option<&dyn crate::balance::NumaLocality> {
+        self.params
+            .enabled
+            .then_some(self as &dyn crate::balance::NumaLocality)
+    }
+}
+
+impl crate::balance::NumaLocality for NumaState {
+    fn preferred(&self, p: u32) -> Option<u16> {
+        self.tasks.get(p as usize)?.as_ref()?.preferred
+    }
+
+    fn weight(&self, p: u32, node: usize) -> Option<i64> {
+        let tn = self.tasks.get(p as usize)?.as_ref()?;
+        if tn.total_faults == 0 {
+            return None;
+        }
+        Some(match tn.group {
+            Some(g) => nb::group_weight(&self.groups[g as usize], node),
+            None => nb::task_weight(tn, node),
+        })
+    }
+}
+
 impl<'t, R: RunQueue> Engine<'t, R> {
     fn numa_state(&mut self) -> &mut NumaState {
         if self.numa.is_none() {

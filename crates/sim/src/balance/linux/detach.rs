@@ -103,7 +103,47 @@ impl LinuxBalancer {
         }
         let sd = self.sd(env, lb);
         let failed = self.dom[lb.owner][lb.level].nr_balance_failed;
-        !self.task_hot(env, lb, p) || failed > cache_nice_tries(sd)
+        // 4.x-6.x: NUMA locality decides before cache hotness
+        let hot = self
+            .migrate_degrades_locality(env, lb, p)
+            .unwrap_or_else(|| self.task_hot(env, lb, p));
+        !hot || failed > cache_nice_tries(sd)
+    }
+
+    /// `migrate_degrades_locality` (kernel/sched/fair.c, 4.x-6.19): on a
+    /// NUMA domain with balancing on, moving a task off its preferred node
+    /// counts as hot while the source also runs tasks away from theirs;
+    /// moving it to its preferred node is never hot; between other nodes
+    /// (unless the destination is idle) a move that lowers its (group)
+    /// fault weight is hot. None: no opinion (cache hotness decides).
+    fn migrate_degrades_locality(&self, env: &BalanceEnv, lb: &Lb, p: u32) -> Option<bool> {
+        let numa = env.numa?;
+        if self.sd(env, lb).flags & sd_flags::NUMA == 0 {
+            return None;
+        }
+        let src_w = numa.weight(p, env.topo.place(lb.src).node)?;
+        let (src_nid, dst_nid) = (env.topo.place(lb.src).node, env.topo.place(lb.dst).node);
+        if src_nid == dst_nid {
+            return None;
+        }
+        let pref = numa.preferred(p).map(|n| n as usize);
+        if pref == Some(src_nid) {
+            // nr_running > nr_preferred_running on the source
+            let mut list = Vec::new();
+            env.rqs.cfs_tasks(lb.src, &mut list);
+            let on_pref = list
+                .iter()
+                .filter(|&&q| numa.preferred(q).map(|n| n as usize) == Some(src_nid))
+                .count();
+            return (list.len() > on_pref).then_some(true);
+        }
+        if pref == Some(dst_nid) {
+            return Some(false);
+        }
+        if lb.idle == IdleType::Idle {
+            return None;
+        }
+        Some(numa.weight(p, dst_nid)? < src_w)
     }
 
     /// detach_tasks: take tasks from `lb.src`'s list tail first until the

@@ -138,6 +138,7 @@ impl Fixture {
             rq_reads: 0,
             req: Default::default(),
             scratch: Vec::new(),
+            numa: None,
         }
     }
 }
@@ -402,4 +403,46 @@ fn every_active_balance_request_of_a_call_is_kept() {
     }
     assert!(f.stats.active_kicks >= 2, "{:?}", f.stats.active_kicks);
     assert!(b.rq.iter().all(|r| !r.active_balance), "a kick was lost");
+}
+
+/// NUMA balancing's view for the fixture: preferred nodes by task, weight
+/// 1000 on the preferred node.
+struct Prefers(Vec<Option<u16>>);
+
+impl crate::balance::NumaLocality for Prefers {
+    fn preferred(&self, p: u32) -> Option<u16> {
+        self.0[p as usize]
+    }
+    fn weight(&self, p: u32, node: usize) -> Option<i64> {
+        let pref = self.0[p as usize]?;
+        Some(if pref as usize == node { 1000 } else { 0 })
+    }
+}
+
+/// Node 0 of xeon-12c24t is overloaded: every CPU runs a task and CPU 0
+/// queues three more. Idle CPU 6 (node 1) balances the NUMA domain. All
+/// tasks prefer node 0 except task 1, queued on CPU 0, which prefers node
+/// 1: migrate_degrades_locality makes the others hot (the source runs a
+/// task away from its preferred node) and task 1 the one to move; without
+/// NUMA balancing's view the list tail (task 3) goes.
+#[test]
+fn numa_locality_picks_the_task_that_prefers_the_destination() {
+    let node0: Vec<usize> = (0..6).chain(12..18).collect();
+    let mut per_cpu: Vec<(usize, usize)> = vec![(0, 4)];
+    per_cpu.extend(node0.iter().skip(1).map(|&c| (c, 1)));
+    let moved = |view: bool| {
+        let mut f = Fixture::new("xeon-12c24t", &per_cpu);
+        let mut prefs = vec![Some(0u16); f.tasks.len()];
+        prefs[1] = Some(1);
+        let prefs = Prefers(prefs);
+        let mut b = modern();
+        let mut env = f.env(6);
+        if view {
+            env.numa = Some(&prefs);
+        }
+        b.tick(&mut env, 6, true);
+        env.req.moves.iter().map(|m| m.task).collect::<Vec<_>>()
+    };
+    assert_eq!(moved(false).first(), Some(&3), "{:?}", moved(false));
+    assert_eq!(moved(true), vec![1]);
 }
