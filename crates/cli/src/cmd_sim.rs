@@ -181,6 +181,9 @@ pub struct CommonSimArgs {
     /// Map workload memory with transparent huge pages (a 2 MiB chunk faults and is scanned as one PMD).
     #[arg(long)]
     pub thp: bool,
+    /// A NUMA balancing knob, NAME=VALUE (repeatable): scan_delay_ms, scan_period_min_ms, scan_period_max_ms, scan_size_mb (the kernel's sysctl/debugfs names without the numa_balancing_ prefix).
+    #[arg(long = "numa-param", value_name = "NAME=VALUE")]
+    pub numa_params: Vec<String>,
     /// With --host: this many copies of the host's first guest.
     #[arg(long, value_name = "N", requires = "host", value_parser = int_in::<u32>(1, lab::vm::MAX_GUESTS.into()))]
     pub guests: Option<u32>,
@@ -230,6 +233,9 @@ fn flag_of(field: &str) -> String {
     }
     if let Some(name) = field.strip_prefix("kernel_config.") {
         return format!("--kernel-config {name}");
+    }
+    if let Some(name) = field.strip_prefix("numa_params.") {
+        return format!("--numa-param {name}");
     }
     let known = [
         ("cputime_usec", "-c/--cputime"),
@@ -294,6 +300,7 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         numa_balancing: c.numa_balancing.as_deref().map(|v| v == "on"),
         mem_policy: c.mem_policy.clone(),
         thp: c.thp,
+        numa_params: pairs(&c.numa_params, "--numa-param", "NAME=VALUE")?,
         ..RunSpec::new(workload)
     })
 }

@@ -110,3 +110,55 @@ fn bad_numa_input_is_one_line() {
     ]);
     assert!(e.contains("--numa-balancing"), "{e}");
 }
+
+/// The scan knobs reach the model: a smaller scan size marks fewer pages
+/// per scan; bad knobs are one line naming the flag.
+#[test]
+fn numa_params_set_the_scan() {
+    let base = spin(
+        "3000",
+        &["--numa-balancing", "on", "--mem-policy", "membind=1"],
+    );
+    let small = spin(
+        "3000",
+        &[
+            "--numa-balancing",
+            "on",
+            "--mem-policy",
+            "membind=1",
+            "--numa-param",
+            "scan_size_mb=8",
+        ],
+    );
+    let per_scan = |v: &serde_json::Value| {
+        v["numa"]["numa_pte_updates"].as_f64().unwrap() / v["numa"]["numa_scans"].as_f64().unwrap()
+    };
+    assert!(
+        per_scan(&base) > per_scan(&small),
+        "{} vs {}",
+        per_scan(&base),
+        per_scan(&small)
+    );
+    assert!(per_scan(&small) <= 8.0 * 256.0, "{}", per_scan(&small));
+    let e = fails(&[
+        "sim",
+        "spin",
+        "--machine",
+        "xeon-12c24t",
+        "--numa-param",
+        "scan_size_mb=0",
+    ]);
+    assert!(
+        e.contains("--numa-param scan_size_mb") && e.contains("1..="),
+        "{e}"
+    );
+    let e = fails(&[
+        "sim",
+        "spin",
+        "--machine",
+        "xeon-12c24t",
+        "--numa-param",
+        "bogus=1",
+    ]);
+    assert!(e.contains("--numa-param bogus"), "{e}");
+}

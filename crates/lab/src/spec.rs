@@ -152,6 +152,11 @@ pub struct RunSpec {
     /// Map workload memory with transparent huge pages (simulator only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub thp: bool,
+    /// NUMA balancing knobs, NAME = VALUE (`scan_delay_ms`,
+    /// `scan_period_min_ms`, `scan_period_max_ms`, `scan_size_mb`;
+    /// simulator only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub numa_params: BTreeMap<String, String>,
     /// The benchmark and its parameters.
     pub workload: WorkloadSpec,
 }
@@ -178,6 +183,7 @@ impl RunSpec {
             numa_balancing: None,
             mem_policy: None,
             thp: false,
+            numa_params: BTreeMap::new(),
             workload,
         }
     }
@@ -215,6 +221,9 @@ impl RunSpec {
         }
         if self.thp {
             v.push("thp");
+        }
+        if !self.numa_params.is_empty() {
+            v.push("numa_params");
         }
         if self.cost_profile.is_some() {
             v.push("cost_profile");
@@ -415,6 +424,12 @@ impl RunSpec {
                 SpecError::field("mem_policy", e.trim_start_matches("--mem-policy: "))
             })?,
         };
+        let mut numa_params = sim::numa::NumaParams::default();
+        for (k, v) in &self.numa_params {
+            numa_params
+                .set(k, v)
+                .map_err(|e| SpecError::field(format!("numa_params.{k}"), e))?;
+        }
         Ok(SimOptions {
             cpus: self.cpu_mask(topo)?,
             seed: self.seed,
@@ -426,6 +441,7 @@ impl RunSpec {
             numa_balancing: self.numa_balancing,
             mem_policy,
             thp: self.thp,
+            numa_params,
             ..Default::default()
         })
     }

@@ -89,6 +89,9 @@ pub struct SimOptions {
     pub mem_policy: crate::numa::MemPolicy,
     /// Workload memory is mapped with transparent huge pages (`--thp`).
     pub thp: bool,
+    /// NUMA balancing's knobs (`--numa-param NAME=VALUE`); `enabled` and
+    /// `thp` come from the fields above.
+    pub numa_params: crate::numa::NumaParams,
 }
 
 impl SimOptions {
@@ -134,6 +137,7 @@ impl Default for SimOptions {
             numa_balancing: None,
             mem_policy: crate::numa::MemPolicy::Local,
             thp: false,
+            numa_params: crate::numa::NumaParams::default(),
         }
     }
 }
@@ -732,7 +736,7 @@ pub(crate) fn build_engine<'t, W: Workload>(
         let params = crate::numa::NumaParams {
             enabled: opt.numa_balancing.unwrap_or(topo.nr_nodes() > 1),
             thp: opt.thp,
-            ..Default::default()
+            ..opt.numa_params
         };
         e.set_numa(params, features, opt.mem_policy.clone());
     }

@@ -52,6 +52,65 @@ impl Default for NumaParams {
     }
 }
 
+/// (name, range, meaning) of the knobs [`NumaParams::set`] takes.
+pub static NUMA_PARAMS: &[(&str, (u64, u64), &str)] = &[
+    (
+        "scan_delay_ms",
+        (0, 3_600_000),
+        "first-scan delay and a new task's scan period, ms [1000]",
+    ),
+    (
+        "scan_period_min_ms",
+        (1, 3_600_000),
+        "minimum scan period, ms (divided by the 256 MB windows of the resident set) [1000]",
+    ),
+    (
+        "scan_period_max_ms",
+        (1, 3_600_000),
+        "maximum scan period, ms (likewise divided) [60000]",
+    ),
+    (
+        "scan_size_mb",
+        (1, 1 << 20),
+        "address space marked per scan, MB [256]",
+    ),
+];
+
+impl NumaParams {
+    /// Set knob `name` (one of [`NUMA_PARAMS`]) from its text; errors name
+    /// the knob and its range.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let Some(&(_, (lo, hi), _)) = NUMA_PARAMS.iter().find(|p| p.0 == name) else {
+            return Err(format!(
+                "unknown NUMA balancing knob '{name}' (known: {})",
+                NUMA_PARAMS
+                    .iter()
+                    .map(|p| p.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        let v: u64 = value
+            .parse()
+            .ok()
+            .filter(|v| (lo..=hi).contains(v))
+            .ok_or_else(|| format!("{name}={value}: expected an integer in {lo}..={hi}"))?;
+        match name {
+            "scan_delay_ms" => self.scan_delay_ms = v,
+            "scan_period_min_ms" => self.scan_period_min_ms = v,
+            "scan_period_max_ms" => self.scan_period_max_ms = v,
+            _ => self.scan_size_mb = v,
+        }
+        if self.scan_period_max_ms < self.scan_period_min_ms {
+            return Err(format!(
+                "scan_period_max_ms {} is below scan_period_min_ms {}",
+                self.scan_period_max_ms, self.scan_period_min_ms
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// `MAX_SCAN_WINDOW`: the scanner covers at most 2560 MB per second.
 const MAX_SCAN_WINDOW_MB: u64 = 2560;
 /// `NUMA_PERIOD_SLOTS` and `NUMA_PERIOD_THRESHOLD`.
@@ -578,6 +637,23 @@ mod tests {
         assert_eq!(task_scan_max(4 << 30, &p), 3750);
         // nothing resident counts as one window
         assert_eq!(task_scan_min(0, &p), 1000);
+    }
+
+    #[test]
+    fn knobs_set_within_their_ranges() {
+        let mut p = params();
+        p.set("scan_size_mb", "64").unwrap();
+        p.set("scan_delay_ms", "0").unwrap();
+        assert_eq!((p.scan_size_mb, p.scan_delay_ms), (64, 0));
+        assert!(p.set("scan_size_mb", "0").unwrap_err().contains("1..="));
+        assert!(p
+            .set("scan_bogus", "1")
+            .unwrap_err()
+            .contains("known: scan_delay_ms"));
+        assert!(p
+            .set("scan_period_max_ms", "500")
+            .unwrap_err()
+            .contains("below"));
     }
 
     #[test]

@@ -23,5 +23,5 @@
 pub mod balancing;
 pub mod memory;
 
-pub use balancing::{NumaFeatures, NumaParams, StaggerUnits, NUMA_FEATURES};
+pub use balancing::{NumaFeatures, NumaParams, StaggerUnits, NUMA_FEATURES, NUMA_PARAMS};
 pub use memory::{AccessId, MemPolicy, NumaCounters, RegionId, Span};
