@@ -1011,6 +1011,38 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[c].debt += cost;
     }
 
+    /// `--check`: each node's stream count is the number of running
+    /// segments that hold a stream on it, and a segment holds streams only
+    /// while its CPU is busy; the counters are consistent. Some(what) when
+    /// broken.
+    pub(super) fn numa_invariant(&self) -> Option<String> {
+        let s = self.numa.as_deref()?;
+        for (n, &count) in s.streams.iter().enumerate() {
+            let held = s
+                .held
+                .iter()
+                .filter(|h| h.active && h.bytes.get(n).is_some_and(|&b| b > 0))
+                .count() as u32;
+            if held != count {
+                return Some(format!("node {n}: {count} streams counted, {held} held"));
+            }
+        }
+        if let Some(c) =
+            (0..self.cpus.len()).find(|&c| s.held[c].active && self.cpus[c].mode != Mode::Busy)
+        {
+            return Some(format!("cpu {c} holds memory streams while not busy"));
+        }
+        let k = &s.counters;
+        if k.numa_hint_faults_local > k.numa_hint_faults
+            || k.numa_hint_faults > k.numa_pte_updates
+            || k.numa_pages_migrated
+                > k.numa_hint_faults * if s.params.thp { PAGES_PER_CHUNK } else { 1 }
+        {
+            return Some(format!("NUMA counters inconsistent: {k:?}"));
+        }
+        None
+    }
+
     /// sum_exec_runtime of `t` now (a running task's current stretch
     /// included).
     fn task_exec_now(&self, t: TaskId) -> Nanos {
