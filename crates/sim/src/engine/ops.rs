@@ -185,6 +185,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Loop(_) | Op::EndLoop => unreachable!("resolved by Pc::current"),
         };
         if work == 0 && self.cpus[c].debt == 0 {
+            if self.numa.is_some() {
+                // an instant ComputeMem streams nothing
+                self.numa_release(c);
+            }
             // effect-only op: apply at once
             self.apply_op(c, t);
             return false;
