@@ -77,7 +77,7 @@ fn header(m: &Measurements, topo: &Topology, quick: bool) -> String {
     );
     let f = &m.memory;
     h += &format!(
-        "memory over {} MiB of {} KiB pages, fastest of {} runs: word sum {:.1} ps/B; mprotect(PROT_NONE) {:.1} ns per PTE; shared-mapping write fault {:.1} ns per page ({:.2} faults per page); first touch {:.1} ns per page ({:.2} faults per page)\n",
+        "memory over {} MiB of {} KiB pages, the fastest of {} runs by thread CPU time: word sum {:.1} ps/B; mprotect(PROT_NONE) {:.1} ns per PTE; shared-mapping write fault {:.1} ns per page ({:.2} faults per page); first touch {:.1} ns per page ({:.2} faults per page)\n",
         f.bytes >> 20,
         f.page_bytes / 1024,
         f.runs,
@@ -562,7 +562,7 @@ fn memory_costs(
     put: &mut impl FnMut(&str, String),
 ) {
     let over = format!(
-        "over {} MiB of {} KiB pages (MADV_NOHUGEPAGE), fastest of {} runs",
+        "over {} MiB of {} KiB pages (MADV_NOHUGEPAGE), the fastest of {} runs by the thread's CPU time",
         f.bytes >> 20,
         f.page_bytes / 1024,
         f.runs
