@@ -224,7 +224,7 @@ pub fn measure_memory(bytes: usize, runs: usize) -> Result<MemoryFigures> {
     // SAFETY: sysconf has no memory effects.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     let page = if page > 0 { page as usize } else { 4096 };
-    if bytes == 0 || bytes % page != 0 || runs == 0 {
+    if bytes == 0 || !bytes.is_multiple_of(page) || runs == 0 {
         return Err(Error::Task(format!(
             "memory calibration: {bytes} bytes in {runs} runs (needs a positive multiple of the {page}-byte page and at least one run)"
         )));
