@@ -8,7 +8,7 @@
 //! [`NumaFeatures`] say). The per-task arithmetic is in
 //! `crate::numa::balancing`.
 
-use super::{Engine, Mode, TaskState};
+use super::{Engine, Mode};
 use crate::event::Event;
 use crate::numa::balancing::{self as nb, TaskNuma};
 use crate::numa::memory::{CpuPid, Memory, NO_NODE, PAGES_PER_CHUNK};
@@ -834,28 +834,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
     }
 
-    /// The stopper's work (`migration_cpu_stop`): move the pending task if
-    /// it is still here and runnable, and may run on the destination.
+    /// The stopper's work (`migration_cpu_stop`, engine/affinity.rs): move
+    /// the pending task if it is still here and runnable, and may run on
+    /// the destination.
     pub(super) fn run_numa_stopper(&mut self, c: usize) {
         let Some((t, dst)) = self.numa.as_deref_mut().and_then(|s| s.pushes[c].take()) else {
             return;
         };
-        let ti = t as usize;
-        if self.tasks[ti].state != TaskState::Runnable
-            || self.tasks[ti].cpu != c
-            || !self.tplace[ti].cpus_allowed.test(dst)
-        {
-            return;
-        }
-        if self.cpus[c].rq.curr() == Some(t) {
-            self.update_task_pelt(ti, true, true);
-            self.cpus[c].rq.set_next(&mut self.ents, None, self.now);
-            self.update_rq_pelt(c);
-        }
-        self.cpus[c].debt += self.costs.ctx_switch_ns;
-        self.migrate_queued_task(t, c, dst, c, 0);
-        self.sync_rq_state(c);
-        self.sync_rq_state(dst);
+        self.migration_cpu_stop(c, t, dst);
     }
 
     /// `update_scan_period` (4.19+, from migrate_task_rq_fair): a move
