@@ -459,3 +459,37 @@ fn phases_confined_to_different_cpus_run_there() {
     let cpu3 = r.cpus[3].busy_ns;
     assert!(cpu3 >= 100_000_000, "CPU 3 ran phase b: {cpu3}");
 }
+
+#[test]
+fn a_move_goes_to_the_next_cpu_of_the_set_in_turn() {
+    // cpumask_any_and_distribute: the thread leaves CPU 0 for the set
+    // {2, 3} twice; CPU 0's last pick advances, so the first pass of phase
+    // b runs on CPU 2 and the second on CPU 3
+    let json = r#"{"global": {"calibration": 10},
+        "tasks": {"mover": {"loop": 2, "phases": {
+              "a": {"cpus": [0], "loop": 2, "run": 5000},
+              "b": {"cpus": [2, 3], "loop": 2, "run": 5000}}}}}"#;
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let r = run_with(
+        "kvm-8vcpu",
+        json,
+        SimOptions {
+            trace: Some(crate::trace::TraceSlot::new(Box::new(SwitchIns(
+                log.clone(),
+            )))),
+            ..Default::default()
+        },
+    );
+    let p = rows(&r, "mover-0");
+    assert_eq!(p.len(), 8);
+    let ins = log.lock().unwrap().clone();
+    let cpu_at = |us: u64| {
+        ins.iter()
+            .rev()
+            .find(|e| e.1 == 0 && e.0 <= us * 1000 + 999)
+            .unwrap()
+            .2
+    };
+    let cpus: Vec<u32> = p.iter().map(|row| cpu_at(row.end)).collect();
+    assert_eq!(cpus, [0, 0, 2, 2, 0, 0, 3, 3]);
+}
