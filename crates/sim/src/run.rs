@@ -607,19 +607,41 @@ pub fn simulate_schbench(
     simulate(topo, &sb, opt)
 }
 
-/// Simulate an rt-app workload: when every thread has `cpus`, their union
-/// confines the run as `--cpus` does (giving both is refused); each
-/// thread is confined to its own set (`RtappSim`'s build).
+/// Simulate an rt-app workload: when every phase of every thread has
+/// `cpus`, their union confines the run as `--cpus` does (giving both is
+/// refused); each thread is confined to its own set, phase by phase
+/// (`RtappSim`'s build). A set with no CPU the run may use is refused, as
+/// the kernel refuses such a sched_setaffinity (EINVAL, which stops rt-app).
 pub fn simulate_rtapp(
     topo: &Topology,
     w: &crate::workload::rtapp::RtappSim,
     opt: &SimOptions,
 ) -> Result<SimResult, SimError> {
-    let cpus = w
-        .app
-        .run_cpus()
-        .map_err(|e| SimError::Cpus(format!("rt-app file: {e}")))?;
-    let Some(cpus) = cpus else {
+    let mask_of = |cpus: &[u32]| {
+        let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        CpuMask::parse_list(&list.join(","))
+            .map_err(|e| SimError::Cpus(format!("rt-app file: `cpus`: {e}")))
+    };
+    let Some(cpus) = w.app.run_cpus() else {
+        let allowed = allowed_cpus(topo, opt)?;
+        for t in &w.app.tasks {
+            for (j, p) in t.phases.iter().enumerate() {
+                let Some(set) = w.app.phase_cpus(t, j) else {
+                    continue;
+                };
+                if !mask_of(&set)?.intersects(&allowed) {
+                    let key = match &p.cpus {
+                        Some(_) if t.phases.len() > 1 => {
+                            format!("tasks.{}.phases.{}.cpus", t.name, p.name)
+                        }
+                        _ => format!("tasks.{}.cpus", t.name),
+                    };
+                    return Err(SimError::Cpus(format!(
+                        "rt-app file: `{key}`: none of these CPUs is one the run may use ({allowed})"
+                    )));
+                }
+            }
+        }
         return simulate(topo, w, opt);
     };
     if opt.cpus.is_some() {
@@ -627,11 +649,8 @@ pub fn simulate_rtapp(
             "the rt-app file confines its threads with `cpus`: give it or --cpus, not both".into(),
         ));
     }
-    let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
-    let mask = CpuMask::parse_list(&list.join(","))
-        .map_err(|e| SimError::Cpus(format!("rt-app file: `cpus`: {e}")))?;
     let mut opt = opt.clone();
-    opt.cpus = Some(mask);
+    opt.cpus = Some(mask_of(&cpus)?);
     simulate(topo, w, &opt)
 }
 

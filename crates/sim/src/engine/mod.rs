@@ -54,6 +54,7 @@ use crate::task::{ChanId, Op, Pc, TaskId, TaskSpec};
 use crate::Nanos;
 use topology::{CpuMask, SchedDomains, Topology};
 
+mod affinity;
 mod balance;
 mod clock;
 mod core;
@@ -503,6 +504,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     vm: Option<Box<vcpu::VmState>>,
     /// Memory and NUMA balancing (None: no workload memory declared).
     numa: Option<Box<numa::NumaState>>,
+    /// CPU sets for affinity changes during the run (engine/affinity.rs).
+    affinity: affinity::AffinityState,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -652,6 +655,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             per_task: None,
             vm: None,
             numa: None,
+            affinity: Default::default(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.

@@ -944,14 +944,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
     }
 
-    /// The stopper's work (`migration_cpu_stop`): move the pending task if
-    /// it is still here and runnable, and may run on the destination.
+    /// The stopper's work (`migration_cpu_stop`, engine/affinity.rs): move
+    /// the pending task if it is still here and runnable, and may run on
+    /// the destination.
     pub(super) fn run_numa_stopper(&mut self, c: usize) {
         let Some(push) = self.numa.as_deref_mut().and_then(|s| s.pushes[c].take()) else {
             return;
         };
         let (t, dst) = (push.task, push.dst);
-        let ti = t as usize;
         let s = self.numa.as_deref_mut().expect("a push implies memory");
         s.migrate_on[dst] = false;
         let here = |e: &Self, task: TaskId, cpu: usize, to: usize| {
@@ -981,15 +981,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Some((_, true)) => s.counters.numa_task_swaps += 1,
             Some((_, false)) => {}
         }
-        if self.cpus[c].rq.curr() == Some(t) {
-            self.update_task_pelt(ti, true, true);
-            self.cpus[c].rq.set_next(&mut self.ents, None, self.now);
-            self.update_rq_pelt(c);
-        }
-        self.cpus[c].debt += self.costs.ctx_switch_ns;
-        self.migrate_queued_task(t, c, dst, c, 0);
-        self.sync_rq_state(c);
-        self.sync_rq_state(dst);
+        self.migration_cpu_stop(c, t, dst);
     }
 
     /// `update_scan_period` (4.19+, from migrate_task_rq_fair): a move
