@@ -185,19 +185,19 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
             .filter(|r| wanted.contains(&record_key(r)))
             .collect();
     }
-    let mut log = RunLog::start(&opts.log, &header, &done)?;
     let have: BTreeSet<_> = done.iter().map(record_key).collect();
     let pending: Vec<&PlannedRun> = selected
         .iter()
         .filter(|r| !have.contains(&key_of(r)))
         .collect();
-    (opts.on_start)(pending.len(), done.len());
     let (native, simulated): (Vec<&PlannedRun>, Vec<&PlannedRun>) = pending
         .into_iter()
         .partition(|r| exp.variants[exp.cells[r.cell].variant].mode != Mode::Sim);
     // A kernel run needs qemu, an image and a static guest: say what is
-    // missing before anything runs.
+    // missing before anything runs or the log is touched.
     preflight(exp, &native)?;
+    let mut log = RunLog::start(&opts.log, &header, &done)?;
+    (opts.on_start)(native.len() + simulated.len(), done.len());
     // Native runs measure this host, and a kernel run's qemu takes its
     // CPUs: one at a time, with nothing else of ours running.
     for r in native {
