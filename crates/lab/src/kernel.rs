@@ -34,9 +34,9 @@ use crate::spec::{Mode, RunSpec, SpecError};
 use crate::workload::WorkloadSpec;
 use oracle::boot::{self, BootSpec};
 use oracle::qemu::QemuShape;
-use oracle::trace::{self, Locality};
+use oracle::trace;
 use oracle::OracleError;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use topology::Topology;
@@ -380,20 +380,10 @@ fn domain_differences(
 fn bench_locality(guest: &Topology, tr: &trace::TraceSummary, v: &mut Value) {
     let c = trace::locality_counts(guest, &tr.wakeups, false);
     v["wake_locality_pct"] = crate::scenario::shares(&c);
-    let mut four = [0u64; 4];
-    for l in Locality::ALL {
-        four[l.sim_bucket()] += c[l as usize];
-    }
-    let names = ["same_cpu", "same_cluster", "same_llc", "other_llc"];
-    let m: Map<String, Value> = names
-        .iter()
-        .zip(four)
-        .map(|(n, c)| (n.to_string(), c.into()))
-        .collect();
     if !v["placement"].is_object() {
         v["placement"] = json!({});
     }
-    v["placement"]["wake_locality"] = Value::Object(m);
+    v["placement"]["wake_locality"] = crate::scenario::sim_buckets(&c);
 }
 
 #[cfg(test)]

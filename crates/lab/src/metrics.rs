@@ -299,6 +299,35 @@ const LOCALITY_CLASSES: [(&str, &str, &str); 6] = [
     ("wake-other-node", "other_node", "in another NUMA node"),
 ];
 
+/// The pseudo-metric that expands to the simulator's four wake-up
+/// locality buckets (`placement.wake_locality`, sim::run::WakeLocality),
+/// as shares: `wake4-same-cpu`, `wake4-same-cluster` (an SMT sibling
+/// included), `wake4-same-llc`, `wake4-other-llc` (another node included).
+/// Every simulated run has them, and a kernel run counts its trace's
+/// wake-ups the same way, so a benchmark can be compared with a kernel.
+pub const WAKE_LOCALITY_4: &str = "wake-locality-4";
+
+/// The buckets of [`WAKE_LOCALITY_4`]: (metric, record key, description).
+const SIM_BUCKETS: [(&str, &str, &str); 4] = [
+    ("wake4-same-cpu", "same_cpu", "on the waker's CPU"),
+    (
+        "wake4-same-cluster",
+        "same_cluster",
+        "elsewhere in the waker's cluster (its SMT sibling included)",
+    ),
+    ("wake4-same-llc", "same_llc", "elsewhere in the waker's LLC"),
+    (
+        "wake4-other-llc",
+        "other_llc",
+        "outside the waker's LLC (other nodes included)",
+    ),
+];
+
+/// The metrics [`WAKE_LOCALITY_4`] expands to.
+pub fn wake_locality_4_names() -> [&'static str; 4] {
+    SIM_BUCKETS.map(|c| c.0)
+}
+
 /// The metrics [`WAKE_LOCALITY`] expands to, in class order.
 pub fn wake_locality_names() -> [&'static str; 6] {
     LOCALITY_CLASSES.map(|c| c.0)
@@ -361,7 +390,11 @@ pub fn lookup(name: &str) -> Option<Metric> {
 
 /// Whether `name` names a metric or [`STAGE_SHARES`].
 pub fn known(name: &str) -> bool {
-    name == STAGE_SHARES || name == RTAPP_THREADS || name == WAKE_LOCALITY || lookup(name).is_some()
+    name == STAGE_SHARES
+        || name == RTAPP_THREADS
+        || name == WAKE_LOCALITY
+        || name == WAKE_LOCALITY_4
+        || lookup(name).is_some()
 }
 
 /// The names every metric could have, for error messages.
@@ -370,6 +403,7 @@ pub fn names() -> String {
     v.push(STAGE_SHARES);
     v.push(RTAPP_THREADS);
     v.push(WAKE_LOCALITY);
+    v.push(WAKE_LOCALITY_4);
     v.join(", ")
 }
 
@@ -410,7 +444,11 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
 
 /// How a metric is reported.
 pub fn info(name: &str) -> MetricInfo {
-    if let Some((_, _, what)) = LOCALITY_CLASSES.iter().find(|c| c.0 == name) {
+    if let Some((_, _, what)) = LOCALITY_CLASSES
+        .iter()
+        .chain(SIM_BUCKETS.iter())
+        .find(|c| c.0 == name)
+    {
         // like a stage's share: Lower gives the arithmetic mean
         return MetricInfo {
             name: name.into(),
@@ -480,6 +518,21 @@ pub fn extract(record: &Value, wanted: &[String]) -> BTreeMap<String, f64> {
                 for (metric, key, _) in LOCALITY_CLASSES {
                     if let Some(v) = loc.get(key).and_then(Value::as_f64) {
                         out.insert(metric.to_string(), v);
+                    }
+                }
+            }
+            continue;
+        }
+        if name == WAKE_LOCALITY_4 {
+            if let Some(loc) = record.pointer("/placement/wake_locality") {
+                let n: Vec<f64> = SIM_BUCKETS
+                    .iter()
+                    .map(|b| loc.get(b.1).and_then(Value::as_f64).unwrap_or(0.0))
+                    .collect();
+                let total: f64 = n.iter().sum();
+                if total > 0.0 {
+                    for (b, x) in SIM_BUCKETS.iter().zip(n) {
+                        out.insert(b.0.to_string(), 100.0 * x / total);
                     }
                 }
             }
@@ -588,6 +641,13 @@ mod tests {
         assert_eq!(info("wake-same-core").unit, "%");
         // a simulated benchmark has no six-class record: nothing, not zeros
         assert!(extract(&json!({"time_s": 1.0}), &wanted).is_empty());
+        // its four buckets, as shares
+        let sim = json!({"placement": {"wake_locality":
+            {"same_cpu": 1, "same_cluster": 1, "same_llc": 2, "other_llc": 0}}});
+        let m = extract(&sim, &[WAKE_LOCALITY_4.to_string()]);
+        assert_eq!(m["wake4-same-llc"], 50.0);
+        assert_eq!(m["wake4-other-llc"], 0.0);
+        assert_eq!(m.len(), 4);
     }
 
     #[test]

@@ -336,6 +336,8 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
             names.extend(stages.into_iter().cloned());
         } else if m == metrics::WAKE_LOCALITY {
             names.extend(metrics::wake_locality_names().map(String::from));
+        } else if m == metrics::WAKE_LOCALITY_4 {
+            names.extend(metrics::wake_locality_4_names().map(String::from));
         } else if m == metrics::RTAPP_THREADS {
             // per thread, in the order of the first record that has them
             // (every run of a file has the same threads)

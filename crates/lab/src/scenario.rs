@@ -37,13 +37,34 @@ use topology::Topology;
 /// The six locality classes of `(waker, chosen)` pairs as percentages of
 /// the pairs (all 0 without pairs).
 pub fn locality_pct(t: &Topology, pairs: impl IntoIterator<Item = (usize, usize)>) -> Value {
+    shares(&locality_counts(t, pairs))
+}
+
+/// Counts per class in the simulator's four buckets of
+/// `placement.wake_locality` (sim::run::WakeLocality: an SMT sibling counts
+/// as the same cluster, another node as another LLC).
+pub fn sim_buckets(c: &[u64; 6]) -> Value {
+    let mut four = [0u64; 4];
+    for l in Locality::ALL {
+        four[l.sim_bucket()] += c[l as usize];
+    }
+    let m: Map<String, Value> = ["same_cpu", "same_cluster", "same_llc", "other_llc"]
+        .iter()
+        .zip(four)
+        .map(|(n, c)| (n.to_string(), c.into()))
+        .collect();
+    Value::Object(m)
+}
+
+/// Counts per class of `(waker, chosen)` pairs.
+pub fn locality_counts(t: &Topology, pairs: impl IntoIterator<Item = (usize, usize)>) -> [u64; 6] {
     let mut c = [0u64; 6];
     for (waker, chosen) in pairs {
         if waker < t.nr_cpus() && chosen < t.nr_cpus() {
             c[Locality::of(t, waker, chosen) as usize] += 1;
         }
     }
-    shares(&c)
+    c
 }
 
 /// Counts per class as `{class: percent}`.
@@ -98,9 +119,15 @@ pub fn simulate(spec: &RunSpec) -> Result<Value, RunError> {
         "rounds": rounds,
         "valid": rounds,
         "wake_locality_pct": locality_pct(&topo, [(setup.waker, d.cpu)]),
+        "placement": {
+            "stages": stages,
+            "wake_locality": sim_buckets(&locality_counts(
+                &topo,
+                std::iter::repeat_n((setup.waker, d.cpu), sc.rounds as usize),
+            )),
+        },
         "migrations": if migrated(&setup, setup.prev, d.cpu) { rounds } else { 0 },
         "chosen_cpus": chosen,
-        "placement": { "stages": stages },
         "sim": {
             "cpu": d.cpu,
             "stage": d.stage.name(),
@@ -142,6 +169,12 @@ pub fn kernel_record(
         "rounds": a.rounds,
         "valid": a.valid,
         "wake_locality_pct": locality_pct(guest, valid.iter().map(|r| (r.waker, r.chosen))),
+        "placement": {
+            "wake_locality": sim_buckets(&locality_counts(
+                guest,
+                valid.iter().map(|r| (r.waker, r.chosen)),
+            )),
+        },
         "migrations": valid.iter().filter(|r| migrated(setup, r.prev, r.chosen)).count(),
         "chosen_cpus": chosen,
         "agreement": {
@@ -186,6 +219,8 @@ mod tests {
         assert_eq!(v["migrations"], 0);
         assert_eq!(v["chosen_cpus"]["12"], 7);
         assert_eq!(v["placement"]["stages"]["target_idle"], 7, "{v}");
+        // another node is the simulator's other_llc bucket
+        assert_eq!(v["placement"]["wake_locality"]["other_llc"], 7, "{v}");
     }
 
     #[test]
@@ -220,6 +255,8 @@ mod tests {
         let loc = &v["wake_locality_pct"];
         assert!((loc["same_llc"].as_f64().unwrap() - 200.0 / 3.0).abs() < 1e-9);
         assert!((loc["same_core"].as_f64().unwrap() - 100.0 / 3.0).abs() < 1e-9);
+        assert_eq!(v["placement"]["wake_locality"]["same_cluster"], 1, "{v}");
+        assert_eq!(v["placement"]["wake_locality"]["same_llc"], 2, "{v}");
         // the wakee left prev (1) in rounds 1 and 2
         assert_eq!(v["migrations"], 2);
     }
