@@ -126,8 +126,12 @@ pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
-const RUN_KEYS: [&str; 17] = [
+const RUN_KEYS: [&str; 21] = [
     "mode",
+    "numa_balancing",
+    "mem_policy",
+    "thp",
+    "numa_params",
     "kernel_image",
     "guest",
     "kvm",
@@ -148,8 +152,12 @@ const RUN_KEYS: [&str; 17] = [
 
 /// Fields only the simulator reads: a native variant may not set them, and
 /// it does not inherit them from the run table.
-const SIM_ONLY_KEYS: [&str; 11] = [
+const SIM_ONLY_KEYS: [&str; 15] = [
     "machine",
+    "numa_balancing",
+    "mem_policy",
+    "thp",
+    "numa_params",
     "host",
     "guests",
     "cpuidle",
@@ -701,6 +709,42 @@ iterations = 1
         let native = &e.cells[2].spec;
         assert_eq!(native.mode, Mode::Native);
         assert!(native.simulator_only_fields().is_empty(), "{native:?}");
+    }
+
+    #[test]
+    fn numa_keys_reach_the_simulator_and_variants_override_them() {
+        let text = r#"
+name = "n"
+description = "d"
+source = "s"
+metrics = ["migrations"]
+[run]
+benchmark = "spin"
+machine = "xeon-12c24t"
+mem_mib = 64
+numa_balancing = true
+numa_params = { scan_size_mb = "64" }
+[[variant]]
+name = "off"
+numa_balancing = false
+mem_policy = "interleave=all"
+[[variant]]
+name = "on"
+thp = true
+"#;
+        let e = Experiment::parse("n.toml", text, false).unwrap();
+        let topo = topology::preset("xeon-12c24t").unwrap();
+        let off = e.cells[0].spec.sim_options(&topo).unwrap();
+        let on = e.cells[1].spec.sim_options(&topo).unwrap();
+        assert_eq!(off.numa_balancing, Some(false));
+        assert_eq!(off.mem_policy, sim::numa::MemPolicy::Interleave(vec![0, 1]));
+        assert_eq!((on.numa_balancing, on.thp), (Some(true), true));
+        assert_eq!(on.numa_params.scan_size_mb, 64);
+        let bad = text.replace("scan_size_mb = \"64\"", "scan_size_mb = \"0\"");
+        let err = Experiment::parse("n.toml", &bad, false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("numa_params.scan_size_mb"), "{err}");
     }
 
     #[test]

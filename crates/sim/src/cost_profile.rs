@@ -362,6 +362,7 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
             "epyc-zen3" => "AMD EPYC 7763 product page: 8 DDR4-3200 channels, NPS1 one node: 8 x 3200 x 8 B (a peak)".to_string(),
             "sapphire-rapids" => "Intel ARK, Xeon Platinum 8480+: 8 DDR5-4800 channels per socket (node): 8 x 4800 x 8 B (a peak)".to_string(),
             "altra" => "Ampere Altra product brief: 8 DDR4-3200 channels, one node: 8 x 3200 x 8 B (a peak)".to_string(),
+            "broadwell-ep" => "Intel ARK, Xeon E5-2699 v4: 4 DDR4-2400 channels, max memory bandwidth 76.8 GB/s per socket (node): 4 x 2400 x 8 B (a peak)".to_string(),
             _ => "0: no published figure for this machine's memory system in one number; not limited".to_string(),
         },
     );

@@ -666,6 +666,9 @@ fn node_mem_mb_s(machine: &str) -> u64 {
         "sapphire-rapids" => ddr(8, 4800),
         // Altra Q80-30: 8 DDR4-3200 channels, one node (Ampere product brief)
         "altra" => ddr(8, 3200),
+        // Xeon E5-2699 v4: 4 DDR4-2400 channels per socket = node (Intel
+        // ARK: "Max Memory Bandwidth 76.8 GB/s")
+        "broadwell-ep" => ddr(4, 2400),
         // POWER9 (buffered memory), Atom P5900 and KVM guests: none given
         _ => 0,
     }
