@@ -345,5 +345,5 @@ fn forked_labels_follow_rt_app() {
     assert_eq!(forked_label("w", 1, 0), "w-1-0000");
     assert_eq!(forked_label("w", 12, 37), "w-12-0037");
     // rt-app's buffer holds the name and 10 more characters
-    assert_eq!(forked_label("w", 12345, 1), "w-12345-00");
+    assert_eq!(forked_label("w", 12345, 1), "w-12345-000");
 }
