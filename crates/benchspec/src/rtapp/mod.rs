@@ -849,10 +849,7 @@ fn parse_event(kind: &str, v: &Json, key: &str, thread: &str) -> Result<Event, R
 /// thread is made at start.
 fn check_forks(app: &RtApp, root: &[(String, Json)]) -> Result<(), RtappError> {
     // the dotted key of every fork event, for the messages
-    let tasks_obj = root
-        .iter()
-        .find(|(k, _)| k == "tasks")
-        .map(|(_, v)| v);
+    let tasks_obj = root.iter().find(|(k, _)| k == "tasks").map(|(_, v)| v);
     let mut fork_keys = Vec::new();
     if let Some(Json::Object(tasks)) = tasks_obj {
         for (tn, tv) in tasks {
@@ -864,7 +861,8 @@ fn check_forks(app: &RtApp, root: &[(String, Json)]) -> Result<(), RtappError> {
                             if let Json::Object(pobj) = pv {
                                 for (ek, ev) in pobj {
                                     if event_kind(ek) == Some("fork") {
-                                        fork_keys.push((format!("tasks.{tn}.phases.{pn}.{ek}"), ev));
+                                        fork_keys
+                                            .push((format!("tasks.{tn}.phases.{pn}.{ek}"), ev));
                                     }
                                 }
                             }

@@ -147,11 +147,7 @@ fn unsupported_keys_are_named() {
             "tasks.t.phases.p.fork1",
             "`nobody` is not a task",
         ),
-        (
-            r#"{"tasks": {"t": {"fork": 3}}}"#,
-            "tasks.t.fork",
-            "string",
-        ),
+        (r#"{"tasks": {"t": {"fork": 3}}}"#, "tasks.t.fork", "string"),
         (
             r#"{"tasks": {"t": {"instance": 0, "run": 1}}}"#,
             "tasks",

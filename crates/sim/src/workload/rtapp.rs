@@ -248,9 +248,7 @@ impl RtappSim {
                     id(&mut names.mutexes, n, e, |e| e.add_mutex())
                 };
                 match ev {
-                    Event::Run(us) => {
-                        p.extend([Op::RunStart, Op::Compute(us * US), Op::RunEnd])
-                    }
+                    Event::Run(us) => p.extend([Op::RunStart, Op::Compute(us * US), Op::RunEnd]),
                     Event::Runtime(us) => {
                         p.extend([Op::RunStart, Op::Runtime(us * US), Op::RunEnd])
                     }
@@ -286,11 +284,9 @@ impl RtappSim {
                     Event::Signal(c) => {
                         p.push(Op::CondSignal(id(&mut names.conds, c, e, |e| e.add_cond())))
                     }
-                    Event::Broad(c) => {
-                        p.push(Op::CondBroadcast(id(&mut names.conds, c, e, |e| {
-                            e.add_cond()
-                        })))
-                    }
+                    Event::Broad(c) => p.push(Op::CondBroadcast(id(&mut names.conds, c, e, |e| {
+                        e.add_cond()
+                    }))),
                     Event::Sync { cond, mutex: m } => {
                         let mutex = mutex(m, e);
                         let cond = id(&mut names.conds, cond, e, |e| e.add_cond());
@@ -325,9 +321,8 @@ impl RtappSim {
                     Event::Mem(0) => {}
                     &Event::Mem(bytes) => {
                         let size = self.app.global.mem_buffer_size;
-                        let region = *buffer.get_or_insert_with(|| {
-                            e.add_region(0, &format!("mem-{label}"), size)
-                        });
+                        let region = *buffer
+                            .get_or_insert_with(|| e.add_region(0, &format!("mem-{label}"), size));
                         let access = e.add_access(&[Span {
                             region,
                             offset: 0,

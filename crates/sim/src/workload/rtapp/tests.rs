@@ -527,7 +527,9 @@ fn a_template_forked_twice_makes_two_threads_that_run_its_events() {
     for (k, label) in ["worker-1-0000", "worker-2-0001"].iter().enumerate() {
         let w = rows(&r, label);
         assert_eq!(w.len(), 3, "{label}: its loop of 3");
-        assert!(w.iter().all(|row| row.idx == k as u32 + 1 && row.run >= 1000));
+        assert!(w
+            .iter()
+            .all(|row| row.idx == k as u32 + 1 && row.run >= 1000));
         // forked while main runs its pass k: not before that pass began
         assert!(w[0].start >= main[k].start, "{label} starts in pass {k}");
         assert_eq!(threads[k + 1]["rows"], 3);
