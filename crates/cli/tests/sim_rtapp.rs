@@ -83,6 +83,73 @@ fn the_examples_run() {
 }
 
 #[test]
+fn forked_threads_have_rt_apps_names_in_logs_and_json() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "fork.json",
+        r#"{"global": {"calibration": 10},
+            "tasks": {"main": {"loop": 2, "fork": "worker", "run": 100, "sleep": 5000},
+                      "worker": {"instance": 0, "loop": 3, "run": 1000}}}"#,
+    );
+    let logs = d.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let out = run(&[
+        "sim",
+        "rtapp",
+        &f,
+        "--machine",
+        "kvm-8vcpu",
+        "--logdir",
+        logs.to_str().unwrap(),
+    ]);
+    let first: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .take(3)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(first, ["main-0", "worker-1-0000", "worker-2-0001"], "{out}");
+    let mut files: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "rt-app-main-0.log",
+            "rt-app-worker-1-0000.log",
+            "rt-app-worker-2-0001.log"
+        ]
+    );
+    let log = std::fs::read_to_string(logs.join("rt-app-worker-2-0001.log")).unwrap();
+    let rows: Vec<&str> = log.lines().skip(2).collect();
+    assert_eq!(rows.len(), 3, "{log}");
+    assert!(rows
+        .iter()
+        .all(|r| r.split_whitespace().next() == Some("2")));
+    let v = json(&["sim", "rtapp", &f, "--machine", "kvm-8vcpu"]);
+    let t = v["rtapp"]["threads"].as_array().unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(t[2]["thread"], "worker-2-0001");
+    assert_eq!(t[2]["rows"], 3);
+    // the 1025th fork of one task ends the run in one line, as it ends rt-app
+    let f = write(
+        d.path(),
+        "forever.json",
+        r#"{"global": {"duration": 10, "calibration": 10},
+            "tasks": {"main": {"fork": "w", "sleep": 1000},
+                      "w": {"instance": 0, "loop": 1, "run": 10}}}"#,
+    );
+    let e = fails(&["sim", "rtapp", &f, "--machine", "host"]);
+    assert!(
+        e.contains("`fork` of `w`") && e.contains("limit of 1024"),
+        "{e}"
+    );
+}
+
+#[test]
 fn bad_files_name_the_key() {
     let d = tempfile::tempdir().unwrap();
     for (text, want) in [
@@ -96,7 +163,7 @@ fn bad_files_name_the_key() {
         ),
         (
             r#"{"tasks": {"t": {"run": 1, "fork": "x"}}}"#,
-            "`tasks.t.fork`: not supported",
+            "`tasks.t.fork`: `x` is not a task of `tasks`",
         ),
         (
             r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#,

@@ -78,6 +78,21 @@ fn invalid(problem: String) -> Error {
 
 /// Check that `app` can run natively and end by itself.
 pub fn validate(app: &RtApp) -> Result<()> {
+    // rt-app 1.0 (Debian's, the one run here) has no `fork` event (it came
+    // later: rt-app master, commit 3a7f07a) and needs every task to make a
+    // thread at start: refused rather than run differently
+    if let Some(t) = app.forked_tasks().first() {
+        return Err(invalid(format!(
+            "a `fork` event (of `{}`): rt-app 1.0, which the native run uses, has no fork event; simulate the file with `schedlab sim rtapp` instead",
+            t.name
+        )));
+    }
+    if let Some(t) = app.tasks.iter().find(|t| t.instance == 0) {
+        return Err(invalid(format!(
+            "`tasks.{}.instance` is 0: rt-app 1.0, which the native run uses, needs at least 1 (templates for `fork` are newer)",
+            t.name
+        )));
+    }
     if app.global.log_size == LogSize::Disable {
         return Err(invalid(
             "`global.log_size` is \"disable\": rt-app would write no log to read".into(),
@@ -304,6 +319,12 @@ mod tests {
         )
         .unwrap();
         assert!(validate(&app).unwrap_err().to_string().contains("log_size"));
+        let app = grammar::parse(
+            r#"{"tasks": {"main": {"loop": 2, "fork": "w", "run": 1}, "w": {"instance": 0, "loop": 1, "run": 1}}}"#,
+        )
+        .unwrap();
+        let e = validate(&app).unwrap_err().to_string();
+        assert!(e.contains("fork") && e.contains("rt-app 1.0"), "{e}");
     }
 
     /// The real rt-app, when installed (CI installs it: .ci/run).

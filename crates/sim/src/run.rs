@@ -173,6 +173,7 @@ impl From<crate::engine::RunError> for SimError {
         match e {
             crate::engine::RunError::Invariant(e) => SimError::Invariant(e),
             crate::engine::RunError::Bound(b) => SimError::Bound(b),
+            crate::engine::RunError::Workload(w) => SimError::Unsupported(w.to_string()),
         }
     }
 }
@@ -617,6 +618,7 @@ pub fn simulate_rtapp(
     w: &crate::workload::rtapp::RtappSim,
     opt: &SimOptions,
 ) -> Result<SimResult, SimError> {
+    rtapp_footprint(w).check(topo, opt, "rt-app file")?;
     let mask_of = |cpus: &[u32]| {
         let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
         CpuMask::parse_list(&list.join(","))
@@ -652,6 +654,32 @@ pub fn simulate_rtapp(
     let mut opt = opt.clone();
     opt.cpus = Some(mask_of(&cpus)?);
     simulate(topo, w, &opt)
+}
+
+/// An rt-app run's footprint: every thread made at start and every thread
+/// its `fork` events can make (declared up front, at most rt-app's limit
+/// per forked task), each with its own program of its task's events (about
+/// three ops an event plus each phase's bookkeeping).
+pub fn rtapp_footprint(w: &crate::workload::rtapp::RtappSim) -> Footprint {
+    let counts = w.app.fork_counts();
+    let mut tasks = 0u64;
+    let mut ops = 0u64;
+    for (t, &forks) in w.app.tasks.iter().zip(&counts) {
+        let n = u64::from(t.instance) + u64::from(forks.min(benchspec::rtapp::FORKS_LIMIT));
+        let per: u64 = t
+            .phases
+            .iter()
+            .map(|p| 3 * p.events.len() as u64 + 6)
+            .sum::<u64>()
+            + 6;
+        tasks += n;
+        ops = ops.saturating_add(n.saturating_mul(per));
+    }
+    Footprint {
+        tasks,
+        ops,
+        ..Default::default()
+    }
 }
 
 /// The CPUs a run may use.

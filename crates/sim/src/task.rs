@@ -26,6 +26,11 @@ pub type MetricId = u8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CpuSetId(pub u32);
 
+/// A pool of declared tasks that [`Op::Fork`] starts one at a time
+/// (`Engine::add_fork_pool`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ForkPoolId(pub u32);
+
 /// A task program: a flat list of ops, shared (cheaply cloned) between
 /// the tasks that run it.
 pub type Program = std::sync::Arc<[Op]>;
@@ -269,6 +274,11 @@ pub enum Op {
     /// allowed, the CPU's stopper moves it at once to the CPU
     /// `cpumask_any_and_distribute` picks (engine/affinity.rs).
     SetAffinity(CpuSetId),
+    /// pthread_create of the next task of a fork pool, which inherits the
+    /// caller's affinity and is placed as a new task (wake_up_new_task);
+    /// the run ends with the pool's error once the pool is used up
+    /// (engine/fork.rs).
+    Fork(ForkPoolId),
 }
 
 /// A task description given by a workload.

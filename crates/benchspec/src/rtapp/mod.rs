@@ -10,8 +10,14 @@
 //! workgen fills in). Event keys are matched by prefix in rt-app's order
 //! (`run0`, `sleep1`, `runtime` before `run`). Anything rt-app does but the
 //! simulator does not model — other scheduling classes, `iorun` (a
-//! write(2) loop to a file or device: I/O is not modelled), `fork` (not in
-//! v1.0), ftrace, gnuplot — is refused with the key named, never ignored.
+//! write(2) loop to a file or device: I/O is not modelled), ftrace, gnuplot
+//! — is refused with the key named, never ignored.
+//!
+//! `fork` is newer than v1.0 (rt-app master, commit 3a7f07a "Add a new
+//! 'fork' event" and its successors, up to 55cb0c0): `"fork": "NAME"`
+//! creates, at that point of the run, one more thread running the task
+//! object NAME (typically one with `"instance": 0`, which then creates no
+//! thread at start). See [`RtApp::fork_counts`] and `docs/rtapp.md`.
 //!
 //! ```
 //! let app = benchspec::rtapp::parse(r#"{"global": {"duration": 1},
@@ -160,6 +166,9 @@ pub enum Event {
     /// `mem_buffer_size` bytes: memset over at most the buffer at a time,
     /// until the count is written (rt-app v1.0 src/rt-app.c `memload`).
     Mem(u64),
+    /// pthread_create of one more thread running the task object of this
+    /// name (rt-app master src/rt-app.c `run_event`, case `rtapp_fork`).
+    Fork(String),
 }
 
 /// A phase: events run `loop` times (None: forever).
@@ -180,7 +189,7 @@ pub struct Phase {
 pub struct TaskDef {
     /// Its key: the thread's name.
     pub name: String,
-    /// Threads made from it.
+    /// Threads made from it at start (0: none, a template for `fork`).
     pub instance: u32,
     /// Times the phases run (None: forever).
     pub loops: Option<u32>,
@@ -220,6 +229,23 @@ impl Thread<'_> {
     pub fn label(&self) -> String {
         format!("{}-{}", self.def.name, self.ind)
     }
+}
+
+/// rt-app's limit on the forks of one task (master src/rt-app.c
+/// `FORKS_LIMIT`): the fork resource of a name counts the threads forked
+/// from it, by every thread, and the fork that finds 1024 already made
+/// exits rt-app with a failure ("NAME reached its fork limit (1024)").
+pub const FORKS_LIMIT: u32 = 1024;
+
+/// The name rt-app gives the `nfork`-th thread forked from task `name`
+/// (counted from 0 per task name) that got thread index `ind`: `NAME-IND-NNNN`
+/// (master src/rt-app.c `thread_data_set_unique_name`, which formats into
+/// `strlen(NAME) + 11` bytes with the terminating NUL, so a longer suffix is
+/// cut there).
+pub fn forked_label(name: &str, ind: u32, nfork: u32) -> String {
+    let mut s = format!("{name}-{ind}-{nfork:04}");
+    s.truncate(name.len() + 10);
+    s
 }
 
 impl RtApp {
@@ -284,6 +310,76 @@ impl RtApp {
         all.sort_unstable();
         all.dedup();
         Some(all)
+    }
+
+    /// The task objects some `fork` event names.
+    pub fn forked_tasks(&self) -> Vec<&TaskDef> {
+        self.tasks
+            .iter()
+            .filter(|t| {
+                self.tasks
+                    .iter()
+                    .flat_map(|u| &u.phases)
+                    .flat_map(|p| &p.events)
+                    .any(|e| matches!(e, Event::Fork(n) if *n == t.name))
+            })
+            .collect()
+    }
+
+    /// How many threads the run can fork from each task object (by index
+    /// of `tasks`), at most [`FORKS_LIMIT`] + 1 (more than rt-app allows:
+    /// the fork past the limit ends rt-app). Every thread made at start
+    /// and every forked thread runs its object's phases, so a thread of
+    /// object T forks `loop(T) x sum over phases of loop(phase) x forks of
+    /// X in the phase` threads of X (infinite when a loop is -1 and the
+    /// count is not 0); the counts are the least fixed point of
+    /// `forks[X] = sum over T of (instance[T] + forks[T]) x per_thread[T][X]`,
+    /// saturated at the limit + 1.
+    pub fn fork_counts(&self) -> Vec<u32> {
+        let cap = u64::from(FORKS_LIMIT) + 1;
+        let n = self.tasks.len();
+        let index = |name: &str| self.tasks.iter().position(|t| t.name == name);
+        // per_thread[t][x]: forks of x by one thread of t over its life
+        let mut per_thread = vec![vec![0u64; n]; n];
+        for (ti, t) in self.tasks.iter().enumerate() {
+            for p in &t.phases {
+                for e in &p.events {
+                    let Event::Fork(name) = e else { continue };
+                    let Some(x) = index(name) else { continue };
+                    let times = match (t.loops, p.loops) {
+                        (Some(a), Some(b)) => (u64::from(a) * u64::from(b)).min(cap),
+                        _ => cap,
+                    };
+                    per_thread[ti][x] = (per_thread[ti][x] + times).min(cap);
+                }
+            }
+        }
+        let mut forks = vec![0u64; n];
+        loop {
+            // n + 1 rounds settle every count not fed by a cycle of forks
+            let mut changed = vec![false; n];
+            for _ in 0..=n {
+                let mut next = vec![0u64; n];
+                for ti in 0..n {
+                    let made = (u64::from(self.tasks[ti].instance) + forks[ti]).min(cap);
+                    for x in 0..n {
+                        next[x] = (next[x] + made * per_thread[ti][x]).min(cap);
+                    }
+                }
+                changed = (0..n).map(|x| next[x] != forks[x]).collect();
+                forks = next;
+            }
+            if !changed.contains(&true) {
+                break;
+            }
+            // still growing after n + 1 rounds: fed by a cycle, unbounded
+            for x in 0..n {
+                if changed[x] {
+                    forks[x] = cap;
+                }
+            }
+        }
+        forks.into_iter().map(|f| f as u32).collect()
     }
 
     /// Barrier users: rt-app counts every reference to a barrier's name in
@@ -363,7 +459,9 @@ pub fn parse(text: &str) -> Result<RtApp, RtappError> {
     if tasks.is_empty() {
         return err("tasks", "has no task");
     }
-    Ok(RtApp { global, tasks })
+    let app = RtApp { global, tasks };
+    check_forks(&app, &root)?;
+    Ok(app)
 }
 
 fn object<'a>(v: &'a Json, key: &str) -> Result<&'a [(String, Json)], RtappError> {
@@ -547,12 +645,8 @@ fn parse_task(name: &str, v: &Json) -> Result<TaskDef, RtappError> {
     for (k, v) in obj {
         let key = format!("{base}.{k}");
         match k.as_str() {
-            "instance" => {
-                t.instance = uint(v, &key, 4096)? as u32;
-                if t.instance == 0 {
-                    return err(&key, "must be at least 1");
-                }
-            }
+            // 0: no thread at start, a template for `fork` events
+            "instance" => t.instance = uint(v, &key, 4096)? as u32,
             "loop" => loop_key = Some(int(v, &key)?),
             "priority" | "nice" => {
                 let n = int(v, &key)?;
@@ -741,12 +835,75 @@ fn parse_event(kind: &str, v: &Json, key: &str, thread: &str) -> Result<Event, R
                 "not supported: iorun write(2)s its bytes to the global `io_device` (a file or device, /dev/null by default), and file and device I/O is not modelled",
             )
         }
-        "fork" => return err(
-            key,
-            "not supported (rt-app 1.0, the release this project runs, has no fork event either)",
-        ),
+        "fork" => Event::Fork(name(v)?),
         _ => unreachable!("every event kind is handled"),
     })
+}
+
+/// The checks rt-app makes, or should make, of `fork` events once every
+/// task is parsed: a fork names a task object (rt-app exits "Can't fork
+/// unknown task NAME" when such a fork runs; refused here before the run),
+/// a forked object has no `barrier` (rt-app counts a barrier's users from
+/// the instances when it parses the file, so forked threads cannot take
+/// part: doc/tutorial.txt says the two cannot be combined), and some
+/// thread is made at start.
+fn check_forks(app: &RtApp, root: &[(String, Json)]) -> Result<(), RtappError> {
+    // the dotted key of every fork event, for the messages
+    let tasks_obj = root.iter().find(|(k, _)| k == "tasks").map(|(_, v)| v);
+    let mut fork_keys = Vec::new();
+    if let Some(Json::Object(tasks)) = tasks_obj {
+        for (tn, tv) in tasks {
+            let Json::Object(tobj) = tv else { continue };
+            for (k, v) in tobj {
+                if k == "phases" {
+                    if let Json::Object(phases) = v {
+                        for (pn, pv) in phases {
+                            if let Json::Object(pobj) = pv {
+                                for (ek, ev) in pobj {
+                                    if event_kind(ek) == Some("fork") {
+                                        fork_keys
+                                            .push((format!("tasks.{tn}.phases.{pn}.{ek}"), ev));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                } else if event_kind(k) == Some("fork") {
+                    fork_keys.push((format!("tasks.{tn}.{k}"), v));
+                }
+            }
+        }
+    }
+    for (key, v) in &fork_keys {
+        if let Json::Str(name) = v {
+            if !app.tasks.iter().any(|t| t.name == *name) {
+                return err(
+                    key,
+                    format!("`{name}` is not a task of `tasks` (rt-app stops: \"Can't fork unknown task {name}\")"),
+                );
+            }
+        }
+    }
+    for t in app.forked_tasks() {
+        let has_barrier = t
+            .phases
+            .iter()
+            .flat_map(|p| &p.events)
+            .any(|e| matches!(e, Event::Barrier(_)));
+        if has_barrier {
+            return err(
+                &format!("tasks.{}", t.name),
+                "is forked and has a `barrier`: rt-app counts a barrier's users from the instances when it parses the file, so a forked thread cannot use one (its tutorial says barrier and fork do not mix)",
+            );
+        }
+    }
+    if app.nr_threads() == 0 {
+        return err(
+            "tasks",
+            "every task has `instance` 0: rt-app starts no thread, so nothing would run or fork",
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

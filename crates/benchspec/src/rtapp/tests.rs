@@ -138,9 +138,25 @@ fn unsupported_keys_are_named() {
             "at least 1",
         ),
         (
-            r#"{"tasks": {"t": {"fork": "x"}}}"#,
+            r#"{"tasks": {"t": {"loop": 1, "fork": "x"}}}"#,
             "tasks.t.fork",
-            "not supported",
+            "`x` is not a task",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"fork1": "nobody"}}}}}"#,
+            "tasks.t.phases.p.fork1",
+            "`nobody` is not a task",
+        ),
+        (r#"{"tasks": {"t": {"fork": 3}}}"#, "tasks.t.fork", "string"),
+        (
+            r#"{"tasks": {"t": {"instance": 0, "run": 1}}}"#,
+            "tasks",
+            "instance` 0",
+        ),
+        (
+            r#"{"tasks": {"m": {"fork": "w"}, "w": {"instance": 0, "barrier": "b"}}}"#,
+            "tasks.w",
+            "barrier",
         ),
         (
             r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "run": 1}}}"#,
@@ -282,4 +298,48 @@ fn the_native_copy_logs_into_the_given_directory() {
     )
     .unwrap();
     assert!(out.contains(r#""log_size": 4"#));
+}
+
+#[test]
+fn fork_parses_and_counts_threads() {
+    let app = parse(
+        r#"{"tasks": {"main": {"loop": 2, "fork": "w", "run": 10},
+                      "w": {"instance": 0, "loop": 3, "run": 5}}}"#,
+    )
+    .unwrap();
+    assert_eq!(app.tasks[0].phases[0].events[0], Event::Fork("w".into()));
+    assert_eq!(app.nr_threads(), 1);
+    assert_eq!(app.fork_counts(), vec![0, 2]);
+    assert_eq!(app.forked_tasks().len(), 1);
+    // two instances, a phase loop and a task loop multiply
+    let app = parse(
+        r#"{"tasks": {"main": {"instance": 2, "loop": 3,
+                               "phases": {"a": {"loop": 4, "fork": "w", "fork2": "w", "run": 1}}},
+                      "w": {"instance": 0, "loop": 1, "fork": "x", "run": 1},
+                      "x": {"instance": 0, "loop": 1, "run": 1}}}"#,
+    )
+    .unwrap();
+    assert_eq!(app.fork_counts(), vec![0, 48, 48]);
+    // forever: past the limit
+    let app = parse(
+        r#"{"tasks": {"main": {"fork": "w", "sleep": 1000},
+                      "w": {"instance": 0, "loop": 1, "run": 1}}}"#,
+    )
+    .unwrap();
+    assert_eq!(app.fork_counts(), vec![0, FORKS_LIMIT + 1]);
+    // a template that forks itself: a cycle, unbounded
+    let app = parse(
+        r#"{"tasks": {"main": {"loop": 1, "fork": "w", "run": 1},
+                      "w": {"instance": 0, "loop": 1, "fork": "w", "run": 1}}}"#,
+    )
+    .unwrap();
+    assert_eq!(app.fork_counts(), vec![0, FORKS_LIMIT + 1]);
+}
+
+#[test]
+fn forked_labels_follow_rt_app() {
+    assert_eq!(forked_label("w", 1, 0), "w-1-0000");
+    assert_eq!(forked_label("w", 12, 37), "w-12-0037");
+    // rt-app's buffer holds the name and 10 more characters
+    assert_eq!(forked_label("w", 12345, 1), "w-12345-000");
 }

@@ -58,6 +58,8 @@ mod affinity;
 mod balance;
 mod clock;
 mod core;
+mod fork;
+pub use fork::WorkloadFailed;
 mod idle;
 mod invariants;
 mod numa;
@@ -375,6 +377,10 @@ pub enum RunError {
     /// A bound of the run was reached.
     #[error(transparent)]
     Bound(#[from] Bound),
+    /// The workload stopped itself with an error (a fork past its pool:
+    /// engine/fork.rs).
+    #[error(transparent)]
+    Workload(#[from] WorkloadFailed),
 }
 
 impl EngineConfig {
@@ -506,6 +512,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     numa: Option<Box<numa::NumaState>>,
     /// CPU sets for affinity changes during the run (engine/affinity.rs).
     affinity: affinity::AffinityState,
+    /// Pools of tasks started by `Op::Fork` (engine/fork.rs).
+    forks: fork::ForkPools,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -656,6 +664,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             vm: None,
             numa: None,
             affinity: Default::default(),
+            forks: Default::default(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
@@ -924,6 +933,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if let Some(v) = self.violation.take() {
             return Err(v.into());
         }
+        self.take_fork_failure()?;
         if self.cfg.check && self.counters.events.is_multiple_of(64) {
             self.check_invariants()?;
         }

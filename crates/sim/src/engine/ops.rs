@@ -158,6 +158,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     false,
                 )
             }
+            // pthread_create (engine/fork.rs)
+            Op::Fork(_) => (self.costs.thread_create_ns, false),
             Op::Exit => {
                 // a thread shares its parent's mm; a process (or the
                 // initial task) tears its own down
@@ -409,6 +411,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Exit => self.do_exit(c, t),
             Op::Mark(_) | Op::Loop(_) | Op::EndLoop => unreachable!(),
             Op::SetAffinity(set) => self.set_affinity_apply(c, t, set),
+            Op::Fork(pool) => self.fork_apply(c, t, pool),
         }
     }
 

@@ -33,6 +33,7 @@ pub struct Record<'a> {
     rows: &'a [crate::engine::PhaseRow],
     exec: Vec<Nanos>,
     place: Vec<crate::engine::TaskPlaceCounts>,
+    forked: &'a [crate::task::TaskId],
     /// When the run ended.
     pub end: Nanos,
 }
@@ -47,6 +48,7 @@ impl<'a> Record<'a> {
             rows: e.phase_rows(),
             exec: e.task_exec_ns(),
             place: e.task_place_counts(),
+            forked: e.forked_tasks(),
             end: e.now(),
         }
     }
@@ -68,6 +70,7 @@ impl<'a> Record<'a> {
             rows: &[],
             exec: Vec::new(),
             place: Vec::new(),
+            forked: &[],
             end,
         }
     }
@@ -102,6 +105,11 @@ impl<'a> Record<'a> {
     /// The phases rt-app threads logged (`Op::PhaseEnd`), in end order.
     pub fn phase_rows(&self) -> &'a [crate::engine::PhaseRow] {
         self.rows
+    }
+
+    /// The tasks `Op::Fork` started, in the order it started them.
+    pub fn forked(&self) -> &'a [crate::task::TaskId] {
+        self.forked
     }
 
     /// CPU time each task consumed (sum_exec_runtime), by task id.

@@ -493,3 +493,114 @@ fn a_move_goes_to_the_next_cpu_of_the_set_in_turn() {
     let cpus: Vec<u32> = p.iter().map(|row| cpu_at(row.end)).collect();
     assert_eq!(cpus, [0, 0, 2, 2, 0, 0, 3, 3]);
 }
+
+fn try_run(machine: &str, json: &str) -> Result<SimResult, String> {
+    let topo = topology::preset(machine).unwrap();
+    let w = RtappSim::new(benchspec::rtapp::parse(json).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let opt = SimOptions {
+        check: true,
+        ..Default::default()
+    };
+    simulate_rtapp(&topo, &w, &opt).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_template_forked_twice_makes_two_threads_that_run_its_events() {
+    // main forks the template once per pass, two passes; the template
+    // (instance 0: no thread at start) runs 3 phases of 1 ms each
+    let r = run(
+        "host",
+        r#"{"global": {"calibration": 10},
+            "tasks": {"main": {"loop": 2, "fork": "worker", "run": 100, "sleep": 5000},
+                      "worker": {"instance": 0, "loop": 3, "run": 1000}}}"#,
+    );
+    let threads = r.workload["rtapp"]["threads"].as_array().unwrap();
+    let names: Vec<&str> = threads
+        .iter()
+        .map(|t| t["thread"].as_str().unwrap())
+        .collect();
+    // rt-app's names: NAME-IND-NNNN, indices after the threads made at start
+    assert_eq!(names, ["main-0", "worker-1-0000", "worker-2-0001"]);
+    let main = rows(&r, "main-0");
+    assert_eq!(main.len(), 2);
+    for (k, label) in ["worker-1-0000", "worker-2-0001"].iter().enumerate() {
+        let w = rows(&r, label);
+        assert_eq!(w.len(), 3, "{label}: its loop of 3");
+        assert!(w
+            .iter()
+            .all(|row| row.idx == k as u32 + 1 && row.run >= 1000));
+        // forked while main runs its pass k: not before that pass began
+        assert!(w[0].start >= main[k].start, "{label} starts in pass {k}");
+        assert_eq!(threads[k + 1]["rows"], 3);
+    }
+    // each forked thread consumed its own CPU time
+    for t in &threads[1..] {
+        assert!(t["cpu_time_pct"].as_f64().unwrap() > 50.0, "{t}");
+    }
+}
+
+#[test]
+fn an_unused_pool_leaves_no_thread() {
+    // the fork sits after a 10 s sleep in a 1 s run: it never happens, and
+    // the run reports only the thread made at start
+    let r = run(
+        "host",
+        r#"{"global": {"duration": 1, "calibration": 10},
+            "tasks": {"main": {"loop": 1, "sleep": 10000000, "fork": "w"},
+                      "w": {"instance": 0, "loop": 1, "run": 10}}}"#,
+    );
+    assert_eq!(r.workload["rtapp"]["threads"].as_array().unwrap().len(), 1);
+    assert!(!r.files.iter().any(|(n, _)| n.contains("w-")));
+}
+
+#[test]
+fn an_unbounded_fork_stops_at_rt_apps_limit() {
+    // forever forks within the duration: 20 of them in 1 s work ...
+    let r = run(
+        "host",
+        r#"{"global": {"duration": 1, "calibration": 10},
+            "tasks": {"main": {"fork": "w", "sleep": 50000},
+                      "w": {"instance": 0, "loop": 1, "run": 10}}}"#,
+    );
+    let n = r.workload["rtapp"]["threads"].as_array().unwrap().len();
+    assert_eq!(n, 1 + 20, "a fork every 50 ms for 1 s");
+    // ... and the 1025th fork of one task ends the run, as it ends rt-app
+    let e = try_run(
+        "host",
+        r#"{"global": {"duration": 10, "calibration": 10},
+            "tasks": {"main": {"fork": "w", "sleep": 1000},
+                      "w": {"instance": 0, "loop": 1, "run": 10}}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("`fork` of `w`") && e.contains("limit of 1024") && !e.contains('\n'),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_forked_thread_inherits_its_forkers_affinity() {
+    // main runs on CPU 3 only; the template has no `cpus`, so every
+    // forked thread stays on CPU 3 (Linux copies the creator's mask)
+    let r = run(
+        "kvm-8vcpu",
+        r#"{"global": {"calibration": 10},
+            "tasks": {"main": {"cpus": [3], "loop": 4, "fork": "w", "sleep": 1000},
+                      "w": {"instance": 0, "loop": 1, "run": 2000}}}"#,
+    );
+    let threads = r.workload["rtapp"]["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 5);
+    for t in &threads[1..] {
+        assert_eq!(t["migrations"], 0, "{t}");
+    }
+    // mixing phases with and without `cpus` in a forked task is refused
+    let e = try_run(
+        "kvm-8vcpu",
+        r#"{"tasks": {"main": {"loop": 1, "fork": "w", "run": 1},
+                      "w": {"instance": 0, "loop": 1,
+                            "phases": {"a": {"cpus": [1], "run": 1}, "b": {"run": 1}}}}}"#,
+    )
+    .unwrap_err();
+    assert!(e.contains("tasks.w") && e.contains("inherited"), "{e}");
+}
