@@ -60,6 +60,8 @@ mod core;
 mod idle;
 mod invariants;
 mod numa;
+mod omp;
+pub use omp::{OmpBarrierId, OmpFlagId, OmpStats};
 mod ops;
 mod pelt;
 mod pthread;
@@ -503,6 +505,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     vm: Option<Box<vcpu::VmState>>,
     /// Memory and NUMA balancing (None: no workload memory declared).
     numa: Option<Box<numa::NumaState>>,
+    /// OpenMP barriers and flags (engine/omp.rs).
+    omp: omp::Omp,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -652,6 +656,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             per_task: None,
             vm: None,
             numa: None,
+            omp: omp::Omp::default(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
