@@ -92,6 +92,11 @@ pub fn simulate_with(
             let params = to_json(&w.app);
             (sim::run::simulate_rtapp(&topo, &w, &opts)?, params)
         }
+        WorkloadSpec::Npb(n) => {
+            let ncpus = opts.cpus.as_ref().map_or(topo.nr_cpus(), |m| m.weight());
+            let m = n.model(ncpus)?;
+            (sim::workload::npb::simulate(&topo, &m, &opts)?, to_json(&m))
+        }
         WorkloadSpec::Falseshare(f) => {
             let fs = sim::workload::falseshare::FalseShare {
                 iterations: f.iterations,
@@ -172,7 +177,7 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
             };
             to_json(&native::rtapp::run(&cfg)?)
         }
-        WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => {
+        WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Npb(_) => {
             return Err(SpecError::field("benchmark", "no native port (simulator only)").into())
         }
     })
@@ -210,6 +215,9 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                 WorkloadSpec::Rtapp(r) => {
                     r.model()?;
                 }
+                WorkloadSpec::Npb(n) => {
+                    n.model(1)?;
+                }
                 WorkloadSpec::Falseshare(f) => {
                     if f.iterations == 0 {
                         return Err(SpecError::field("iterations", "must be an integer > 0").into());
@@ -244,7 +252,10 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                     timeout: None,
                 }
                 .validate()?,
-                WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Rtapp(_) => {
+                WorkloadSpec::Spin(_)
+                | WorkloadSpec::Falseshare(_)
+                | WorkloadSpec::Rtapp(_)
+                | WorkloadSpec::Npb(_) => {
                     return Err(
                         SpecError::field("benchmark", "no native port (simulator only)").into(),
                     )

@@ -473,13 +473,15 @@ impl RunSpec {
                     ));
                 }
                 match &self.workload {
-                    WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => Err(SpecError::field(
-                        "benchmark",
-                        format!(
-                            "{} has no native port (simulator only)",
-                            self.workload.name()
-                        ),
-                    )),
+                    WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Npb(_) => {
+                        Err(SpecError::field(
+                            "benchmark",
+                            format!(
+                                "{} has no native port (simulator only)",
+                                self.workload.name()
+                            ),
+                        ))
+                    }
                     WorkloadSpec::Schbench(s) => s.native().map(|_| ()),
                     WorkloadSpec::Rtapp(r) => {
                         if self.cpus.is_some() || self.node.is_some() {

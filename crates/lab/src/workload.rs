@@ -24,6 +24,55 @@ pub enum WorkloadSpec {
     Falseshare(FalseShareSpec),
     /// An rt-app JSON workload (simulated, or the real rt-app natively).
     Rtapp(RtappSpec),
+    /// A NAS Parallel Benchmark, OpenMP (simulator only).
+    Npb(NpbSpec),
+}
+
+/// An NPB run: `bench` (bt, cg, ep, is, lu, mg, sp, ua), `class` (S, W, A,
+/// B, C, D) and `threads` (OMP_NUM_THREADS; default: the CPUs the run may
+/// use, as mmtests sets it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NpbSpec {
+    /// The kernel.
+    pub bench: String,
+    /// The class [S].
+    pub class: String,
+    /// OMP_NUM_THREADS [the CPUs the run may use].
+    pub threads: Option<u32>,
+}
+
+impl Default for NpbSpec {
+    fn default() -> Self {
+        NpbSpec {
+            bench: String::new(),
+            class: "S".into(),
+            threads: None,
+        }
+    }
+}
+
+impl NpbSpec {
+    /// The simulator's model for a run allowed `cpus` CPUs.
+    pub fn model(&self, cpus: usize) -> Result<sim::workload::npb::Npb, SpecError> {
+        use sim::workload::npb::{Class, Kernel, Npb, MAX_THREADS};
+        if self.bench.is_empty() {
+            return Err(SpecError::field(
+                "bench",
+                "missing: name the NPB kernel (bt, cg, ep, is, lu, mg, sp, ua)",
+            ));
+        }
+        let kernel = Kernel::parse(&self.bench).map_err(|e| SpecError::field("bench", e))?;
+        let class = Class::parse(&self.class).map_err(|e| SpecError::field("class", e))?;
+        let threads = self.threads.unwrap_or(cpus as u32);
+        if threads == 0 || threads > MAX_THREADS {
+            return Err(SpecError::field(
+                "threads",
+                format!("{threads}: must be 1 to {MAX_THREADS}"),
+            ));
+        }
+        Ok(Npb::new(kernel, class, threads, cpus))
+    }
 }
 
 /// An rt-app workload: its JSON file.
@@ -317,13 +366,14 @@ impl Default for SpinSpec {
 
 impl WorkloadSpec {
     /// The benchmarks, by the names files use.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "hackbench",
         "schbench",
         "tbench",
         "spin",
         "falseshare",
         "rtapp",
+        "npb",
     ];
 
     /// Parse `fields` (a table of the benchmark's parameters, without
@@ -343,6 +393,7 @@ impl WorkloadSpec {
             "spin" => WorkloadSpec::Spin(parse(fields)?),
             "falseshare" => WorkloadSpec::Falseshare(parse(fields)?),
             "rtapp" => WorkloadSpec::Rtapp(parse(fields)?),
+            "npb" => WorkloadSpec::Npb(parse(fields)?),
             other => {
                 return Err(SpecError::field(
                     "benchmark",
@@ -364,6 +415,7 @@ impl WorkloadSpec {
             WorkloadSpec::Spin(_) => "spin",
             WorkloadSpec::Falseshare(_) => "falseshare",
             WorkloadSpec::Rtapp(_) => "rtapp",
+            WorkloadSpec::Npb(_) => "npb",
         }
     }
 
@@ -385,6 +437,9 @@ impl WorkloadSpec {
             // the file says how long it runs; an experiment's [quick]
             // table may name a shorter file
             WorkloadSpec::Rtapp(_) => {}
+            // the smallest class; an experiment's [quick] table may name
+            // another
+            WorkloadSpec::Npb(n) => n.class = "S".into(),
         }
     }
 }

@@ -158,6 +158,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
     }
 
+    /// Tasks declared so far (a workload's next task id).
+    pub fn nr_tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
     fn omp_wait(&mut self, t: TaskId) -> &mut Wait {
         let w = &mut self.omp.wait;
         if w.len() <= t as usize {
