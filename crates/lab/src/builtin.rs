@@ -33,6 +33,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "vcpu-preempted-schbench",
         include_str!("builtin/vcpu-preempted-schbench.toml"),
     ),
+    (
+        "numa-scan-stagger",
+        include_str!("builtin/numa-scan-stagger.toml"),
+    ),
 ];
 
 /// The text of a built-in.

@@ -36,9 +36,82 @@ pub const METRICS: &[Metric] = &[
         unit: "s",
         better: Lower,
         decimals: 4,
-        benchmark: Some("hackbench"),
+        // hackbench's and NPB's (defaults() names it for both)
+        benchmark: None,
         pointer: "/time_s",
-        description: "hackbench Time: seconds until every task exited",
+        description: "hackbench Time (seconds until every task exited); NPB Time in seconds (the timed section)",
+    },
+    Metric {
+        name: "mops",
+        unit: "Mop/s",
+        better: Higher,
+        decimals: 2,
+        benchmark: Some("npb"),
+        pointer: "/npb/mops_total",
+        description: "NPB Mop/s total",
+    },
+    Metric {
+        name: "system-time",
+        unit: "s",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/system_s",
+        description: "system CPU time of the run's tasks (NUMA scans, hinting faults, migrations, syscalls)",
+    },
+    Metric {
+        name: "user-time",
+        unit: "s",
+        better: Lower,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/user_s",
+        description: "user CPU time of the run's tasks",
+    },
+    Metric {
+        name: "numa-pte-updates",
+        unit: "pages",
+        better: Lower,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/numa/numa_pte_updates",
+        description: "/proc/vmstat numa_pte_updates: PTEs the NUMA scanner made PROT_NONE",
+    },
+    Metric {
+        name: "numa-hint-faults",
+        unit: "faults",
+        better: Lower,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/numa/numa_hint_faults",
+        description: "/proc/vmstat numa_hint_faults: NUMA hinting faults",
+    },
+    Metric {
+        name: "numa-hint-faults-local",
+        unit: "faults",
+        better: Higher,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/numa/numa_hint_faults_local",
+        description: "/proc/vmstat numa_hint_faults_local: hinting faults on a page of the faulting CPU's node",
+    },
+    Metric {
+        name: NUMA_LOCAL_FAULT_PCT,
+        unit: "%",
+        better: Higher,
+        decimals: 2,
+        benchmark: None,
+        pointer: "/numa/numa_hint_faults_local",
+        description: "numa_hint_faults_local as a share of numa_hint_faults",
+    },
+    Metric {
+        name: "numa-pages-migrated",
+        unit: "pages",
+        better: Lower,
+        decimals: 0,
+        benchmark: None,
+        pointer: "/numa/numa_pages_migrated",
+        description: "/proc/vmstat numa_pages_migrated: pages NUMA balancing moved",
     },
     Metric {
         name: "tput",
@@ -255,6 +328,9 @@ pub const METRICS: &[Metric] = &[
 /// placement stage that occurred: its share of wakeups, percent.
 pub const STAGE_SHARES: &str = "stage-shares";
 
+/// The local share of hinting faults, a ratio of two counters.
+pub const NUMA_LOCAL_FAULT_PCT: &str = "numa-local-fault-pct";
+
 /// The pseudo-metric that expands to per-thread metrics of an rt-app run,
 /// one set per thread (`NAME-IDX`, as rt-app names its log): the thread's
 /// CPU share, wake-up latency after timers (p50, p99) and timer misses,
@@ -327,8 +403,26 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
         .filter(|m| m.benchmark == Some(benchmark))
         .map(|m| m.name.to_string())
         .collect();
+    if benchmark == "hackbench" {
+        v.insert(0, "time".into());
+    }
     if benchmark == "rtapp" {
         v.push(RTAPP_THREADS.into());
+    }
+    if benchmark == "npb" {
+        // NPB's time, then what NUMA balancing did (the 4.19 stagger's
+        // evaluation: time, system time and /proc/vmstat's counters)
+        v.insert(0, "time".into());
+        v.extend(
+            [
+                "system-time",
+                "numa-pte-updates",
+                "numa-hint-faults",
+                NUMA_LOCAL_FAULT_PCT,
+                "numa-pages-migrated",
+            ]
+            .map(String::from),
+        );
     }
     v.extend(
         [
@@ -415,6 +509,20 @@ pub fn extract(record: &Value, wanted: &[String]) -> BTreeMap<String, f64> {
             }
             continue;
         }
+        if name == NUMA_LOCAL_FAULT_PCT {
+            let faults = record
+                .pointer("/numa/numa_hint_faults")
+                .and_then(Value::as_f64);
+            let local = record
+                .pointer("/numa/numa_hint_faults_local")
+                .and_then(Value::as_f64);
+            if let (Some(f), Some(l)) = (faults, local) {
+                if f > 0.0 {
+                    out.insert(name.clone(), 100.0 * l / f);
+                }
+            }
+            continue;
+        }
         let Some(m) = lookup(name) else { continue };
         if let Some(v) = record.pointer(m.pointer).and_then(Value::as_f64) {
             let v = if m.pointer.ends_with("_ns") && m.unit == "ms" {
@@ -486,8 +594,32 @@ mod tests {
     }
 
     #[test]
+    fn numa_counters_and_the_local_fault_share() {
+        let rec = json!({
+            "time_s": 12.5,
+            "system_s": 0.75,
+            "user_s": 900.0,
+            "npb": {"mops_total": 4321.5},
+            "numa": {"numa_pte_updates": 1000, "numa_hint_faults": 800,
+                     "numa_hint_faults_local": 600, "numa_pages_migrated": 50}
+        });
+        let m = extract(&rec, &defaults("npb"));
+        assert_eq!(m["time"], 12.5);
+        assert_eq!(m["system-time"], 0.75);
+        assert_eq!(m["numa-pte-updates"], 1000.0);
+        assert_eq!(m["numa-hint-faults"], 800.0);
+        assert_eq!(m["numa-local-fault-pct"], 75.0);
+        assert_eq!(m["numa-pages-migrated"], 50.0);
+        let m = extract(&rec, &["mops".into(), "user-time".into()]);
+        assert_eq!((m["mops"], m["user-time"]), (4321.5, 900.0));
+        // no faults: no share (not a division by zero)
+        let rec = json!({"numa": {"numa_hint_faults": 0, "numa_hint_faults_local": 0}});
+        assert!(extract(&rec, &[NUMA_LOCAL_FAULT_PCT.into()]).is_empty());
+    }
+
+    #[test]
     fn every_default_metric_is_known() {
-        for b in ["hackbench", "schbench", "tbench", "spin"] {
+        for b in ["hackbench", "schbench", "tbench", "spin", "rtapp", "npb"] {
             for m in defaults(b) {
                 assert!(known(&m), "{m}");
             }

@@ -312,7 +312,10 @@ mod tests {
     fn broadwell_ep_shape() {
         let t = preset("broadwell-ep").unwrap();
         assert_eq!(t.nr_cpus(), 88);
-        assert_eq!((t.nr_nodes(), t.nr_packages(), t.threads_per_core()), (2, 2, 2));
+        assert_eq!(
+            (t.nr_nodes(), t.nr_packages(), t.threads_per_core()),
+            (2, 2, 2)
+        );
         assert_eq!(t.smt_mask(3).to_string(), "3,47");
         assert_eq!(t.node_mask(0).to_string(), "0-21,44-65");
         assert_eq!(t.node_mask(30).to_string(), "22-43,66-87");
