@@ -7,7 +7,15 @@ use common::{fails, json, run};
 /// IS class S prints NPB's report and runs in a moment.
 #[test]
 fn is_class_s_prints_the_npb_report() {
-    let out = run(&["sim", "npb", "is", "--class", "S", "--machine", "broadwell-ep"]);
+    let out = run(&[
+        "sim",
+        "npb",
+        "is",
+        "--class",
+        "S",
+        "--machine",
+        "broadwell-ep",
+    ]);
     for line in [
         " IS Benchmark Completed.",
         " Class           =                        S",
@@ -28,7 +36,15 @@ fn is_class_s_prints_the_npb_report() {
 #[test]
 fn json_record_names_the_run() {
     let args = [
-        "sim", "npb", "lu", "--class", "S", "--threads", "6", "--machine", "xeon-12c24t",
+        "sim",
+        "npb",
+        "lu",
+        "--class",
+        "S",
+        "--threads",
+        "6",
+        "--machine",
+        "xeon-12c24t",
     ];
     let a = json(&args);
     let npb = &a["npb"];
@@ -50,7 +66,10 @@ fn json_record_names_the_run() {
 #[test]
 fn bad_input_is_one_line() {
     let e = fails(&["sim", "npb", "ft"]);
-    assert!(e.contains("unknown NPB kernel \"ft\"") && e.contains("bt, cg"), "{e}");
+    assert!(
+        e.contains("unknown NPB kernel \"ft\"") && e.contains("bt, cg"),
+        "{e}"
+    );
     let e = fails(&["sim", "npb", "bt", "--class", "E"]);
     assert!(e.contains("unknown NPB class \"E\""), "{e}");
     let e = fails(&["sim", "npb", "bt", "--threads", "0"]);
@@ -67,7 +86,14 @@ fn numa_scan_stagger_quick_prints_a_table() {
         "--iterations",
         "1",
     ]);
-    for s in ["4.18", "stagger", "time-bt", "system-time-ua", "numa-hint-faults-cg", "numa-pages-migrated-lu"] {
+    for s in [
+        "4.18",
+        "stagger",
+        "time-bt",
+        "system-time-ua",
+        "numa-hint-faults-cg",
+        "numa-pages-migrated-lu",
+    ] {
         assert!(out.contains(s), "missing {s} in\n{out}");
     }
 }

@@ -443,3 +443,43 @@ impl WorkloadSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npb(fields: &str) -> Result<WorkloadSpec, SpecError> {
+        WorkloadSpec::from_table("npb", toml::from_str(fields).unwrap())
+    }
+
+    #[test]
+    fn npb_fields_and_their_errors() {
+        let WorkloadSpec::Npb(n) = npb("bench = \"cg\"\nclass = \"D\"").unwrap() else {
+            unreachable!()
+        };
+        let m = n.model(88).unwrap();
+        assert_eq!((m.threads, m.class), (88, sim::workload::npb::Class::D));
+        let WorkloadSpec::Npb(n) = npb("bench = \"lu\"\nthreads = 6").unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(n.model(88).unwrap().threads, 6);
+        let e = |f: &str| match npb(f) {
+            Ok(WorkloadSpec::Npb(n)) => n.model(8).unwrap_err().to_string(),
+            Ok(_) => unreachable!(),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e("bench = \"ft\"").contains("unknown NPB kernel"),
+            "{}",
+            e("bench = \"ft\"")
+        );
+        assert!(
+            e("class = \"S\"").contains("bench"),
+            "{}",
+            e("class = \"S\"")
+        );
+        assert!(e("bench = \"bt\"\nclass = \"E\"").contains("unknown NPB class"));
+        assert!(e("bench = \"bt\"\nthreads = 0").contains("threads"));
+        assert!(e("bench = \"bt\"\nkernel = \"x\"").contains("kernel"));
+    }
+}
