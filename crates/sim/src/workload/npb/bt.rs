@@ -9,8 +9,8 @@
 //! `z_solve` (a `parallel do` over the interior j-lines: every thread
 //! touches every k-plane) and `add` (k-planes).
 //!
-//! Operations: bt.f's Mop/s formula per step, `3478.8 n^3 - 17655.7 n^2
-//! + 28023.7 n`, split (an estimate: the 5x5 block solves dominate) 20 %
+//! Operations: bt.f's Mop/s formula per step,
+//! `3478.8 n^3 - 17655.7 n^2 + 28023.7 n`, split (an estimate: the 5x5 block solves dominate) 20 %
 //! compute_rhs (10/5/45/40 % over its four loop groups), 25 % each solve,
 //! 5 % add.
 //!

@@ -8,8 +8,8 @@
 //! and `pinvr`, `z_solve` (a `parallel do` over j: every thread touches
 //! every k-plane) and `tzetar`, and `add` (k).
 //!
-//! Operations: sp.f's Mop/s formula per step, `881.174 n^3 - 4683.91 n^2
-//! + 11484.5 n - 19272.4`, split (an estimate; SP has fewer flops per
+//! Operations: sp.f's Mop/s formula per step,
+//! `881.174 n^3 - 4683.91 n^2 + 11484.5 n - 19272.4`, split (an estimate; SP has fewer flops per
 //! byte than BT) 38 % compute_rhs (10/5/45/40 %), 5 % txinvr, 15 % each
 //! solve, 2 % ninvr and pinvr, 6 % tzetar, 2 % add.
 //!
