@@ -24,12 +24,15 @@
 //! update. Memory: `u`, `rsd`, `frct` of 5 values per point; the 5x5
 //! Jacobian blocks `a b c d` (and `au bu cu du`) of one plane's rows of a
 //! thread stay in its caches. A thread's plane op reads `u` once and
-//! reads and writes `rsd` over its rows of the plane: its rows of every
-//! plane are spread over the whole array (first touch placed the array by
-//! k-planes).
+//! reads and writes `rsd` over its rows of the plane, the exact byte
+//! ranges of those rows (first touch placed the arrays by k-planes, so a
+//! thread's rows of plane k are where the thread owning that k-slab at
+//! initialisation ran). The sweeps are unrolled plane by plane in each
+//! thread's program (2 x (n-2) ops a sweep), inside the iteration loop.
 
-use super::team::{Team, Touch};
+use super::team::{Array, Team, Touch};
 use super::{Class, Info, Size, F64};
+use crate::numa::Span;
 use crate::rq::RunQueue;
 use crate::task::Op;
 
@@ -79,27 +82,39 @@ pub fn build<R: RunQueue>(c: Class, t: &mut Team<'_, '_, R>) {
     let threads = t.threads();
     let part = (threads as u64).min(rows) as u32;
     let flags: Vec<_> = (0..part.saturating_sub(1)).map(|_| t.flag()).collect();
-    let sweep = |t: &mut Team<'_, '_, R>| {
+    // u, rsd: (5, n, n, n) doubles, k the outermost index
+    let row = 5 * n * F64;
+    let plane = n * row;
+    let span = |a: Array, k: u64, j0: u64, rows: u64, passes: u64| Span {
+        region: a.region,
+        offset: k * plane + j0 * row,
+        len: (rows * row).max(1),
+        bytes: rows * row * passes,
+    };
+    // one sweep: thread i's rows of plane k, k going up (lower) or down
+    // (upper, whose j loop also runs backwards so thread 0 has the top
+    // rows); the ops are unrolled plane by plane, each with its own rows'
+    // byte ranges
+    let sweep = |t: &mut Team<'_, '_, R>, upper: bool| {
         for i in 0..part {
-            let (_, len) = super::team::static_chunk(rows, threads, i);
+            let (start, len) = super::team::static_chunk(rows, threads, i);
             let ops = 0.30 * w / inner as f64 * len as f64 / rows as f64;
-            t.push(i, Op::Loop(inner as u32));
-            if i > 0 {
-                t.push(i, Op::OmpFlagWait(flags[i as usize - 1]));
+            // interior rows are j = 1 ..= n-2 (0-based)
+            let j0 = if upper {
+                1 + rows - start - len
+            } else {
+                1 + start
+            };
+            for step in 0..inner {
+                let k = if upper { inner - step } else { 1 + step };
+                if i > 0 {
+                    t.push(i, Op::OmpFlagWait(flags[i as usize - 1]));
+                }
+                t.span_op(i, ops, &[span(u, k, j0, len, 1), span(rsd, k, j0, len, 2)]);
+                if i + 1 < part {
+                    t.push(i, Op::OmpFlagPost(flags[i as usize]));
+                }
             }
-            // the thread's rows of one plane: a share of (planes x rows)
-            t.chunk_op(
-                i,
-                n * n,
-                0,
-                len,
-                ops,
-                &[Touch::Spread(u, 1.0), Touch::Spread(rsd, 2.0)],
-            );
-            if i + 1 < part {
-                t.push(i, Op::OmpFlagPost(flags[i as usize]));
-            }
-            t.push(i, Op::EndLoop);
         }
     };
     t.repeat(ITMAX[c.index()], |t| {
@@ -111,9 +126,9 @@ pub fn build<R: RunQueue>(c: Class, t: &mut Team<'_, '_, R>) {
             true,
         );
         t.barrier();
-        sweep(t);
+        sweep(t, false);
         t.barrier();
-        sweep(t);
+        sweep(t, true);
         t.barrier();
         t.pfor(
             inner,

@@ -266,6 +266,21 @@ impl<'e, 't, R: RunQueue> Team<'e, 't, R> {
         self.push(i, op);
     }
 
+    /// Thread `i`'s op of `ops` operations touching exactly `spans` (for
+    /// models that know their byte ranges, LU's plane by plane).
+    pub fn span_op(&mut self, i: u32, ops: f64, spans: &[Span]) {
+        let work = self.work_ns(ops).max(1);
+        let op = if spans.is_empty() {
+            Op::Compute(work)
+        } else {
+            Op::ComputeMem {
+                work,
+                access: self.e.add_access(spans),
+            }
+        };
+        self.push(i, op);
+    }
+
     /// Declare the threads: thread 0 runnable at time 0, the others
     /// created by it (pthread_create in gomp_team_start, at the first
     /// region) before anything else it does.
