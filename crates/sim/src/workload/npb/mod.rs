@@ -12,8 +12,9 @@
 //! split over the phases as each file says, and the DRAM traffic of the
 //! arrays it sweeps. The class parameters are NPB 3.3.1's (`sys/setparams.c`
 //! and `IS/is.c`; the benchmarks are specified in NAS technical reports
-//! RNR-94-007 and NAS-95-020 (NPB 2), NAS-99-011 (the OpenMP versions) and
-//! NAS-02-007 (UA)).
+//! RNR-94-007 and NAS-95-020 (NPB 2), NAS-99-011 (the OpenMP versions) and,
+//! for UA, Feng, Van der Wijngaart, Biswas and Mavriplis's UA report
+//! (NAS-04-006; the number was not re-checked)).
 //!
 //! **CPU time of an operation** (an assumption, not a measurement): one
 //! counted operation (a floating-point operation of the Mop/s formula,

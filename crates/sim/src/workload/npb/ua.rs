@@ -1,5 +1,6 @@
 //! UA (unstructured adaptive mesh: heat equation with a moving source on
-//! a spectral-element mesh that adapts), NPB3.3-OMP `UA/` (NAS-02-007):
+//! a spectral-element mesh that adapts), NPB3.3-OMP `UA/` (the UA report
+//! of Feng, Van der Wijngaart, Biswas and Mavriplis, NAS-04-006):
 //! at most `lelt` elements of `5^3` collocation points, `niter` steps,
 //! `nmxh = 10` CG iterations per diffusion solve (sys/setparams.c: lelt
 //! S 250, W 700, A 2400, B 8800, C 33500, D 515000; niter S 50, W 100,
