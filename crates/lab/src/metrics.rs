@@ -19,8 +19,8 @@ pub struct Metric {
     pub better: Better,
     /// Decimal places (mmtests: hackbench and tbench 4, otherwise 2).
     pub decimals: usize,
-    /// The benchmark it belongs to (None: any simulated run).
-    pub benchmark: Option<&'static str>,
+    /// The benchmarks it belongs to (empty: any simulated run).
+    pub benchmarks: &'static [&'static str],
     /// JSON pointer into the run record.
     pub pointer: &'static str,
     /// One line.
@@ -36,8 +36,7 @@ pub const METRICS: &[Metric] = &[
         unit: "s",
         better: Lower,
         decimals: 4,
-        // hackbench's and NPB's (defaults() names it for both)
-        benchmark: None,
+        benchmarks: &["hackbench", "npb"],
         pointer: "/time_s",
         description: "hackbench Time (seconds until every task exited); NPB Time in seconds (the timed section)",
     },
@@ -46,7 +45,7 @@ pub const METRICS: &[Metric] = &[
         unit: "Mop/s",
         better: Higher,
         decimals: 2,
-        benchmark: Some("npb"),
+        benchmarks: &["npb"],
         pointer: "/npb/mops_total",
         description: "NPB Mop/s total",
     },
@@ -55,7 +54,7 @@ pub const METRICS: &[Metric] = &[
         unit: "s",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/system_s",
         description: "system CPU time of the run's tasks (NUMA scans, hinting faults, migrations, syscalls)",
     },
@@ -64,7 +63,7 @@ pub const METRICS: &[Metric] = &[
         unit: "s",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/user_s",
         description: "user CPU time of the run's tasks",
     },
@@ -73,7 +72,7 @@ pub const METRICS: &[Metric] = &[
         unit: "pages",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/numa/numa_pte_updates",
         description: "/proc/vmstat numa_pte_updates: PTEs the NUMA scanner made PROT_NONE",
     },
@@ -82,7 +81,7 @@ pub const METRICS: &[Metric] = &[
         unit: "faults",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/numa/numa_hint_faults",
         description: "/proc/vmstat numa_hint_faults: NUMA hinting faults",
     },
@@ -91,7 +90,7 @@ pub const METRICS: &[Metric] = &[
         unit: "faults",
         better: Higher,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/numa/numa_hint_faults_local",
         description: "/proc/vmstat numa_hint_faults_local: hinting faults on a page of the faulting CPU's node",
     },
@@ -100,7 +99,7 @@ pub const METRICS: &[Metric] = &[
         unit: "%",
         better: Higher,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/numa/numa_hint_faults_local",
         description: "numa_hint_faults_local as a share of numa_hint_faults",
     },
@@ -109,7 +108,7 @@ pub const METRICS: &[Metric] = &[
         unit: "pages",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/numa/numa_pages_migrated",
         description: "/proc/vmstat numa_pages_migrated: pages NUMA balancing moved",
     },
@@ -118,7 +117,7 @@ pub const METRICS: &[Metric] = &[
         unit: "MB/s",
         better: Higher,
         decimals: 4,
-        benchmark: Some("tbench"),
+        benchmarks: &["tbench"],
         pointer: "/throughput_mb_s",
         description: "tbench throughput over the execute phase",
     },
@@ -127,7 +126,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: Some("tbench"),
+        benchmarks: &["tbench"],
         pointer: "/max_latency_ms",
         description: "tbench worst per-tick latency of any client",
     },
@@ -136,7 +135,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/wakeup_latency_us/p50",
         description: "schbench wakeup latency, 50th percentile",
     },
@@ -145,7 +144,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/wakeup_latency_us/p99",
         description: "schbench wakeup latency, 99th percentile",
     },
@@ -154,7 +153,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/request_latency_us/p99",
         description: "schbench request latency, 99th percentile (mmtests' ratio metric)",
     },
@@ -163,7 +162,7 @@ pub const METRICS: &[Metric] = &[
         unit: "req/s",
         better: Higher,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/rps/p50",
         description: "schbench requests per second, 50th percentile",
     },
@@ -172,7 +171,7 @@ pub const METRICS: &[Metric] = &[
         unit: "CPUs",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/probes_per_wakeup/mean",
         description: "run queues the wake-up path probed per wakeup",
     },
@@ -181,7 +180,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ns",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/select_idle_cpu_cost_ns/mean",
         description: "modelled cost per select_idle_cpu call",
     },
@@ -190,7 +189,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ns",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/select_idle_core_cost_ns/mean",
         description: "modelled cost per select_idle_core call",
     },
@@ -199,7 +198,7 @@ pub const METRICS: &[Metric] = &[
         unit: "CPUs",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/select_idle_core_probes/mean",
         description: "CPUs probed per select_idle_core call",
     },
@@ -208,7 +207,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/probe_cost_ns",
         description: "total modelled wake-up placement cost",
     },
@@ -217,7 +216,7 @@ pub const METRICS: &[Metric] = &[
         unit: "tasks",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/migrations",
         description: "task migrations (wake-up placement and balancing)",
     },
@@ -226,7 +225,7 @@ pub const METRICS: &[Metric] = &[
         unit: "tasks",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/moved",
         description: "tasks the load balancer moved",
     },
@@ -235,7 +234,7 @@ pub const METRICS: &[Metric] = &[
         unit: "entries",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/newidle_entries",
         description: "newly-idle balance entries",
     },
@@ -244,7 +243,7 @@ pub const METRICS: &[Metric] = &[
         unit: "kicks",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/ilb_kicks",
         description: "nohz idle-balance kicks",
     },
@@ -253,7 +252,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/cost_ns",
         description: "total modelled load-balancing cost",
     },
@@ -262,7 +261,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/idle_while_work_waits_ns",
         description: "time an allowed CPU idled while a task waited elsewhere",
     },
@@ -271,7 +270,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/combined/wakeup_latency_us/p50",
         description:
             "runs on several guests: schbench wakeup latency p50 over every guest's samples",
@@ -281,7 +280,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/combined/wakeup_latency_us/p99",
         description:
             "runs on several guests: schbench wakeup latency p99 over every guest's samples",
@@ -291,7 +290,7 @@ pub const METRICS: &[Metric] = &[
         unit: "MB/s",
         better: Higher,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/combined/throughput_mb_s",
         description: "runs on several guests: tbench throughput of every guest's clients together",
     },
@@ -300,7 +299,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/guests/0/steal_ns",
         description: "runs on a host (--host): the first guest's steal over its vCPUs",
     },
@@ -309,7 +308,7 @@ pub const METRICS: &[Metric] = &[
         unit: "wakeups",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/guests/0/wakeups_on_preempted",
         description: "runs on a host: the first guest's task wake-ups placed on a pre-empted vCPU",
     },
@@ -318,7 +317,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/guests/0/wait_on_preempted_ns",
         description: "runs on a host: the time those wakees waited for their vCPU, summed",
     },
@@ -400,19 +399,16 @@ pub fn names() -> String {
 pub fn defaults(benchmark: &str) -> Vec<String> {
     let mut v: Vec<String> = METRICS
         .iter()
-        .filter(|m| m.benchmark == Some(benchmark))
+        .filter(|m| m.benchmarks.contains(&benchmark))
         .map(|m| m.name.to_string())
         .collect();
-    if benchmark == "hackbench" {
-        v.insert(0, "time".into());
-    }
     if benchmark == "rtapp" {
         v.push(RTAPP_THREADS.into());
     }
     if benchmark == "npb" {
-        // NPB's time, then what NUMA balancing did (the 4.19 stagger's
-        // evaluation: time, system time and /proc/vmstat's counters)
-        v.insert(0, "time".into());
+        // NPB's time and Mop/s, then what NUMA balancing did (the 4.19
+        // stagger's evaluation: time, system time and /proc/vmstat's
+        // counters)
         v.extend(
             [
                 "system-time",
