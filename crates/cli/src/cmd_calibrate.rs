@@ -70,10 +70,23 @@ fn header(m: &Measurements, topo: &Topology, quick: bool) -> String {
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
     let mut h = format!(
-        "schedlab calibrate{}: this host ({model}, {} CPUs, Linux {kernel}); each figure the median of {} batches\n",
+        "schedlab calibrate{}: this host ({model}, {} CPUs, Linux {kernel}); each figure the median of {} batches unless named\n",
         if quick { " --quick (a quick look, not a profile to trust)" } else { "" },
         topo.nr_cpus(),
         m.batches
+    );
+    let f = &m.memory;
+    h += &format!(
+        "memory over {} MiB of {} KiB pages, the fastest of {} runs by thread CPU time: word sum {:.1} ps/B; mprotect(PROT_NONE) {:.1} ns per PTE; shared-mapping write fault {:.1} ns per page ({:.2} faults per page); first touch {:.1} ns per page ({:.2} faults per page)\n",
+        f.bytes >> 20,
+        f.page_bytes / 1024,
+        f.runs,
+        f.sum_ps_per_byte,
+        f.mprotect_pte_ns,
+        f.shared_fault_ns,
+        f.shared_faults_per_page,
+        f.first_touch_ns,
+        f.first_touch_faults_per_page
     );
     if !m.c2c.is_empty() {
         h += "core-to-core latency per CPU pair, ns one way (CAS ping-pong median; contended: both CPUs incrementing, per increment), distance class:\n";
@@ -530,15 +543,65 @@ pub fn profile(
         "clean_read_ns",
         "smt_throughput_milli",
         "charge_idle_exit",
-        "mem_ps_per_byte",
-        "numa_pte_update_ns",
-        "numa_hint_fault_ns",
-        "numa_migrate_page_ns",
         "node_mem_mb_s",
     ] {
         put(k, format!("not measured; generic: {}", gsrc[k]));
     }
+    memory_costs(&m.memory, &mut c, &mut put);
     (c, s)
+}
+
+/// The memory and NUMA-balancing keys from `native::calibrate::mem`'s
+/// figures: the streaming cost as measured, a scanner's PTE update as an
+/// mprotect one, a hinting fault as a fault that only installs a PTE, and a
+/// page migration as a first touch (allocate, zero, map; a migration
+/// allocates, copies and remaps) plus two PTE updates (unmap, remap).
+fn memory_costs(
+    f: &native::calibrate::mem::MemoryFigures,
+    c: &mut MachineCosts,
+    put: &mut impl FnMut(&str, String),
+) {
+    let over = format!(
+        "over {} MiB of {} KiB pages (MADV_NOHUGEPAGE), the fastest of {} runs by the thread's CPU time",
+        f.bytes >> 20,
+        f.page_bytes / 1024,
+        f.runs
+    );
+    let measured = "measured by schedlab calibrate";
+    c.mem_ps_per_byte = ns(f.sum_ps_per_byte);
+    put(
+        "mem_ps_per_byte",
+        format!(
+            "{measured}: one thread summing the 64-bit words of a populated anonymous mapping {over}: {:.1} ps/B ({:.2} GB/s); remote pages scale by the SLIT distance / 10",
+            f.sum_ps_per_byte,
+            1000.0 / f.sum_ps_per_byte.max(1e-9)
+        ),
+    );
+    c.numa_pte_update_ns = ns(f.mprotect_pte_ns);
+    put(
+        "numa_pte_update_ns",
+        format!(
+            "{measured}: mprotect(PROT_NONE) over the populated mapping {over}: {:.1} ns per PTE (change_protection, the walk change_prot_numa makes)",
+            f.mprotect_pte_ns
+        ),
+    );
+    c.numa_hint_fault_ns = ns(f.shared_fault_ns);
+    put(
+        "numa_hint_fault_ns",
+        format!(
+            "{measured}: a write to each page of a fresh MAP_SHARED, MADV_RANDOM mapping of a populated memfd {over}: {:.1} ns per page, {:.2} minor faults per page (no allocation, no fault-around: only the PTE is installed, as a hinting fault only restores one)",
+            f.shared_fault_ns, f.shared_faults_per_page
+        ),
+    );
+    let migrate = f.first_touch_ns + 2.0 * f.mprotect_pte_ns;
+    c.numa_migrate_page_ns = ns(migrate);
+    put(
+        "numa_migrate_page_ns",
+        format!(
+            "{measured}: first touch of fresh anonymous pages {over} (allocate, zero, map): {:.1} ns per page, {:.2} minor faults per page; a migration allocates, copies instead of zeroing and remaps: that plus two PTE updates, {:.1} + 2 x {:.1} = {migrate:.1} ns",
+            f.first_touch_ns, f.first_touch_faults_per_page, f.first_touch_ns, f.mprotect_pte_ns
+        ),
+    );
 }
 
 fn summary(c: &MachineCosts, path: &Path) -> String {
@@ -641,6 +704,17 @@ mod tests {
                     contended_ns: 70.0,
                 },
             ],
+            memory: native::calibrate::mem::MemoryFigures {
+                bytes: 256 << 20,
+                page_bytes: 4096,
+                runs: 5,
+                sum_ps_per_byte: 116.4,
+                mprotect_pte_ns: 30.2,
+                shared_fault_ns: 761.0,
+                shared_faults_per_page: 1.0,
+                first_touch_ns: 1240.0,
+                first_touch_faults_per_page: 1.0,
+            },
             ..Default::default()
         };
         let idle = vec![("POLL".to_string(), 0, 0), ("C1".to_string(), 2000, 2000)];
@@ -670,6 +744,36 @@ mod tests {
             MachineCosts::for_machine("host").c2c_ns[5]
         );
         assert_eq!((c.hz, c.matmul_madd_ps, c.atomic_ns), (1000, 366, 5));
+        // memory: as measured; a migration is a first touch plus two PTE
+        // updates, 1240 + 2 x 30.2 = 1300.4
+        assert_eq!(
+            (
+                c.mem_ps_per_byte,
+                c.numa_pte_update_ns,
+                c.numa_hint_fault_ns,
+                c.numa_migrate_page_ns
+            ),
+            (116, 30, 761, 1300)
+        );
+        for k in [
+            "mem_ps_per_byte",
+            "numa_pte_update_ns",
+            "numa_hint_fault_ns",
+            "numa_migrate_page_ns",
+        ] {
+            assert!(
+                s[k].starts_with("measured by schedlab calibrate"),
+                "{k}: {}",
+                s[k]
+            );
+        }
+        assert!(s["numa_migrate_page_ns"].contains("1240.0 + 2 x 30.2 = 1300.4"));
+        assert!(s["mem_ps_per_byte"].contains("over 256 MiB of 4 KiB pages"));
+        let h = header(&m, &topo, false);
+        assert!(
+            h.contains("word sum 116.4 ps/B; mprotect(PROT_NONE) 30.2 ns per PTE"),
+            "{h}"
+        );
         for k in cost_profile::keys() {
             assert!(s.contains_key(&k), "{k}");
         }

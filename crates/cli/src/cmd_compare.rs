@@ -31,7 +31,7 @@ pub struct CompareArgs {
     /// Iterations per variant and point (overrides the experiment's, and --quick's).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub iterations: Option<u32>,
-    /// Simulations to run at once [default: every core]; native runs always run alone.
+    /// Simulations to run at once [default: every core]; native and kernel runs always run alone.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
     /// A fast look: the experiment's [quick] settings (or a tenth of the work and at most 3 iterations).

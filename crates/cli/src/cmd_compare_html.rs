@@ -49,6 +49,14 @@ pub fn page(exp: &Experiment) -> HtmlPage {
                 )
             }
             Some(s) if s.mode == Mode::Sim => "simulated, sched_ext default pick".to_string(),
+            Some(s) if s.mode == Mode::Kernel => format!(
+                "a real kernel ({}) booted under qemu on the machine",
+                if s.kernel == "latest" {
+                    "the image given".to_string()
+                } else {
+                    s.kernel.clone()
+                }
+            ),
             Some(_) => "native, this host's kernel".to_string(),
             None => format!("{:?}", v.mode).to_lowercase(),
         };

@@ -18,7 +18,7 @@ use oracle::agreement::{self, Agreement};
 use oracle::boot::{self, BootSpec};
 use oracle::domains_dump;
 use oracle::qemu::QemuShape;
-use oracle::runner::{self, Round};
+use oracle::runner;
 use oracle::scenario::{self, SCENARIOS};
 use oracle::trace::{self, Locality};
 use std::io::{IsTerminal, Write};
@@ -54,6 +54,12 @@ pub enum KernelCommand {
         /// The simulator's kernel profile (default: linux-X.Y of the saved kernel).
         #[arg(long)]
         sim_kernel: Option<String>,
+    },
+    /// (In the guest of a `compare` kernel run) run a native benchmark from its run specification (JSON) and print its record.
+    #[command(hide = true)]
+    GuestRun {
+        /// The run specification, as an experiment's run is serialised (mode native).
+        spec: String,
     },
     /// Compare a saved guest's sched domains (`--save-dir`) with schedlab's for the same machine.
     Domains {
@@ -166,6 +172,20 @@ pub fn run(cmd: KernelCommand) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        KernelCommand::GuestRun { spec } => {
+            let spec: lab::RunSpec = serde_json::from_str(&spec)
+                .map_err(|e| anyhow!("guest-run: the run specification: {e}"))?;
+            if spec.mode != lab::Mode::Native {
+                bail!(
+                    "guest-run: the run must be native, not {}",
+                    spec.mode.name()
+                );
+            }
+            lab::exec::check(&spec)?;
+            let v = lab::exec::run_native(&spec)?;
+            println!("{}", serde_json::to_string(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
         KernelCommand::Domains { machine, dump } => {
             let t = topology::machine(&machine).map_err(|e| anyhow!("--machine: {e}"))?;
             let shape = QemuShape::of(&t)?;
@@ -260,25 +280,12 @@ fn guest_binary(flag: &Option<PathBuf>) -> Result<PathBuf> {
 /// The agreement of every scenario in a guest's output.
 fn agreement_rows(guest: &Topology, output: &str, sim_kernel: &str) -> Result<Vec<Agreement>> {
     let mut rows = Vec::new();
-    for (n, rounds) in parse_scenario_output(output) {
+    for (n, rounds) in runner::parse_output(output) {
         let s = scenario::setup(&n, guest)?;
         let d = oracle::probe::decide(guest, &s, sim_kernel)?;
         rows.push(agreement::compare(guest, &s, &rounds, d));
     }
     Ok(rows)
-}
-
-/// Parse `scenario NAME` / `round ...` lines.
-fn parse_scenario_output(text: &str) -> Vec<(String, Vec<Round>)> {
-    let mut out: Vec<(String, Vec<Round>)> = Vec::new();
-    for l in text.lines() {
-        if let Some(n) = l.strip_prefix("scenario ") {
-            out.push((n.trim().to_string(), Vec::new()));
-        } else if let (Some(r), Some(last)) = (Round::parse(l), out.last_mut()) {
-            last.1.push(r);
-        }
-    }
-    out
 }
 
 fn domain_check(shape: &QemuShape, uname: &str, dbg: &str, dmesg: &str) -> Result<(String, usize)> {

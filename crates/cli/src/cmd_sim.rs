@@ -125,7 +125,7 @@ pub struct SpinArgs {
     pub work_ms: u32,
     /// Memory each task streams, MiB: a private array first touched where the task first runs (all on one CPU), read an eighth at a time, so pages land on one node and NUMA balancing has work.
     #[arg(long = "mem-mib", value_name = "MIB", default_value_t = 0,
-          value_parser = int_in::<u64>(0, 1 << 20))]
+          value_parser = int_in::<u64>(0, sim::run::MAX_SPIN_MEM_MIB as i128))]
     pub mem_mib: u64,
     #[command(flatten)]
     pub common: CommonSimArgs,

@@ -77,6 +77,7 @@ fn list_shows_every_builtin() {
         "vcpu-preempted-tbench",
         "vcpu-preempted-schbench",
         "numa-scan-stagger",
+        "kernel-agreement",
     ];
     for n in names {
         assert!(out.contains(&format!("builtin:{n} ")), "{n}: {out}");

@@ -134,7 +134,10 @@ fn a_run_too_large_for_memory_is_refused_before_it_starts() {
     let e = fails_soon(&["sim", "hackbench", "-g", "25000"]);
     assert!(e.contains("more than the limit of 4096 MiB"), "{e}");
     let e = fails_soon(&["sim", "spin", "-n", "1000000", "--max-memory", "16"]);
-    assert!(e.contains("-n/--tasks: the run needs an estimated"), "{e}");
+    assert!(
+        e.contains("-n/--tasks and --mem-mib: the run needs an estimated"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -340,9 +340,14 @@ fn saved_guest_domains_match() {
     assert!(n >= 6, "three presets on two kernels, found {n}");
 }
 
+/// The tests that boot the real kernel, one at a time: each checks that no
+/// qemu of its kernel is left, and two TCG guests at once would only be slower.
+static REAL_KERNEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The whole path on a real kernel, when one is provided.
 #[test]
 fn real_kernel_scenarios() {
+    let _one = REAL_KERNEL.lock().unwrap_or_else(|e| e.into_inner());
     let (Ok(k), Ok(g)) = (
         std::env::var("SCHEDLAB_TEST_KERNEL"),
         std::env::var("SCHEDLAB_TEST_GUEST"),
@@ -391,6 +396,148 @@ fn real_kernel_scenarios() {
     assert_eq!(rows.len(), 3);
     for r in rows {
         assert_eq!(r["rounds"], 3, "{r}");
+    }
+    no_process_mentions(&k);
+}
+
+/// `compare builtin:kernel-agreement` without a kernel image: one line
+/// naming what is missing, exit status 2, before anything runs (no log).
+#[test]
+fn kernel_agreement_without_a_kernel_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("k.runs.jsonl");
+    let out = schedlab()
+        .env_remove("SCHEDLAB_KERNEL_IMAGE")
+        .args([
+            "compare",
+            "builtin:kernel-agreement",
+            "--quick",
+            "--log",
+            log.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("variant \"kernel-6.1\": kernel_image: missing")
+            && err.contains("SCHEDLAB_KERNEL_IMAGE"),
+        "{err}"
+    );
+    assert!(!log.exists(), "nothing runs, nothing is logged");
+    // an image that is not there is named too
+    let out = schedlab()
+        .env("SCHEDLAB_KERNEL_IMAGE", "/nonexistent/vmlinuz")
+        .args([
+            "compare",
+            "builtin:kernel-agreement",
+            "--quick",
+            "--log",
+            log.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("kernel_image: /nonexistent/vmlinuz: not a regular file"),
+        "{err}"
+    );
+}
+
+/// `compare builtin:kernel-agreement --quick` on a real 6.1 kernel: the
+/// simulator and the kernel side by side, the agreement for the kernel.
+#[test]
+fn kernel_agreement_quick_on_a_real_kernel() {
+    let (Ok(k), Ok(g)) = (
+        std::env::var("SCHEDLAB_TEST_KERNEL"),
+        std::env::var("SCHEDLAB_TEST_GUEST"),
+    ) else {
+        eprintln!("skipped: set SCHEDLAB_TEST_KERNEL (a vmlinuz) and SCHEDLAB_TEST_GUEST (a static schedlab); .ci/run does");
+        return;
+    };
+    if !have_qemu() {
+        eprintln!("skipped: qemu-system-x86_64 is not installed");
+        return;
+    }
+    let _one = REAL_KERNEL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let out = schedlab()
+        .env("SCHEDLAB_KERNEL_IMAGE", &k)
+        .env("SCHEDLAB_GUEST_BINARY", &g)
+        .args([
+            "compare",
+            "builtin:kernel-agreement",
+            "--quick",
+            "--log",
+            dir.path().join("k.runs.jsonl").to_str().unwrap(),
+            "--json",
+            j.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("kernel: the run is linux-6.1, but") {
+        eprintln!("skipped: the test kernel is not a 6.1 kernel ({err})");
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // the table's header splits a variant's name at its first '-'
+    assert!(
+        text.contains("linux-6.1") && text.contains("same-cpu-idle-core"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&j).unwrap()).unwrap();
+    let v = &v["report"];
+    let variants: Vec<&str> = v["spec"]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["sim-linux-6.1", "kernel-6.1"]);
+    let metric = |name: &str| {
+        v["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"]["name"] == name)
+            .unwrap_or_else(|| panic!("no metric {name}"))
+            .clone()
+    };
+    // the agreement exists for the kernel only, as a share
+    for p in metric("same-cpu")["points"].as_array().unwrap() {
+        let cells = p["cells"].as_array().unwrap();
+        assert!(cells[0]["values"].as_array().unwrap().is_empty(), "{p}");
+        let kv = cells[1]["values"].as_array().unwrap();
+        assert_eq!(kv.len(), 1, "{p}");
+        let x = kv[0].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&x), "{p}");
+    }
+    // every side's locality classes sum to 100 %
+    for (vi, side) in ["sim", "kernel"].iter().enumerate() {
+        for pi in 0..2 {
+            let total: f64 = [
+                "wake-same-cpu",
+                "wake-same-core",
+                "wake-same-cluster",
+                "wake-same-llc",
+                "wake-other-llc",
+                "wake-other-node",
+            ]
+            .iter()
+            .map(|m| {
+                metric(m)["points"][pi]["cells"][vi]["values"][0]
+                    .as_f64()
+                    .unwrap()
+            })
+            .sum();
+            assert!((total - 100.0).abs() < 1e-6, "{side} point {pi}: {total}");
+        }
     }
     no_process_mentions(&k);
 }

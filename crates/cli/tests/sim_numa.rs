@@ -162,3 +162,30 @@ fn numa_params_set_the_scan() {
     ]);
     assert!(e.contains("--numa-param bogus"), "{e}");
 }
+
+/// Memory that would not fit is refused before anything is allocated.
+#[test]
+fn too_much_memory_is_refused_up_front() {
+    let e = fails(&[
+        "sim",
+        "spin",
+        "-n",
+        "1000",
+        "-w",
+        "1",
+        "--mem-mib",
+        "1048576",
+        "--machine",
+        "xeon-12c24t",
+    ]);
+    assert!(e.contains("--mem-mib") && e.contains("--max-memory"), "{e}");
+    let e = fails(&[
+        "sim",
+        "spin",
+        "--mem-mib",
+        "1048577",
+        "--machine",
+        "xeon-12c24t",
+    ]);
+    assert!(e.contains("--mem-mib"), "{e}");
+}

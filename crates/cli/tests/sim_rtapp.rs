@@ -71,7 +71,7 @@ fn json_summarises_each_thread() {
 #[test]
 fn the_examples_run() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rtapp");
-    for f in ["periodic", "producer-consumer", "thread-pool"] {
+    for f in ["periodic", "producer-consumer", "thread-pool", "phases"] {
         let path = format!("{root}/{f}.json");
         let v = json(&["sim", "rtapp", &path, "--machine", "host"]);
         let threads = v["rtapp"]["threads"].as_array().unwrap();
@@ -91,8 +91,8 @@ fn bad_files_name_the_key() {
             "`tasks.t.walk`: not supported",
         ),
         (
-            r#"{"tasks": {"t": {"mem": 3}}}"#,
-            "`tasks.t.mem`: not supported",
+            r#"{"tasks": {"t": {"iorun": 3}}}"#,
+            "`tasks.t.iorun`: not supported",
         ),
         (
             r#"{"tasks": {"t": {"run": 1, "fork": "x"}}}"#,
@@ -121,6 +121,45 @@ fn bad_files_name_the_key() {
         "/nonexistent",
     ]);
     assert!(e.contains("--logdir /nonexistent"), "{e}");
+}
+
+#[test]
+fn mem_follows_the_memory_policy_and_phases_change_cpus() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "m.json",
+        r#"{"tasks": {"w": {"cpus": [0], "loop": 10, "mem": 2097152, "run": 50}}}"#,
+    );
+    let period = |policy: &str| {
+        let v = json(&[
+            "sim",
+            "rtapp",
+            &f,
+            "--machine",
+            "xeon-12c24t",
+            "--mem-policy",
+            policy,
+        ]);
+        assert_eq!(
+            v["numa"]["numa_local"].as_u64().unwrap() + v["numa"]["numa_other"].as_u64().unwrap(),
+            512
+        );
+        v["time_ns"].as_u64().unwrap()
+    };
+    let (local, remote) = (period("membind=0"), period("membind=1"));
+    assert!(
+        remote > local * 3 / 2,
+        "local {local} ns, remote {remote} ns"
+    );
+    // a phase set with no CPU the run may use is refused before the run
+    let f = write(
+        d.path(),
+        "p.json",
+        r#"{"tasks": {"t": {"phases": {"a": {"run": 10}, "b": {"cpus": [5], "run": 10}}}}}"#,
+    );
+    let e = fails(&["sim", "rtapp", &f, "--machine", "host", "--cpus", "0-1"]);
+    assert!(e.contains("tasks.t.phases.b.cpus"), "{e}");
 }
 
 #[test]

@@ -37,6 +37,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "numa-scan-stagger",
         include_str!("builtin/numa-scan-stagger.toml"),
     ),
+    (
+        "kernel-agreement",
+        include_str!("builtin/kernel-agreement.toml"),
+    ),
 ];
 
 /// The text of a built-in.
@@ -119,5 +123,35 @@ mod tests {
             };
             assert_eq!(n.class, "B");
         }
+    }
+
+    /// The kernel-agreement built-in parses and validates without qemu or
+    /// a kernel image: the environment is only read when it runs.
+    #[test]
+    fn kernel_agreement_holds_the_simulator_against_a_kernel() {
+        use crate::spec::Mode;
+        use crate::workload::WorkloadSpec;
+        let full = load("kernel-agreement", false).unwrap();
+        let modes: Vec<Mode> = full.variants.iter().map(|v| v.mode).collect();
+        assert_eq!(modes, [Mode::Sim, Mode::Kernel]);
+        assert_eq!(full.axes, ["scenario"]);
+        assert!(full.points.len() >= 5);
+        for c in &full.cells {
+            assert_eq!(c.spec.machine, "xeon-12c24t");
+            assert_eq!(c.spec.kernel, "linux-6.1");
+            assert!(matches!(c.spec.workload, WorkloadSpec::Scenario(_)));
+            c.spec.validate().unwrap();
+        }
+        // every scenario of the sweep reaches a different stage of the 6.1 model
+        let stages: std::collections::BTreeSet<String> = full
+            .cells
+            .iter()
+            .filter(|c| c.spec.mode == Mode::Sim)
+            .map(|c| crate::scenario::simulate(&c.spec).unwrap()["sim"]["stage"].to_string())
+            .collect();
+        assert!(stages.len() >= 5, "{stages:?}");
+        let quick = load("kernel-agreement", true).unwrap();
+        assert!(quick.runs().len() <= 4, "{}", quick.runs().len());
+        assert!(quick.metrics.contains(&"same-cpu".to_string()));
     }
 }

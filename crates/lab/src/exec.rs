@@ -22,6 +22,9 @@ pub enum RunError {
     /// The native run failed.
     #[error(transparent)]
     Native(#[from] native::Error),
+    /// The kernel run failed (qemu, the boot, the guest's reports).
+    #[error(transparent)]
+    Kernel(#[from] oracle::OracleError),
 }
 
 /// A finished simulated run: the simulator's record plus the workload's
@@ -96,6 +99,13 @@ pub fn simulate_with(
             let ncpus = opts.cpus.as_ref().map_or(topo.nr_cpus(), |m| m.weight());
             let m = n.model(ncpus)?;
             (sim::workload::npb::simulate(&topo, &m, &opts)?, to_json(&m))
+        }
+        WorkloadSpec::Scenario(_) => {
+            return Err(SpecError::field(
+                "benchmark",
+                "a placement scenario is one decision of the wake-up path, not an event-driven run (no trace, no text report)",
+            )
+            .into())
         }
         WorkloadSpec::Falseshare(f) => {
             let fs = sim::workload::falseshare::FalseShare {
@@ -177,7 +187,10 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
             };
             to_json(&native::rtapp::run(&cfg)?)
         }
-        WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Npb(_) => {
+        WorkloadSpec::Spin(_)
+        | WorkloadSpec::Falseshare(_)
+        | WorkloadSpec::Npb(_)
+        | WorkloadSpec::Scenario(_) => {
             return Err(SpecError::field("benchmark", "no native port (simulator only)").into())
         }
     })
@@ -223,9 +236,14 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                         return Err(SpecError::field("iterations", "must be an integer > 0").into());
                     }
                 }
+                // validate() built its setup on the machine
+                WorkloadSpec::Scenario(_) => {}
             }
             Ok(())
         }
+        // validate() checked what can be checked without the environment;
+        // kernel::preflight checks the rest before an experiment runs
+        Mode::Kernel => Ok(()),
         Mode::Native => {
             if let WorkloadSpec::Rtapp(_) = &spec.workload {
                 // validate() checked the file; rt-app must be here to run it
@@ -255,7 +273,8 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                 WorkloadSpec::Spin(_)
                 | WorkloadSpec::Falseshare(_)
                 | WorkloadSpec::Rtapp(_)
-                | WorkloadSpec::Npb(_) => {
+                | WorkloadSpec::Npb(_)
+                | WorkloadSpec::Scenario(_) => {
                     return Err(
                         SpecError::field("benchmark", "no native port (simulator only)").into(),
                     )
@@ -269,7 +288,11 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
 /// Run `spec` in its mode and return its JSON record.
 pub fn run(spec: &RunSpec) -> Result<Value, RunError> {
     match spec.mode {
+        Mode::Sim if matches!(spec.workload, WorkloadSpec::Scenario(_)) => {
+            crate::scenario::simulate(spec)
+        }
         Mode::Sim => Ok(sim_json(&simulate(spec)?)),
         Mode::Native => run_native(spec),
+        Mode::Kernel => crate::kernel::run(spec),
     }
 }

@@ -126,8 +126,11 @@ pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
-const RUN_KEYS: [&str; 14] = [
+const RUN_KEYS: [&str; 17] = [
     "mode",
+    "kernel_image",
+    "guest",
+    "kvm",
     "host",
     "guests",
     "cpuidle",
@@ -158,6 +161,14 @@ const SIM_ONLY_KEYS: [&str; 11] = [
     "cost_profile",
     "check",
 ];
+
+/// Fields only a kernel run reads: another variant may not set them, and
+/// it does not inherit them from the run table.
+const KERNEL_ONLY_KEYS: [&str; 3] = ["kernel_image", "guest", "kvm"];
+
+/// The simulator's fields a kernel run reads too: the machine it boots
+/// and the kernel (version) it is.
+const KERNEL_READS: [&str; 2] = ["machine", "kernel"];
 
 /// A seed from (base seed, point key, iteration): FNV-1a over the three,
 /// then a splitmix64 finaliser to spread the bits, kept to 53 bits.
@@ -450,9 +461,10 @@ impl Experiment {
                 None => Mode::Sim,
                 Some(Value::String(s)) if s == "sim" => Mode::Sim,
                 Some(Value::String(s)) if s == "native" => Mode::Native,
+                Some(Value::String(s)) if s == "kernel" => Mode::Kernel,
                 Some(other) => {
                     return Err(format!(
-                        "variant {name:?}: mode: expected \"sim\" or \"native\", got {other}"
+                        "variant {name:?}: mode: expected \"sim\", \"native\" or \"kernel\", got {other}"
                     ))
                 }
             };
@@ -462,6 +474,19 @@ impl Experiment {
                         "variant {name:?}: {k}: is simulator only; a native variant runs on this host as it is"
                     ));
                 }
+            }
+            if mode == Mode::Kernel {
+                if let Some(k) = v.keys().find(|k| {
+                    SIM_ONLY_KEYS.contains(&k.as_str()) && !KERNEL_READS.contains(&k.as_str())
+                }) {
+                    return Err(format!(
+                        "variant {name:?}: {k}: is simulator only; a kernel variant boots a real kernel as it is"
+                    ));
+                }
+            } else if let Some(k) = v.keys().find(|k| KERNEL_ONLY_KEYS.contains(&k.as_str())) {
+                return Err(format!(
+                    "variant {name:?}: {k}: applies to mode \"kernel\" only"
+                ));
             }
             variants.push(Variant { name, mode });
             layers.push(v);
@@ -485,9 +510,22 @@ impl Experiment {
                 overlay(&mut t, &layers[vi]);
                 overlay(&mut t, ptable);
                 overlay(&mut t, &quick_layer);
-                if variant.mode == Mode::Native {
-                    // a swept (or quick) simulator field means nothing to the host
-                    for k in SIM_ONLY_KEYS {
+                match variant.mode {
+                    Mode::Native => {
+                        // a swept (or quick) simulator field means nothing to the host
+                        for k in SIM_ONLY_KEYS {
+                            t.remove(k);
+                        }
+                    }
+                    Mode::Kernel => {
+                        for k in SIM_ONLY_KEYS.iter().filter(|k| !KERNEL_READS.contains(k)) {
+                            t.remove(*k);
+                        }
+                    }
+                    Mode::Sim => {}
+                }
+                if variant.mode != Mode::Kernel {
+                    for k in KERNEL_ONLY_KEYS {
                         t.remove(k);
                     }
                 }

@@ -43,9 +43,11 @@
 pub mod builtin;
 pub mod exec;
 pub mod experiment;
+pub mod kernel;
 pub mod metrics;
 pub mod runlog;
 pub mod runner;
+pub mod scenario;
 pub mod spec;
 pub mod vm;
 pub mod workload;

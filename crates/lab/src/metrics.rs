@@ -321,7 +321,89 @@ pub const METRICS: &[Metric] = &[
         pointer: "/vm/guests/0/wait_on_preempted_ns",
         description: "runs on a host: the time those wakees waited for their vCPU, summed",
     },
+    Metric {
+        name: "same-cpu",
+        unit: "%",
+        better: Lower,
+        decimals: 2,
+        benchmarks: &["scenario"],
+        pointer: "/agreement/same_cpu_pct",
+        description: "kernel runs of a placement scenario: share of the rounds in which the kernel chose the CPU the simulator's wake-up path chooses (averaged arithmetically, as a share can be 0; higher is closer)",
+    },
+    Metric {
+        name: "same-class",
+        unit: "%",
+        better: Lower,
+        decimals: 2,
+        benchmarks: &["scenario"],
+        pointer: "/agreement/same_class_pct",
+        description: "kernel runs of a placement scenario: share of the rounds in which the kernel chose a CPU of the simulator's CPU's class (what it was doing, where from the waker; higher is closer)",
+    },
 ];
+
+/// The pseudo-metric that expands to one `wake-CLASS` metric per
+/// locality class of the kernel oracle (`oracle::trace::Locality`): the
+/// share of task wake-ups that put the wakee on the waker's CPU, its SMT
+/// sibling, its cluster, its LLC, another LLC of its node or another node.
+/// Placement scenarios (simulated or in a kernel) and kernel runs of a
+/// benchmark have it.
+pub const WAKE_LOCALITY: &str = "wake-locality";
+
+/// The classes of [`WAKE_LOCALITY`]: (metric, record key, description).
+const LOCALITY_CLASSES: [(&str, &str, &str); 6] = [
+    ("wake-same-cpu", "same_cpu", "on the waker's CPU"),
+    (
+        "wake-same-core",
+        "same_core",
+        "on an SMT sibling of the waker's CPU",
+    ),
+    (
+        "wake-same-cluster",
+        "same_cluster",
+        "on another core of the waker's cluster",
+    ),
+    ("wake-same-llc", "same_llc", "elsewhere in the waker's LLC"),
+    (
+        "wake-other-llc",
+        "other_llc",
+        "in another LLC of the waker's node",
+    ),
+    ("wake-other-node", "other_node", "in another NUMA node"),
+];
+
+/// The pseudo-metric that expands to the simulator's four wake-up
+/// locality buckets (`placement.wake_locality`, sim::run::WakeLocality),
+/// as shares: `wake4-same-cpu`, `wake4-same-cluster` (an SMT sibling
+/// included), `wake4-same-llc`, `wake4-other-llc` (another node included).
+/// Every simulated run has them, and a kernel run counts its trace's
+/// wake-ups the same way, so a benchmark can be compared with a kernel.
+pub const WAKE_LOCALITY_4: &str = "wake-locality-4";
+
+/// The buckets of [`WAKE_LOCALITY_4`]: (metric, record key, description).
+const SIM_BUCKETS: [(&str, &str, &str); 4] = [
+    ("wake4-same-cpu", "same_cpu", "on the waker's CPU"),
+    (
+        "wake4-same-cluster",
+        "same_cluster",
+        "elsewhere in the waker's cluster (its SMT sibling included)",
+    ),
+    ("wake4-same-llc", "same_llc", "elsewhere in the waker's LLC"),
+    (
+        "wake4-other-llc",
+        "other_llc",
+        "outside the waker's LLC (other nodes included)",
+    ),
+];
+
+/// The metrics [`WAKE_LOCALITY_4`] expands to.
+pub fn wake_locality_4_names() -> [&'static str; 4] {
+    SIM_BUCKETS.map(|c| c.0)
+}
+
+/// The metrics [`WAKE_LOCALITY`] expands to, in class order.
+pub fn wake_locality_names() -> [&'static str; 6] {
+    LOCALITY_CLASSES.map(|c| c.0)
+}
 
 /// The pseudo-metric that expands to one `stage-NAME` metric per wake-up
 /// placement stage that occurred: its share of wakeups, percent.
@@ -383,7 +465,11 @@ pub fn lookup(name: &str) -> Option<Metric> {
 
 /// Whether `name` names a metric or [`STAGE_SHARES`].
 pub fn known(name: &str) -> bool {
-    name == STAGE_SHARES || name == RTAPP_THREADS || lookup(name).is_some()
+    name == STAGE_SHARES
+        || name == RTAPP_THREADS
+        || name == WAKE_LOCALITY
+        || name == WAKE_LOCALITY_4
+        || lookup(name).is_some()
 }
 
 /// The names every metric could have, for error messages.
@@ -391,12 +477,25 @@ pub fn names() -> String {
     let mut v: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
     v.push(STAGE_SHARES);
     v.push(RTAPP_THREADS);
+    v.push(WAKE_LOCALITY);
+    v.push(WAKE_LOCALITY_4);
     v.join(", ")
 }
 
 /// The metrics reported when an experiment names none: the benchmark's
 /// own, then the wake-up path's.
 pub fn defaults(benchmark: &str) -> Vec<String> {
+    if benchmark == "scenario" {
+        return [
+            WAKE_LOCALITY,
+            "migrations",
+            "same-cpu",
+            "same-class",
+            STAGE_SHARES,
+        ]
+        .map(String::from)
+        .into();
+    }
     let mut v: Vec<String> = METRICS
         .iter()
         .filter(|m| m.benchmarks.contains(&benchmark))
@@ -435,6 +534,22 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
 
 /// How a metric is reported.
 pub fn info(name: &str) -> MetricInfo {
+    if let Some((_, _, what)) = LOCALITY_CLASSES
+        .iter()
+        .chain(SIM_BUCKETS.iter())
+        .find(|c| c.0 == name)
+    {
+        // like a stage's share: Lower gives the arithmetic mean
+        return MetricInfo {
+            name: name.into(),
+            unit: "%".into(),
+            better: Lower,
+            decimals: 2,
+            description: format!(
+                "share of wake-ups that put the wakee {what}; neither direction is better"
+            ),
+        };
+    }
     if let Some((prefix, _, unit, better, what)) =
         THREAD_METRICS.iter().find(|m| name.starts_with(m.0))
     {
@@ -483,6 +598,31 @@ pub fn extract(record: &Value, wanted: &[String]) -> BTreeMap<String, f64> {
                 for (stage, n) in stages {
                     if let (Some(n), true) = (n.as_f64(), total > 0.0) {
                         out.insert(format!("stage-{stage}"), 100.0 * n / total);
+                    }
+                }
+            }
+            continue;
+        }
+        if name == WAKE_LOCALITY {
+            if let Some(loc) = record.get("wake_locality_pct") {
+                for (metric, key, _) in LOCALITY_CLASSES {
+                    if let Some(v) = loc.get(key).and_then(Value::as_f64) {
+                        out.insert(metric.to_string(), v);
+                    }
+                }
+            }
+            continue;
+        }
+        if name == WAKE_LOCALITY_4 {
+            if let Some(loc) = record.pointer("/placement/wake_locality") {
+                let n: Vec<f64> = SIM_BUCKETS
+                    .iter()
+                    .map(|b| loc.get(b.1).and_then(Value::as_f64).unwrap_or(0.0))
+                    .collect();
+                let total: f64 = n.iter().sum();
+                if total > 0.0 {
+                    for (b, x) in SIM_BUCKETS.iter().zip(n) {
+                        out.insert(b.0.to_string(), 100.0 * x / total);
                     }
                 }
             }
@@ -614,8 +754,41 @@ mod tests {
     }
 
     #[test]
+    fn wake_locality_expands_to_the_six_classes() {
+        let rec = json!({"wake_locality_pct": {"same_cpu": 25.0, "same_core": 0.0,
+            "same_cluster": 0.0, "same_llc": 50.0, "other_llc": 0.0, "other_node": 25.0},
+            "agreement": {"same_cpu_pct": 75.0, "same_class_pct": 100.0}});
+        let wanted: Vec<String> = [WAKE_LOCALITY, "same-cpu", "same-class"]
+            .map(String::from)
+            .into();
+        let m = extract(&rec, &wanted);
+        assert_eq!(m.len(), 8, "{m:?}");
+        assert_eq!(m["wake-same-llc"], 50.0);
+        assert_eq!(m["wake-other-node"], 25.0);
+        assert_eq!(m["same-cpu"], 75.0);
+        assert_eq!(info("wake-same-core").unit, "%");
+        // a simulated benchmark has no six-class record: nothing, not zeros
+        assert!(extract(&json!({"time_s": 1.0}), &wanted).is_empty());
+        // its four buckets, as shares
+        let sim = json!({"placement": {"wake_locality":
+            {"same_cpu": 1, "same_cluster": 1, "same_llc": 2, "other_llc": 0}}});
+        let m = extract(&sim, &[WAKE_LOCALITY_4.to_string()]);
+        assert_eq!(m["wake4-same-llc"], 50.0);
+        assert_eq!(m["wake4-other-llc"], 0.0);
+        assert_eq!(m.len(), 4);
+    }
+
+    #[test]
     fn every_default_metric_is_known() {
-        for b in ["hackbench", "schbench", "tbench", "spin", "rtapp", "npb"] {
+        for b in [
+            "hackbench",
+            "schbench",
+            "tbench",
+            "spin",
+            "rtapp",
+            "npb",
+            "scenario",
+        ] {
             for m in defaults(b) {
                 assert!(known(&m), "{m}");
             }

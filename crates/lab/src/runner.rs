@@ -34,6 +34,14 @@ pub enum LabError {
         /// Why (not a `source`: the message already says it, once).
         cause: Box<RunError>,
     },
+    /// A kernel variant cannot boot (nothing has run).
+    #[error("variant {variant:?}: {cause}")]
+    Preflight {
+        /// Variant.
+        variant: String,
+        /// What is missing.
+        cause: Box<RunError>,
+    },
     /// The thread pool could not start.
     #[error("--jobs: {0}")]
     Pool(String),
@@ -72,7 +80,7 @@ impl std::fmt::Display for Shard {
 
 /// How to do an experiment's runs.
 pub struct RunOptions<'a> {
-    /// Threads for simulated runs (native runs always run alone).
+    /// Threads for simulated runs (native and kernel runs always run alone).
     pub jobs: usize,
     /// Only this shard's runs.
     pub shard: Option<Shard>,
@@ -127,6 +135,22 @@ fn do_run(exp: &Experiment, run: &PlannedRun) -> Result<RunRecord, LabError> {
     })
 }
 
+/// Check every kernel variant among `runs` can boot ([`crate::kernel::preflight`]).
+fn preflight(exp: &Experiment, runs: &[&PlannedRun]) -> Result<(), LabError> {
+    let mut seen = BTreeSet::new();
+    for r in runs {
+        let cell = &exp.cells[r.cell];
+        if cell.spec.mode != Mode::Kernel || !seen.insert(cell.variant) {
+            continue;
+        }
+        crate::kernel::preflight(&cell.spec).map_err(|e| LabError::Preflight {
+            variant: exp.variants[cell.variant].name.clone(),
+            cause: Box::new(e),
+        })?;
+    }
+    Ok(())
+}
+
 /// Do the runs `opts` selects, appending each to the log; returns every
 /// selected run's record (those resumed from the log included).
 pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabError> {
@@ -161,18 +185,21 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
             .filter(|r| wanted.contains(&record_key(r)))
             .collect();
     }
-    let mut log = RunLog::start(&opts.log, &header, &done)?;
     let have: BTreeSet<_> = done.iter().map(record_key).collect();
     let pending: Vec<&PlannedRun> = selected
         .iter()
         .filter(|r| !have.contains(&key_of(r)))
         .collect();
-    (opts.on_start)(pending.len(), done.len());
     let (native, simulated): (Vec<&PlannedRun>, Vec<&PlannedRun>) = pending
         .into_iter()
-        .partition(|r| exp.variants[exp.cells[r.cell].variant].mode == Mode::Native);
-    // Native runs measure this host: one at a time, with nothing else of
-    // ours running.
+        .partition(|r| exp.variants[exp.cells[r.cell].variant].mode != Mode::Sim);
+    // A kernel run needs qemu, an image and a static guest: say what is
+    // missing before anything runs or the log is touched.
+    preflight(exp, &native)?;
+    let mut log = RunLog::start(&opts.log, &header, &done)?;
+    (opts.on_start)(native.len() + simulated.len(), done.len());
+    // Native runs measure this host, and a kernel run's qemu takes its
+    // CPUs: one at a time, with nothing else of ours running.
     for r in native {
         let rec = do_run(exp, r)?;
         log.append(&rec)?;
@@ -307,6 +334,10 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
                 .filter(|k| k.starts_with("stage-"))
                 .collect();
             names.extend(stages.into_iter().cloned());
+        } else if m == metrics::WAKE_LOCALITY {
+            names.extend(metrics::wake_locality_names().map(String::from));
+        } else if m == metrics::WAKE_LOCALITY_4 {
+            names.extend(metrics::wake_locality_4_names().map(String::from));
         } else if m == metrics::RTAPP_THREADS {
             // per thread, in the order of the first record that has them
             // (every run of a file has the same threads)

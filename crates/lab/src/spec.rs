@@ -34,7 +34,8 @@ impl SpecError {
     }
 }
 
-/// Simulate, or run the native port on this host.
+/// Simulate, run the native port on this host, or boot a real kernel
+/// under qemu on the run's machine and run the workload inside it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -43,14 +44,18 @@ pub enum Mode {
     Sim,
     /// The native port, on this host.
     Native,
+    /// A real kernel booted under qemu on the machine's topology
+    /// (crates/oracle; [`crate::kernel`]).
+    Kernel,
 }
 
 impl Mode {
-    /// `sim` or `native`.
+    /// `sim`, `native` or `kernel`.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Sim => "sim",
             Mode::Native => "native",
+            Mode::Kernel => "kernel",
         }
     }
 }
@@ -157,6 +162,19 @@ pub struct RunSpec {
     /// simulator only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub numa_params: BTreeMap<String, String>,
+    /// Mode kernel only: the kernel image to boot (a bzImage such as
+    /// Debian's vmlinuz); default: the environment's
+    /// `SCHEDLAB_KERNEL_IMAGE` ([`crate::kernel`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_image: Option<PathBuf>,
+    /// Mode kernel only: the statically linked schedlab to run in the
+    /// guest; default: `SCHEDLAB_GUEST_BINARY`, else this schedlab if it
+    /// is static.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<PathBuf>,
+    /// Mode kernel only: boot with KVM instead of TCG.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kvm: bool,
     /// The benchmark and its parameters.
     pub workload: WorkloadSpec,
 }
@@ -184,8 +202,26 @@ impl RunSpec {
             mem_policy: None,
             thp: false,
             numa_params: BTreeMap::new(),
+            kernel_image: None,
+            guest: None,
+            kvm: false,
             workload,
         }
+    }
+
+    /// The fields that only a kernel run reads, given a value.
+    pub fn kernel_only_fields(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.kernel_image.is_some() {
+            v.push("kernel_image");
+        }
+        if self.guest.is_some() {
+            v.push("guest");
+        }
+        if self.kvm {
+            v.push("kvm");
+        }
+        v
     }
 
     /// The fields that only the simulator reads, given a value other than
@@ -450,7 +486,19 @@ impl RunSpec {
     /// CPUs, kernel and features for a simulated run; that no simulator-only
     /// field is set and the workload has a native port for a native one.
     pub fn validate(&self) -> Result<(), SpecError> {
+        if self.mode != Mode::Kernel {
+            if let Some(f) = self.kernel_only_fields().first() {
+                return Err(SpecError::field(
+                    *f,
+                    format!(
+                        "applies to mode \"kernel\" only (this run is {})",
+                        self.mode.name()
+                    ),
+                ));
+            }
+        }
         match self.mode {
+            Mode::Kernel => crate::kernel::validate(self),
             Mode::Sim => {
                 let topo = self.topology()?;
                 self.sim_options(&topo)?;
@@ -460,6 +508,21 @@ impl RunSpec {
                     }
                     WorkloadSpec::Rtapp(r) => {
                         r.model()?;
+                    }
+                    WorkloadSpec::Scenario(s) => {
+                        if self.policy != Policy::Linux {
+                            return Err(SpecError::field(
+                                "policy",
+                                "a placement scenario is held against the Linux wake-up path (policy linux)",
+                            ));
+                        }
+                        if self.host.is_some() {
+                            return Err(SpecError::field(
+                                "host",
+                                "placement scenarios do not run in guests",
+                            ));
+                        }
+                        s.setup(&topo)?;
                     }
                     _ => {}
                 }
@@ -473,15 +536,17 @@ impl RunSpec {
                     ));
                 }
                 match &self.workload {
-                    WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Npb(_) => {
-                        Err(SpecError::field(
-                            "benchmark",
-                            format!(
-                                "{} has no native port (simulator only)",
-                                self.workload.name()
-                            ),
-                        ))
-                    }
+                    WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Npb(_) => Err(SpecError::field(
+                        "benchmark",
+                        format!(
+                            "{} has no native port (simulator only)",
+                            self.workload.name()
+                        ),
+                    )),
+                    WorkloadSpec::Scenario(_) => Err(SpecError::field(
+                        "benchmark",
+                        "a placement scenario runs in mode sim or kernel (`schedlab kernel scenario` runs it on this host)",
+                    )),
                     WorkloadSpec::Schbench(s) => s.native().map(|_| ()),
                     WorkloadSpec::Rtapp(r) => {
                         if self.cpus.is_some() || self.node.is_some() {

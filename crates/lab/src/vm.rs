@@ -130,6 +130,9 @@ pub(crate) fn simulate_on_host(
                 SpecError::field("host", "the false-sharing loop does not run in guests").into(),
             )
         }
+        WorkloadSpec::Scenario(_) => {
+            return Err(SpecError::field("host", "placement scenarios do not run in guests").into())
+        }
         WorkloadSpec::Rtapp(_) => return Err(SpecError::field(
             "host",
             "rt-app workloads do not run in guests yet (their per-thread logs are kept per engine)",

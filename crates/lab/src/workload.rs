@@ -24,6 +24,10 @@ pub enum WorkloadSpec {
     Falseshare(FalseShareSpec),
     /// An rt-app JSON workload (simulated, or the real rt-app natively).
     Rtapp(RtappSpec),
+    /// One of the kernel oracle's placement scenarios (`schedlab kernel
+    /// scenarios`): the simulator's wake-up path on the scenario's machine
+    /// state (mode sim), or real threads in a booted kernel (mode kernel).
+    Scenario(ScenarioSpec),
     /// A NAS Parallel Benchmark, OpenMP (simulator only).
     Npb(NpbSpec),
 }
@@ -72,6 +76,54 @@ impl NpbSpec {
             ));
         }
         Ok(Npb::new(kernel, class, threads, cpus))
+    }
+}
+
+/// A placement scenario of the kernel oracle and how many rounds it runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// The scenario's name (`oracle::scenario::SCENARIOS`).
+    pub scenario: String,
+    /// Wake-ups (rounds) per run [20, as `schedlab kernel run`].
+    pub rounds: u32,
+}
+
+impl Default for ScenarioSpec {
+    fn default() -> Self {
+        ScenarioSpec {
+            scenario: String::new(),
+            rounds: 20,
+        }
+    }
+}
+
+/// The most rounds a scenario run may ask for (`kernel run --rounds`'s bound).
+pub const MAX_SCENARIO_ROUNDS: u32 = 100_000;
+
+impl ScenarioSpec {
+    /// The scenario's setup on `t`, or why there is none: an unknown name,
+    /// a machine that cannot hold it, a round count out of range.
+    pub fn setup(&self, t: &topology::Topology) -> Result<oracle::scenario::Setup, SpecError> {
+        if self.scenario.is_empty() {
+            return Err(SpecError::field(
+                "scenario",
+                format!(
+                    "missing: name a placement scenario ({})",
+                    oracle::scenario::names()
+                ),
+            ));
+        }
+        if self.rounds == 0 || self.rounds > MAX_SCENARIO_ROUNDS {
+            return Err(SpecError::field(
+                "rounds",
+                format!("must be 1 to {MAX_SCENARIO_ROUNDS}, got {}", self.rounds),
+            ));
+        }
+        oracle::scenario::setup(&self.scenario, t).map_err(|e| match e {
+            oracle::OracleError::Arg { why, .. } => SpecError::field("scenario", why),
+            other => SpecError::field("scenario", other),
+        })
     }
 }
 
@@ -366,13 +418,14 @@ impl Default for SpinSpec {
 
 impl WorkloadSpec {
     /// The benchmarks, by the names files use.
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "hackbench",
         "schbench",
         "tbench",
         "spin",
         "falseshare",
         "rtapp",
+        "scenario",
         "npb",
     ];
 
@@ -393,6 +446,7 @@ impl WorkloadSpec {
             "spin" => WorkloadSpec::Spin(parse(fields)?),
             "falseshare" => WorkloadSpec::Falseshare(parse(fields)?),
             "rtapp" => WorkloadSpec::Rtapp(parse(fields)?),
+            "scenario" => WorkloadSpec::Scenario(parse(fields)?),
             "npb" => WorkloadSpec::Npb(parse(fields)?),
             other => {
                 return Err(SpecError::field(
@@ -415,6 +469,7 @@ impl WorkloadSpec {
             WorkloadSpec::Spin(_) => "spin",
             WorkloadSpec::Falseshare(_) => "falseshare",
             WorkloadSpec::Rtapp(_) => "rtapp",
+            WorkloadSpec::Scenario(_) => "scenario",
             WorkloadSpec::Npb(_) => "npb",
         }
     }
@@ -437,6 +492,8 @@ impl WorkloadSpec {
             // the file says how long it runs; an experiment's [quick]
             // table may name a shorter file
             WorkloadSpec::Rtapp(_) => {}
+            // a kernel run's time is mostly the boot; a tenth of the rounds
+            WorkloadSpec::Scenario(s) => s.rounds = (s.rounds / 10).max(1),
             // the smallest class; an experiment's [quick] table may name
             // another
             WorkloadSpec::Npb(n) => n.class = "S".into(),

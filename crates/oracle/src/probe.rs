@@ -24,6 +24,12 @@ pub fn decide(t: &Topology, s: &Setup, kernel: &str) -> Result<Decision, OracleE
         flag: "--sim-kernel".into(),
         why: e.to_string(),
     })?;
+    Ok(decide_with(t, s, f))
+}
+
+/// The simulator's decision for `s` on `t` with the wake-up path's
+/// features `f` (a kernel profile with any overrides applied).
+pub fn decide_with(t: &Topology, s: &Setup, f: Features) -> Decision {
     let sd = SchedDomains::build(t, &f.domain_options());
     let costs = MachineCosts::for_machine(t.name()).zeroed();
     let n = t.nr_cpus();
@@ -99,7 +105,7 @@ pub fn decide(t: &Topology, s: &Setup, kernel: &str) -> Result<Decision, OracleE
         Wake::Fork => wf::FORK,
     };
     let mut pol = LinuxPlacement::new(f);
-    Ok(pol.select_task_rq(
+    pol.select_task_rq(
         &mut env,
         WakeRequest {
             task: 0,
@@ -107,7 +113,7 @@ pub fn decide(t: &Topology, s: &Setup, kernel: &str) -> Result<Decision, OracleE
             wake_flags: flags,
             waker: Some(1),
         },
-    ))
+    )
 }
 
 #[cfg(test)]

@@ -62,6 +62,20 @@ fn sys(what: &str) -> OracleError {
     OracleError::Io(format!("{what}: {}", std::io::Error::last_os_error()))
 }
 
+/// Parse the guest's output (`schedlab kernel scenario ...`): a
+/// `scenario NAME` line, then its `round ...` lines, per scenario.
+pub fn parse_output(text: &str) -> Vec<(String, Vec<Round>)> {
+    let mut out: Vec<(String, Vec<Round>)> = Vec::new();
+    for l in text.lines() {
+        if let Some(n) = l.strip_prefix("scenario ") {
+            out.push((n.trim().to_string(), Vec::new()));
+        } else if let (Some(r), Some(last)) = (Round::parse(l), out.last_mut()) {
+            last.1.push(r);
+        }
+    }
+    out
+}
+
 /// Pin the calling thread to `cpus`.
 pub fn set_affinity(cpus: &[usize]) -> Result<(), OracleError> {
     // SAFETY: cpu_set_t is plain data; CPU_SET writes within it for

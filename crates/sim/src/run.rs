@@ -390,6 +390,8 @@ pub struct Footprint {
     pub chunks_per_channel: u64,
     /// Ops of all the distinct programs.
     pub ops: u64,
+    /// 2 MiB chunks of workload memory (`Engine::add_region`).
+    pub memory_chunks: u64,
 }
 
 impl Footprint {
@@ -405,6 +407,8 @@ impl Footprint {
             per_channel.and_then(|b| b.checked_mul(self.channels)),
             self.ops
                 .checked_mul(std::mem::size_of::<crate::task::Op>() as u64),
+            self.memory_chunks
+                .checked_mul(crate::numa::memory::CHUNK_STATE_BYTES),
         ];
         total
             .into_iter()
@@ -445,6 +449,7 @@ pub fn hackbench_footprint(hb: &Hackbench) -> Footprint {
         channels: g * f + 2,
         chunks_per_channel: per_chan_msgs.min(capacity),
         ops: 2 * hb.tasks() + 8 + g * f * 7 + g * (f + 6),
+        memory_chunks: 0,
     }
 }
 
@@ -489,6 +494,8 @@ pub fn simulate_hackbench(
 
 /// The most tasks of the compute-only workload.
 pub const MAX_SPIN_TASKS: u32 = 1_000_000;
+/// The most memory one compute-only task streams, MiB (1 TiB).
+pub const MAX_SPIN_MEM_MIB: u64 = 1 << 20;
 
 /// Simulate the compute-only workload on `topo`: Time runs from the first
 /// task's start until the last one exits.
@@ -499,12 +506,20 @@ pub fn simulate_spin(topo: &Topology, sp: &Spin, opt: &SimOptions) -> Result<Sim
             sp.tasks
         )));
     }
+    if sp.mem_mib > MAX_SPIN_MEM_MIB {
+        return Err(SimError::TooLarge(format!(
+            "--mem-mib: {} (0 to {MAX_SPIN_MEM_MIB})",
+            sp.mem_mib
+        )));
+    }
     Footprint {
         tasks: sp.tasks as u64,
-        ops: 3 * sp.tasks as u64,
+        ops: 12 * sp.tasks as u64,
+        memory_chunks: (sp.tasks as u64)
+            .saturating_mul((sp.mem_mib << 20).div_ceil(crate::numa::memory::CHUNK_BYTES)),
         ..Default::default()
     }
-    .check(topo, opt, "-n/--tasks")?;
+    .check(topo, opt, "-n/--tasks and --mem-mib")?;
     simulate(topo, sp, opt)
 }
 
@@ -562,6 +577,7 @@ pub fn simulate_tbench(
         // chunk when they are small
         chunks_per_channel: 64,
         ops: ops.saturating_add(8),
+        memory_chunks: 0,
     }
     .check(topo, opt, "NCLIENTS/--loadfile")?;
     simulate(topo, &m, opt)
@@ -591,19 +607,41 @@ pub fn simulate_schbench(
     simulate(topo, &sb, opt)
 }
 
-/// Simulate an rt-app workload: when every thread has `cpus`, their union
-/// confines the run as `--cpus` does (giving both is refused); each
-/// thread is confined to its own set (`RtappSim`'s build).
+/// Simulate an rt-app workload: when every phase of every thread has
+/// `cpus`, their union confines the run as `--cpus` does (giving both is
+/// refused); each thread is confined to its own set, phase by phase
+/// (`RtappSim`'s build). A set with no CPU the run may use is refused, as
+/// the kernel refuses such a sched_setaffinity (EINVAL, which stops rt-app).
 pub fn simulate_rtapp(
     topo: &Topology,
     w: &crate::workload::rtapp::RtappSim,
     opt: &SimOptions,
 ) -> Result<SimResult, SimError> {
-    let cpus = w
-        .app
-        .run_cpus()
-        .map_err(|e| SimError::Cpus(format!("rt-app file: {e}")))?;
-    let Some(cpus) = cpus else {
+    let mask_of = |cpus: &[u32]| {
+        let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
+        CpuMask::parse_list(&list.join(","))
+            .map_err(|e| SimError::Cpus(format!("rt-app file: `cpus`: {e}")))
+    };
+    let Some(cpus) = w.app.run_cpus() else {
+        let allowed = allowed_cpus(topo, opt)?;
+        for t in &w.app.tasks {
+            for (j, p) in t.phases.iter().enumerate() {
+                let Some(set) = w.app.phase_cpus(t, j) else {
+                    continue;
+                };
+                if !mask_of(&set)?.intersects(&allowed) {
+                    let key = match &p.cpus {
+                        Some(_) if t.phases.len() > 1 => {
+                            format!("tasks.{}.phases.{}.cpus", t.name, p.name)
+                        }
+                        _ => format!("tasks.{}.cpus", t.name),
+                    };
+                    return Err(SimError::Cpus(format!(
+                        "rt-app file: `{key}`: none of these CPUs is one the run may use ({allowed})"
+                    )));
+                }
+            }
+        }
         return simulate(topo, w, opt);
     };
     if opt.cpus.is_some() {
@@ -611,11 +649,8 @@ pub fn simulate_rtapp(
             "the rt-app file confines its threads with `cpus`: give it or --cpus, not both".into(),
         ));
     }
-    let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
-    let mask = CpuMask::parse_list(&list.join(","))
-        .map_err(|e| SimError::Cpus(format!("rt-app file: `cpus`: {e}")))?;
     let mut opt = opt.clone();
-    opt.cpus = Some(mask);
+    opt.cpus = Some(mask_of(&cpus)?);
     simulate(topo, w, &opt)
 }
 
@@ -734,7 +769,10 @@ pub(crate) fn build_engine<'t, W: Workload>(
             PolicyChoice::ScxDefault => crate::numa::NumaFeatures::default(),
         };
         let params = crate::numa::NumaParams {
-            enabled: opt.numa_balancing.unwrap_or(topo.nr_nodes() > 1),
+            // task_tick_numa is called from the fair class's tick only: a
+            // sched_ext policy's tasks never scan
+            enabled: opt.numa_balancing.unwrap_or(topo.nr_nodes() > 1)
+                && matches!(opt.policy, PolicyChoice::Linux(_)),
             thp: opt.thp,
             ..opt.numa_params
         };

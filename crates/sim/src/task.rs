@@ -21,6 +21,11 @@ pub type VarId = u8;
 /// Index of a recorded metric (see [`Op::RecordSince`]).
 pub type MetricId = u8;
 
+/// A CPU set a task may switch its affinity to (`Engine::add_cpuset`, see
+/// [`Op::SetAffinity`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CpuSetId(pub u32);
+
 /// A task program: a flat list of ops, shared (cheaply cloned) between
 /// the tasks that run it.
 pub type Program = std::sync::Arc<[Op]>;
@@ -268,6 +273,13 @@ pub enum Op {
     OmpFlagWait(crate::engine::OmpFlagId),
     /// Spin until the flag is clear, then set it (LU's `sync_right`).
     OmpFlagPost(crate::engine::OmpFlagId),
+    /// sched_setaffinity(2) on itself to this CPU set (intersected with the
+    /// CPUs the run may use), made only when the set differs from the
+    /// task's current one (the caller's own check, as rt-app's
+    /// `set_thread_affinity` makes it). If the task's CPU is no longer
+    /// allowed, the CPU's stopper moves it at once to the CPU
+    /// `cpumask_any_and_distribute` picks (engine/affinity.rs).
+    SetAffinity(CpuSetId),
 }
 
 /// A task description given by a workload.

@@ -348,8 +348,8 @@ fn streams_share_a_nodes_bandwidth() {
 
 /// Two threads of one process on different nodes read the same array
 /// (every chunk faults for both): their shared faults put them in one
-/// numa group, whose statistics sum both. A separate process touching its
-/// own array stays out of it.
+/// numa group, which they leave with their statistics when they exit. A
+/// separate process touching its own array stays out of it.
 #[test]
 fn threads_sharing_pages_form_one_group() {
     let (topo, sd) = machine();
@@ -404,8 +404,56 @@ fn threads_sharing_pages_form_one_group() {
     let ga = e.task_numa_group_of(m).expect("a has a group");
     let gb = e.task_numa_group_of(b).expect("b has a group");
     assert_eq!(ga.gid, gb.gid);
-    assert_eq!(ga.nr_tasks, 2);
-    assert!(ga.total_faults > 0);
+    // both have exited: task_numa_free took their statistics out again
+    assert_eq!((ga.nr_tasks, ga.total_faults), (0, 0));
     assert!(e.task_numa_group_of(other).is_none());
     check_consistent(&e.numa_counters().unwrap());
+}
+
+/// Kernel time owed for faults, migrations and scans is all spent, also
+/// when tasks on remote memory preempt each other (their segments hold the
+/// owed time at the memory speed): system time covers numa_kernel_ns.
+#[test]
+fn numa_kernel_time_survives_preemption() {
+    for n in [1usize, 3] {
+        let (topo, sd) = machine();
+        let mut e = engine(&topo, &sd);
+        for i in 0..n {
+            let mm = i as u32 + 1;
+            let r = e.add_region(mm, "a", 256 * MIB);
+            let slices: Vec<_> = (0..4)
+                .map(|k| {
+                    e.add_access(&[Span {
+                        region: r,
+                        offset: k * 64 * MIB,
+                        len: 64 * MIB,
+                        bytes: 64 * MIB,
+                    }])
+                })
+                .collect();
+            let mut p = vec![Op::Loop(200)];
+            p.extend(slices.iter().map(|&a| Op::ComputeMem {
+                work: 5 * MS,
+                access: a,
+            }));
+            p.extend([Op::EndLoop, Op::Exit]);
+            let t = e.add_task(spec("s", p, mm, 0, false));
+            e.set_cpus_allowed(t, &CpuMask::from_cpus([0]));
+        }
+        e.set_numa(
+            numa(true),
+            NumaFeatures::default(),
+            MemPolicy::Bind(vec![1]),
+        );
+        e.run().unwrap();
+        let k = e.numa_counters().unwrap();
+        assert!(k.numa_kernel_ns > 0, "{k:?}");
+        let busy: u64 = e.cpu_times().iter().map(|c| c.0).sum();
+        let system = busy - e.counters.user_ns;
+        assert!(
+            system as f64 >= 0.999 * k.numa_kernel_ns as f64,
+            "{n} tasks: system {system} ns < NUMA kernel work {} ns",
+            k.numa_kernel_ns
+        );
+    }
 }

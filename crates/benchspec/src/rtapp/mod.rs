@@ -9,10 +9,9 @@
 //! (v1.0 loops forever), and an empty `suspend` names the task itself (what
 //! workgen fills in). Event keys are matched by prefix in rt-app's order
 //! (`run0`, `sleep1`, `runtime` before `run`). Anything rt-app does but the
-//! simulator does not model — other scheduling classes, `mem`/`iorun`
-//! (memory and I/O are not modelled), `fork` (not in v1.0), ftrace,
-//! gnuplot, differing per-task affinities — is refused with the key named,
-//! never ignored.
+//! simulator does not model — other scheduling classes, `iorun` (a
+//! write(2) loop to a file or device: I/O is not modelled), `fork` (not in
+//! v1.0), ftrace, gnuplot — is refused with the key named, never ignored.
 //!
 //! ```
 //! let app = benchspec::rtapp::parse(r#"{"global": {"duration": 1},
@@ -84,7 +83,14 @@ pub struct Global {
     pub log_size: LogSize,
     /// Sum the slack of every timer of a phase instead of keeping the last.
     pub cumulative_slack: bool,
+    /// Bytes of each thread's buffer for `mem` events (rt-app's
+    /// `DEFAULT_MEM_BUF_SIZE`, 4 MiB, when not given).
+    pub mem_buffer_size: u64,
 }
+
+/// rt-app v1.0's default `mem_buffer_size` (src/rt-app_parse_config.c
+/// `DEFAULT_MEM_BUF_SIZE`): 4 MiB.
+pub const DEFAULT_MEM_BUFFER_SIZE: u64 = 4 << 20;
 
 impl Default for Global {
     fn default() -> Self {
@@ -95,6 +101,7 @@ impl Default for Global {
             log_basename: "rt-app".into(),
             log_size: LogSize::File,
             cumulative_slack: false,
+            mem_buffer_size: DEFAULT_MEM_BUFFER_SIZE,
         }
     }
 }
@@ -149,6 +156,10 @@ pub enum Event {
     Barrier(String),
     /// sched_yield (pthread_yield).
     Yield,
+    /// Write this many bytes into the thread's own buffer of
+    /// `mem_buffer_size` bytes: memset over at most the buffer at a time,
+    /// until the count is written (rt-app v1.0 src/rt-app.c `memload`).
+    Mem(u64),
 }
 
 /// A phase: events run `loop` times (None: forever).
@@ -232,43 +243,47 @@ impl RtApp {
         self.tasks.iter().map(|t| t.instance).sum()
     }
 
-    /// A thread's affinity: the `cpus` of its phases (a phase without one
-    /// takes the thread's). Phases confined to different CPUs would need
-    /// sched_setaffinity during the run, which is not modelled: refused,
-    /// naming the thread's `cpus`.
-    pub fn thread_cpus(&self, t: &TaskDef) -> Result<Option<Vec<u32>>, RtappError> {
-        let mut sets = t
-            .phases
-            .iter()
-            .map(|p| p.cpus.clone().or_else(|| t.cpus.clone()));
-        let first = sets.next().unwrap_or_else(|| t.cpus.clone());
-        if sets.any(|s| s != first) {
-            return err(
-                &format!("tasks.{}.cpus", t.name),
-                "not supported: phases confined to different CPUs (the simulator sets a thread's affinity once; give its phases the same `cpus` or none)",
-            );
-        }
-        Ok(first)
+    /// The affinity of phase `j` of `t`, as rt-app's `set_thread_affinity`
+    /// chooses it at the start of each pass of the phase: the phase's
+    /// `cpus`, else the task's, else None (the affinity the thread was
+    /// created with: every CPU the run may use).
+    pub fn phase_cpus(&self, t: &TaskDef, j: usize) -> Option<Vec<u32>> {
+        t.phases
+            .get(j)
+            .and_then(|p| p.cpus.clone())
+            .or_else(|| t.cpus.clone())
     }
 
-    /// The CPUs the whole run may use: the union of the threads'
-    /// affinities when every thread has one (None: some thread may run
-    /// anywhere). Each thread is then confined to its own set.
-    pub fn run_cpus(&self) -> Result<Option<Vec<u32>>, RtappError> {
+    /// The affinity a thread starts its first phase with (None: every CPU
+    /// the run may use).
+    pub fn thread_cpus(&self, t: &TaskDef) -> Option<Vec<u32>> {
+        self.phase_cpus(t, 0)
+    }
+
+    /// Whether the phases of `t` run on different CPU sets, so that the
+    /// thread changes its affinity during the run (sched_setaffinity at a
+    /// phase start).
+    pub fn affinity_changes(&self, t: &TaskDef) -> bool {
+        let first = self.thread_cpus(t);
+        (1..t.phases.len()).any(|j| self.phase_cpus(t, j) != first)
+    }
+
+    /// The CPUs the whole run may use: the union of every phase's affinity
+    /// when every phase of every thread has one (None: some thread may run
+    /// anywhere at some point).
+    pub fn run_cpus(&self) -> Option<Vec<u32>> {
         let mut all = Vec::new();
-        let mut everywhere = false;
         for t in &self.tasks {
-            match self.thread_cpus(t)? {
-                Some(set) => all.extend(set),
-                None => everywhere = true,
+            for j in 0..t.phases.len() {
+                all.extend(self.phase_cpus(t, j)?);
             }
         }
-        if everywhere || self.tasks.is_empty() {
-            return Ok(None);
+        if all.is_empty() {
+            return None;
         }
         all.sort_unstable();
         all.dedup();
-        Ok(Some(all))
+        Some(all)
     }
 
     /// Barrier users: rt-app counts every reference to a barrier's name in
@@ -447,12 +462,19 @@ fn parse_global(v: &Json) -> Result<Global, RtappError> {
                     return err(key, "not supported by the simulator (set it to false)");
                 }
             }
-            // only `mem` and `iorun` use these, and they are refused
+            // only `iorun` uses it, and it is refused
             "io_device" => {
                 string(v, key)?;
             }
+            // an int in rt-app; 0 would make its memload loop forever
             "mem_buffer_size" => {
-                uint(v, key, i64::from(u32::MAX))?;
+                g.mem_buffer_size = uint(v, key, i64::from(i32::MAX))?;
+                if g.mem_buffer_size == 0 {
+                    return err(
+                        key,
+                        "must be at least 1 byte (rt-app's mem would never end)",
+                    );
+                }
             }
             _ => return err(key, "not supported"),
         }
@@ -711,10 +733,12 @@ fn parse_event(kind: &str, v: &Json, key: &str, thread: &str) -> Result<Event, R
                 absolute,
             }
         }
-        "mem" | "iorun" => {
+        // bytes, an int in rt-app
+        "mem" => Event::Mem(uint(v, key, i64::from(i32::MAX))?),
+        "iorun" => {
             return err(
                 key,
-                "not supported: memory and I/O traffic are not modelled",
+                "not supported: iorun write(2)s its bytes to the global `io_device` (a file or device, /dev/null by default), and file and device I/O is not modelled",
             )
         }
         "fork" => return err(

@@ -14,7 +14,7 @@ fn every_event_parses_in_file_order() {
             "timer": {"ref": "unique", "period": 1000, "mode": "absolute"},
             "lock1": "m", "wait": {"ref": "c", "mutex": "m"}, "signal": "c", "broad": "c",
             "sync": {"ref": "c", "mutex": "m"}, "unlock1": "m", "suspend": "", "resume": "t",
-            "barrier": "b", "yield": ""}"#,
+            "barrier": "b", "yield": "", "mem": 4096, "mem1": 0}"#,
     )
     .unwrap();
     let ev = &app.tasks[0].phases[0].events;
@@ -48,6 +48,8 @@ fn every_event_parses_in_file_order() {
             Resume("t".into()),
             Barrier("b".into()),
             Yield,
+            Mem(4096),
+            Mem(0),
         ]
     );
 }
@@ -72,6 +74,12 @@ fn global_task_and_phase_keys() {
     assert_eq!(g.logdir.as_deref(), Some("/tmp/x"));
     assert_eq!(g.log_size, LogSize::Disable);
     assert!(g.cumulative_slack);
+    assert_eq!(g.mem_buffer_size, 4096);
+    assert_eq!(
+        one_task(r#"{"run": 1}"#).unwrap().global.mem_buffer_size,
+        4 << 20,
+        "rt-app's default buffer"
+    );
     let a = &app.tasks[0];
     assert_eq!(
         (a.instance, a.nice, a.delay_us, a.loops),
@@ -83,8 +91,8 @@ fn global_task_and_phase_keys() {
     // a task without phases: its loop runs the phase, once through
     let b = &app.tasks[1];
     assert_eq!((b.nice, b.loops, b.phases[0].loops), (-3, Some(1), Some(7)));
-    assert_eq!(app.run_cpus().unwrap(), Some(vec![0, 1]));
-    assert_eq!(app.thread_cpus(a).unwrap(), Some(vec![0, 1]));
+    assert_eq!(app.run_cpus(), Some(vec![0, 1]));
+    assert_eq!(app.thread_cpus(a), Some(vec![0, 1]));
     let ind: Vec<String> = app.threads().map(|t| t.label()).collect();
     assert_eq!(ind, ["a-0", "a-1", "a-2", "b-3"]);
     // without loop, forever
@@ -118,11 +126,16 @@ fn unsupported_keys_are_named() {
             "tasks.t.walk",
             "not supported",
         ),
-        (r#"{"tasks": {"t": {"mem": 100}}}"#, "tasks.t.mem", "memory"),
+        (r#"{"tasks": {"t": {"mem": -1}}}"#, "tasks.t.mem", "between"),
         (
             r#"{"tasks": {"t": {"iorun": 100}}}"#,
             "tasks.t.iorun",
-            "not supported",
+            "io_device",
+        ),
+        (
+            r#"{"global": {"mem_buffer_size": 0}, "tasks": {"t": {"mem": 1}}}"#,
+            "global.mem_buffer_size",
+            "at least 1",
         ),
         (
             r#"{"tasks": {"t": {"fork": "x"}}}"#,
@@ -223,20 +236,33 @@ fn unsupported_keys_are_named() {
 }
 
 #[test]
-fn threads_keep_their_own_affinity_and_phases_may_not_differ() {
+fn threads_keep_their_own_affinity_and_phases_may_change_it() {
     let app = parse(r#"{"tasks": {"a": {"cpus": [0], "run": 1}, "b": {"run": 1}}}"#).unwrap();
-    assert_eq!(app.run_cpus().unwrap(), None, "b may run anywhere");
-    assert_eq!(app.thread_cpus(&app.tasks[0]).unwrap(), Some(vec![0]));
-    assert_eq!(app.thread_cpus(&app.tasks[1]).unwrap(), None);
+    assert_eq!(app.run_cpus(), None, "b may run anywhere");
+    assert_eq!(app.thread_cpus(&app.tasks[0]), Some(vec![0]));
+    assert_eq!(app.thread_cpus(&app.tasks[1]), None);
+    assert!(!app.affinity_changes(&app.tasks[0]));
     let app =
         parse(r#"{"tasks": {"a": {"cpus": [2], "run": 1}, "b": {"cpus": [0, 2], "run": 1}}}"#)
             .unwrap();
-    assert_eq!(app.run_cpus().unwrap(), Some(vec![0, 2]), "the union");
+    assert_eq!(app.run_cpus(), Some(vec![0, 2]), "the union");
+    // a phase's cpus, else the task's: the run may use the union of all
     let app = parse(
-        r#"{"tasks": {"a": {"cpus": [0], "phases": {"x": {"run": 1}, "y": {"cpus": [1], "run": 1}}}}}"#,
+        r#"{"tasks": {"a": {"cpus": [0], "phases": {"x": {"run": 1}, "y": {"cpus": [3, 1], "run": 1}}}}}"#,
     )
     .unwrap();
-    assert_eq!(app.run_cpus().unwrap_err().key, "tasks.a.cpus");
+    let a = &app.tasks[0];
+    assert!(app.affinity_changes(a));
+    assert_eq!(app.phase_cpus(a, 0), Some(vec![0]));
+    assert_eq!(app.phase_cpus(a, 1), Some(vec![1, 3]));
+    assert_eq!(app.run_cpus(), Some(vec![0, 1, 3]));
+    // a phase with no set anywhere goes back to every CPU
+    let app =
+        parse(r#"{"tasks": {"a": {"phases": {"x": {"cpus": [1], "run": 1}, "y": {"run": 1}}}}}"#)
+            .unwrap();
+    assert_eq!(app.phase_cpus(&app.tasks[0], 1), None);
+    assert!(app.affinity_changes(&app.tasks[0]));
+    assert_eq!(app.run_cpus(), None);
 }
 
 #[test]

@@ -191,8 +191,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
         self.events.clear_slot(c, Slot::Main);
-        // The debt part not yet worked off goes back to the CPU.
-        self.cpus[c].debt += self.cpus[c].seg.debt;
+        // The debt part not yet worked off goes back to the CPU, in ns (a
+        // memory-slowed segment holds it scaled by its memory speed).
+        let seg = &self.cpus[c].seg;
+        self.cpus[c].debt += if seg.mem_speed == 1024 {
+            seg.debt
+        } else {
+            (seg.debt * 1024).div_ceil(seg.mem_speed.max(1))
+        };
         self.cpus[c].seg.debt = 0;
         self.cpus[c].seg.work = 0;
         self.continue_cpu(c);

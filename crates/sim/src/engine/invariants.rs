@@ -74,6 +74,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
         }
+        if let Some(what) = self.numa_invariant() {
+            return err(what);
+        }
         Ok(())
     }
 

@@ -54,6 +54,7 @@ use crate::task::{ChanId, Op, Pc, TaskId, TaskSpec};
 use crate::Nanos;
 use topology::{CpuMask, SchedDomains, Topology};
 
+mod affinity;
 mod balance;
 mod clock;
 mod core;
@@ -507,6 +508,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     numa: Option<Box<numa::NumaState>>,
     /// OpenMP barriers and flags (engine/omp.rs).
     omp: omp::Omp,
+    /// CPU sets for affinity changes during the run (engine/affinity.rs).
+    affinity: affinity::AffinityState,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -657,6 +660,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             vm: None,
             numa: None,
             omp: omp::Omp::default(),
+            affinity: Default::default(),
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.

@@ -18,6 +18,8 @@ use crate::task::TaskId;
 use crate::Nanos;
 
 const MS: Nanos = 1_000_000;
+/// PELT's `LOAD_AVG_MAX`.
+const LOAD_AVG_MAX: Nanos = 47742;
 
 /// The engine's memory and NUMA-balancing state (None until a workload
 /// declares memory).
@@ -30,8 +32,10 @@ pub(super) struct NumaState {
     counters: NumaCounters,
     /// Each CPU's node.
     node_of: Vec<u16>,
-    /// A move pending on a CPU's stopper: (task, destination CPU).
-    pushes: Vec<Option<(TaskId, usize)>>,
+    /// A move pending on a CPU's stopper.
+    pushes: Vec<Option<Push>>,
+    /// `rq->numa_migrate_on`: a NUMA move targets this CPU.
+    migrate_on: Vec<bool>,
     /// Per node: `Op::ComputeMem` segments now streaming from it.
     streams: Vec<u32>,
     /// Per CPU: what its running `Op::ComputeMem` segment streams.
@@ -53,6 +57,18 @@ struct SegMem {
     bytes: Vec<u64>,
 }
 
+/// A move pending on a CPU's stopper.
+#[derive(Clone, Copy, Debug)]
+struct Push {
+    /// The task to move.
+    task: TaskId,
+    /// Where to.
+    dst: usize,
+    /// Half of a swap: the other half's task (on `dst`) and whether this
+    /// is the initiator's half.
+    swap: Option<(TaskId, bool)>,
+}
+
 /// A move `task_numa_migrate` chose.
 enum NumaMove {
     /// To an idle CPU of the preferred node.
@@ -62,6 +78,21 @@ enum NumaMove {
 }
 
 impl NumaState {
+    /// (`task_scan_max`, `task_scan_start`) of `t` with `rss_bytes`
+    /// resident, scaled by its group.
+    fn scan_bounds(&self, t: TaskId, rss_bytes: u64) -> (u64, u64) {
+        let group = self
+            .tasks
+            .get(t as usize)
+            .and_then(|x| x.as_ref())
+            .and_then(|tn| tn.group)
+            .map(|g| &self.groups[g as usize]);
+        (
+            nb::task_scan_max_grouped(rss_bytes, &self.params, group),
+            nb::task_scan_start_grouped(rss_bytes, &self.params, group),
+        )
+    }
+
     /// The balancer's view (None while balancing is off: the kernel's
     /// `sched_numa_balancing` static key).
     pub(super) fn locality(&self) -> Option<&dyn crate::balance::NumaLocality> {
@@ -102,6 +133,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 counters: NumaCounters::default(),
                 node_of,
                 pushes: vec![None; self.topo.nr_cpus()],
+                migrate_on: vec![false; self.topo.nr_cpus()],
                 streams: vec![0; self.topo.nr_nodes()],
                 held: vec![SegMem::default(); self.topo.nr_cpus()],
                 groups: Vec::new(),
@@ -199,22 +231,23 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         // a thread of an mm already in use: created by its parent when
         // that shares the mm, else by the mm's first task
+        let (resident, scan_seq) = (sp.resident, sp.numa_scan_seq);
         let creator = self.tasks[ti]
             .spec
             .parent
-            .filter(|&p| self.tasks[p as usize].spec.mm == mm)
-            .and_then(|p| s.tasks[p as usize].as_ref())
-            .or_else(|| {
-                (0..ti)
-                    .find(|&o| self.tasks[o].spec.mm == mm && s.tasks[o].is_some())
-                    .and_then(|o| s.tasks[o].as_ref())
-            });
+            .filter(|&p| self.tasks[p as usize].spec.mm == mm && s.tasks[p as usize].is_some())
+            .map(|p| p as usize)
+            .or_else(|| (0..ti).find(|&o| self.tasks[o].spec.mm == mm && s.tasks[o].is_some()));
         let (preferred, period, max) = match creator {
-            Some(c) => (
-                c.preferred,
-                c.scan_period_ms,
-                nb::task_scan_max(sp.resident * crate::numa::memory::CHUNK_BYTES, &s.params),
-            ),
+            Some(c) => {
+                let ctn = s.tasks[c].as_ref().expect("found with state");
+                let rss = resident * crate::numa::memory::CHUNK_BYTES;
+                (
+                    ctn.preferred,
+                    ctn.scan_period_ms,
+                    s.scan_bounds(c as TaskId, rss).0,
+                )
+            }
             None => (None, s.params.scan_delay_ms, s.params.scan_period_max_ms),
         };
         let stagger = if s.features.scan_stagger {
@@ -223,7 +256,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             0
         };
         let mut tn = TaskNuma::new(nodes, &s.params, stagger, preferred);
-        tn.scan_seq = sp.numa_scan_seq;
+        tn.scan_seq = scan_seq;
         s.tasks[ti] = Some(tn);
     }
 
@@ -232,10 +265,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let Some(s) = self.numa.as_deref_mut() else {
             return;
         };
-        if s.tasks.get(t as usize).is_some_and(|x| x.is_some()) {
+        if let Some(Some(tn)) = s.tasks.get(t as usize) {
             let mm = self.tasks[t as usize].spec.mm;
             if let Some(sp) = s.mem.find_space(mm) {
                 s.mem.spaces[sp].users = s.mem.spaces[sp].users.saturating_sub(1);
+            }
+            // task_numa_free: its statistics leave its group
+            if let Some(g) = tn.group {
+                s.groups[g as usize].transfer(tn, false);
             }
         }
     }
@@ -303,7 +340,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     let last = ch.last_cpupid;
                     let chm = &mut s.mem.spaces[space].chunks[i as usize];
                     chm.prot_none = false;
-                    chm.last_cpupid = Some(me);
+                    if s.mem.policy == MemPolicy::Local {
+                        // should_numa_migrate_memory's exchange; numactl's
+                        // interleave and bind policies never reach it
+                        chm.last_cpupid = Some(me);
+                    }
                     // mpol_misplaced: the default policy's target is the
                     // faulting CPU's node (MPOL_F_MORON); interleave and
                     // bind place by their own rule and are left alone
@@ -419,6 +460,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             } else {
                 1024
             };
+            // the kernel work still owed keeps its time: it is held in
+            // units of the memory speed
+            let seg = &mut self.cpus[x].seg;
+            let old = seg.mem_speed.max(1);
+            let debt = seg.debt * speed / old;
+            seg.work = seg.work - seg.debt + debt;
+            seg.debt = debt;
             self.cpus[x].seg.mem_speed = speed;
             self.cpus[x].seg.speed = (smt * speed / 1024).max(1);
             self.arm_segment(x);
@@ -500,13 +548,28 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 local = true;
             }
         }
-        let retry = s.tasks[ti].as_ref().expect("checked").migrate_retry;
-        if !s.features.placement_at_retry || now > retry {
+        let tn = s.tasks[ti].as_ref().expect("checked");
+        let (retry, before) = (tn.migrate_retry, tn.preferred);
+        if s.features.placement_at_retry {
+            // 4.19+ (b6a60cf36d49): placement and the move attempt once
+            // the retry time has passed
+            if now > retry {
+                self.task_numa_placement(t);
+                self.numa_migrate_preferred(c, t);
+            }
+        } else {
+            // up to 4.18: placement at every fault; a move attempt when the
+            // preferred node changed or the retry time has passed
             self.task_numa_placement(t);
-            self.numa_migrate_preferred(c, t);
+            let s = self.numa.as_deref().expect("checked");
+            let after = s.tasks[ti].as_ref().expect("checked").preferred;
+            if after != before || now > retry {
+                self.numa_migrate_preferred(c, t);
+            }
         }
         let s = self.numa.as_deref_mut().expect("checked");
         let tn = s.tasks[ti].as_mut().expect("checked");
+        tn.faulted = true;
         let pages = PAGES_PER_CHUNK;
         if migrated {
             tn.pages_migrated += pages;
@@ -592,18 +655,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .mem
             .find_space(self.tasks[ti].spec.mm)
             .expect("a task with state has memory");
-        let sp = &mut s.mem.spaces[space];
-        let rss = sp.resident * crate::numa::memory::CHUNK_BYTES;
-        let tn = s.tasks[ti].as_mut().expect("caller checked");
-        if tn.scan_seq == sp.numa_scan_seq {
+        let mm_seq = s.mem.spaces[space].numa_scan_seq;
+        let rss = s.mem.spaces[space].resident * crate::numa::memory::CHUNK_BYTES;
+        if s.tasks[ti].as_ref().expect("caller checked").scan_seq == mm_seq {
             return;
         }
-        tn.scan_seq = sp.numa_scan_seq;
-        tn.scan_period_max_ms = nb::task_scan_max(rss, &s.params);
+        let (scan_max, _) = s.scan_bounds(t, rss);
+        let sp = &mut s.mem.spaces[space];
+        let tn = s.tasks[ti].as_mut().expect("caller checked");
+        tn.scan_seq = mm_seq;
+        tn.scan_period_max_ms = scan_max;
         let (runtime, period) = if tn.last_time == 0 {
-            // the first time the kernel takes the PELT load average's
-            // share; a runnable task's is about its whole time
-            (1, 1)
+            // the first time the kernel takes load_sum / LOAD_AVG_MAX
+            // (numa_get_avg_runtime): a task runnable throughout has
+            // about all of it
+            (LOAD_AVG_MAX, LOAD_AVG_MAX)
         } else {
             (exec - tn.last_exec, now - tn.last_time)
         };
@@ -729,12 +795,28 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let has_spare = dst_running < dst_cpus.weight();
         let moveimp = if group.is_some() { groupimp } else { taskimp };
         if has_spare {
-            // the allowed imbalance (6.1+: imb_numa_nr, here a quarter of
-            // the node as 5.11-5.15 allowed)
+            // the allowed imbalance (adjust_numa_imbalance): up to
+            // NUMA_IMBALANCE_MIN (2) tasks while the destination would run
+            // at most the lowest NUMA domain's imb_numa_nr (5.18+ builds),
+            // or fewer than a quarter of its CPUs (5.11-5.17, no
+            // imb_numa_nr)
             let imbalance = (dst_running + 1).saturating_sub(src_running.saturating_sub(1));
-            let forgiven = imbalance <= 2 && dst_running < dst_cpus.weight().div_ceil(4);
+            let imb_numa_nr = self
+                .sd
+                .domains(c)
+                .iter()
+                .find(|d| d.flags & topology::sd_flags::NUMA != 0)
+                .map_or(0, |d| d.imb_numa_nr as usize);
+            let allowed_running = if imb_numa_nr > 0 {
+                dst_running < imb_numa_nr
+            } else {
+                dst_running + 1 < dst_cpus.weight() / 4
+            };
+            let forgiven = imbalance <= 2 && allowed_running;
             if (imbalance == 0 || forgiven) && best.as_ref().is_none_or(|(b, _)| moveimp > *b) {
-                let idle = |x: usize| self.cpus[x].rq.nr_running() == 0 && allowed.test(x);
+                let idle = |x: usize| {
+                    self.cpus[x].rq.nr_running() == 0 && allowed.test(x) && !s.migrate_on[x]
+                };
                 let core_idle =
                     |x: usize| self.topo.smt_siblings(x).iter().all(|&y| idle(y as usize));
                 let pick = dst_cpus
@@ -748,7 +830,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
         }
         for x in dst_cpus.iter() {
-            if !allowed.test(x) || self.cpus[x].mode != Mode::Busy {
+            if !allowed.test(x) || self.cpus[x].mode != Mode::Busy || s.migrate_on[x] {
                 continue;
             }
             let Some(cur) = self.cpus[x].rq.curr() else {
@@ -761,14 +843,20 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 continue;
             };
             let cur_group = ctn.group.map(|g| &s.groups[g as usize]);
-            let same_group = ctn.group.is_some() && ctn.group == tn.group;
+            // cur_ng == p_ng, also when neither has a group
+            let same_group = ctn.group == tn.group;
             let mut imp = if same_group {
-                // 6.1+: no swaps inside a group while dst has room
+                // 5.19+: no swaps inside a group (or between two ungrouped
+                // tasks) while dst has room
                 if has_spare {
                     continue;
                 }
                 let i = taskimp + nb::task_weight(ctn, src_node) - nb::task_weight(ctn, node);
-                i - i / 16
+                if ctn.group.is_some() {
+                    i - i / 16
+                } else {
+                    i
+                }
             } else {
                 let base = if group.is_some() { groupimp } else { taskimp };
                 base + match (cur_group, group) {
@@ -794,20 +882,42 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// migrate_task_to / migrate_swap: the stopper of each source CPU
     /// moves its task.
+    /// One move at a time per CPU: a CPU with a push pending, or claimed
+    /// as a target (`numa_migrate_on`), takes no other; the target is
+    /// claimed until the stopper has run. Counted when performed.
     fn numa_push(&mut self, c: usize, t: TaskId, m: NumaMove) {
         let lead = self.cpus[c].debt;
         let s = self.numa.as_deref_mut().expect("caller checked");
+        let x = match m {
+            NumaMove::Move(x) | NumaMove::Swap(x, _) => x,
+        };
+        if s.pushes[c].is_some() || s.pushes[x].is_some() || s.migrate_on[x] || s.migrate_on[c] {
+            return;
+        }
+        s.migrate_on[x] = true;
         match m {
             NumaMove::Move(dst) => {
-                s.pushes[c] = Some((t, dst));
-                s.counters.numa_task_migrations += 1;
+                s.pushes[c] = Some(Push {
+                    task: t,
+                    dst,
+                    swap: None,
+                });
                 self.events
                     .push(self.now + lead, Event::NumaStopper { cpu: c as u32 });
             }
             NumaMove::Swap(x, cur) => {
-                s.pushes[c] = Some((t, x));
-                s.pushes[x] = Some((cur, c));
-                s.counters.numa_task_swaps += 1;
+                s.pushes[c] = Some(Push {
+                    task: t,
+                    dst: x,
+                    swap: Some((cur, true)),
+                });
+                s.pushes[x] = Some(Push {
+                    task: cur,
+                    dst: c,
+                    swap: Some((t, false)),
+                });
+                s.migrate_on[c] = true;
+                // stop_two_cpus: both stoppers, the second after an IPI
                 self.events
                     .push(self.now + lead, Event::NumaStopper { cpu: c as u32 });
                 self.events.push(
@@ -834,28 +944,44 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
     }
 
-    /// The stopper's work (`migration_cpu_stop`): move the pending task if
-    /// it is still here and runnable, and may run on the destination.
+    /// The stopper's work (`migration_cpu_stop`, engine/affinity.rs): move
+    /// the pending task if it is still here and runnable, and may run on
+    /// the destination.
     pub(super) fn run_numa_stopper(&mut self, c: usize) {
-        let Some((t, dst)) = self.numa.as_deref_mut().and_then(|s| s.pushes[c].take()) else {
+        let Some(push) = self.numa.as_deref_mut().and_then(|s| s.pushes[c].take()) else {
             return;
         };
-        let ti = t as usize;
-        if self.tasks[ti].state != TaskState::Runnable
-            || self.tasks[ti].cpu != c
-            || !self.tplace[ti].cpus_allowed.test(dst)
-        {
+        let (t, dst) = (push.task, push.dst);
+        let s = self.numa.as_deref_mut().expect("a push implies memory");
+        s.migrate_on[dst] = false;
+        let here = |e: &Self, task: TaskId, cpu: usize, to: usize| {
+            let i = task as usize;
+            e.tasks[i].state == TaskState::Runnable
+                && e.tasks[i].cpu == cpu
+                && e.tplace[i].cpus_allowed.test(to)
+        };
+        let valid = here(self, t, c, dst)
+            && match push.swap {
+                // migrate_swap_stop: both tasks still where they were, or
+                // neither moves (the partner's half is cancelled)
+                Some((other, true)) => here(self, other, dst, c),
+                // the initiator's half has run: the partner follows
+                _ => true,
+            };
+        let s = self.numa.as_deref_mut().expect("a push implies memory");
+        if !valid {
+            if let Some((_, true)) = push.swap {
+                s.pushes[dst] = None;
+                s.migrate_on[c] = false;
+            }
             return;
         }
-        if self.cpus[c].rq.curr() == Some(t) {
-            self.update_task_pelt(ti, true, true);
-            self.cpus[c].rq.set_next(&mut self.ents, None, self.now);
-            self.update_rq_pelt(c);
+        match push.swap {
+            None => s.counters.numa_task_migrations += 1,
+            Some((_, true)) => s.counters.numa_task_swaps += 1,
+            Some((_, false)) => {}
         }
-        self.cpus[c].debt += self.costs.ctx_switch_ns;
-        self.migrate_queued_task(t, c, dst, c, 0);
-        self.sync_rq_state(c);
-        self.sync_rq_state(dst);
+        self.migration_cpu_stop(c, t, dst);
     }
 
     /// `update_scan_period` (4.19+, from migrate_task_rq_fair): a move
@@ -870,9 +996,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if a == b || !s.params.enabled {
             return;
         }
-        let Some(Some(tn)) = s.tasks.get_mut(t as usize) else {
+        let Some(Some(tn)) = s.tasks.get(t as usize) else {
             return;
         };
+        // a task that never faulted (no numa_faults yet) keeps its period
+        if !tn.faulted {
+            return;
+        }
         if tn.scan_seq > 0 {
             match tn.preferred {
                 Some(p) if p == b => return,
@@ -884,7 +1014,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let rss = s.mem.find_space(mm).map_or(0, |sp| {
             s.mem.spaces[sp].resident * crate::numa::memory::CHUNK_BYTES
         });
-        tn.scan_period_ms = nb::task_scan_start(rss, &s.params);
+        let start = s.scan_bounds(t, rss).1;
+        s.tasks[t as usize]
+            .as_mut()
+            .expect("checked")
+            .scan_period_ms = start;
     }
 
     /// `task_tick_numa`: every tick of a running task; when its runtime
@@ -900,7 +1034,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if !s.params.enabled {
             return;
         }
-        let Some(Some(tn)) = s.tasks.get_mut(t as usize) else {
+        let Some(Some(tn)) = s.tasks.get(t as usize) else {
             return;
         };
         if tn.work_pending || exec <= tn.node_stamp + tn.scan_period_ms * MS {
@@ -910,12 +1044,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let Some(space) = s.mem.find_space(mm) else {
             return;
         };
+        let start = s
+            .scan_bounds(
+                t,
+                s.mem.spaces[space].resident * crate::numa::memory::CHUNK_BYTES,
+            )
+            .1;
         let sp = &s.mem.spaces[space];
+        let tn = s.tasks[t as usize].as_mut().expect("checked");
+        // the stamp moves on by the period that was due, before a first
+        // call sets the start period
+        let period = tn.scan_period_ms * MS;
         if tn.node_stamp == 0 {
-            tn.scan_period_ms =
-                nb::task_scan_start(sp.resident * crate::numa::memory::CHUNK_BYTES, &s.params);
+            tn.scan_period_ms = start;
         }
-        tn.node_stamp += tn.scan_period_ms * MS;
+        tn.node_stamp += period;
         if tn.first_scan.is_none() {
             tn.first_scan = Some((now, exec));
         }
@@ -951,12 +1094,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let pte_ns = self.costs.numa_pte_update_ns;
         let s = self.numa.as_deref_mut().expect("caller checked");
         let cpu_node = s.node_of[c];
-        let tn = s.tasks[t as usize].as_mut().expect("caller checked");
-        tn.work_pending = false;
+        s.tasks[t as usize]
+            .as_mut()
+            .expect("caller checked")
+            .work_pending = false;
         let mm = self.tasks[t as usize].spec.mm;
         let Some(space) = s.mem.find_space(mm) else {
             return;
         };
+        let bounds = s.scan_bounds(
+            t,
+            s.mem.spaces[space].resident * crate::numa::memory::CHUNK_BYTES,
+        );
+        let tn = s.tasks[t as usize].as_mut().expect("caller checked");
         let sp = &mut s.mem.spaces[space];
         if sp.numa_next_scan == 0 {
             sp.numa_next_scan = now + s.params.scan_delay_ms * MS;
@@ -965,9 +1115,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             return;
         }
         if tn.scan_period_ms == 0 {
-            let rss = sp.resident * crate::numa::memory::CHUNK_BYTES;
-            tn.scan_period_max_ms = nb::task_scan_max(rss, &s.params);
-            tn.scan_period_ms = nb::task_scan_start(rss, &s.params);
+            (tn.scan_period_max_ms, tn.scan_period_ms) = bounds;
         }
         sp.numa_next_scan = now + tn.scan_period_ms * MS;
         tn.node_stamp += 2 * tick;
@@ -976,25 +1124,59 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let mut virt = 8 * pages;
         let single = sp.users <= 1;
         let mut updated: u64 = 0;
-        let n = sp.chunks.len() as u32;
-        let mut i = sp.numa_scan_offset.min(n);
-        while i < n && pages > 0 && virt > 0 {
-            let ch = &mut sp.chunks[i as usize];
-            // nothing mapped, already marked, or a single-threaded task's
-            // page already on its node: no PTE changes
-            if ch.node != NO_NODE && !ch.prot_none && !(single && ch.node == cpu_node) {
-                ch.prot_none = true;
-                updated += PAGES_PER_CHUNK;
-                pages -= chunk_pages;
+        // the VMAs (regions) as chunk ranges, in address order
+        let vmas = s.mem.region_chunks(space);
+        let sp = &mut s.mem.spaces[space];
+        let mut start = sp.numa_scan_offset;
+        let first = match vmas.iter().position(|&(_, e)| e > start) {
+            Some(v) => v,
+            None => {
+                // past the last VMA: the pass is complete
+                sp.numa_scan_seq += 1;
+                start = 0;
+                0
             }
-            virt -= chunk_pages;
-            i += 1;
+        };
+        let mut stopped_at = None;
+        'vmas: for &(vs, ve) in vmas.iter().skip(first) {
+            loop {
+                // change_prot_numa over [start, end): the rest of the
+                // budget, aligned up to a huge page, within the VMA
+                start = start.max(vs);
+                let end = (start as i64 + (pages.max(1) + chunk_pages - 1) / chunk_pages)
+                    .min(ve as i64) as u32;
+                let mut changed = 0;
+                for ch in &mut sp.chunks[start as usize..end as usize] {
+                    // nothing mapped, already marked, or a single-threaded
+                    // task's page already on its node: no PTE changes
+                    if ch.node != NO_NODE && !ch.prot_none && !(single && ch.node == cpu_node) {
+                        ch.prot_none = true;
+                        changed += PAGES_PER_CHUNK;
+                    }
+                }
+                let len = (end - start) as i64 * chunk_pages;
+                if changed > 0 {
+                    pages -= len;
+                }
+                virt -= len;
+                updated += changed;
+                start = end;
+                if pages <= 0 || virt <= 0 {
+                    stopped_at = Some(start);
+                    break 'vmas;
+                }
+                if end == ve {
+                    break;
+                }
+            }
         }
-        if i >= n {
-            sp.numa_scan_seq += 1;
-            sp.numa_scan_offset = 0;
-        } else {
-            sp.numa_scan_offset = i;
+        match stopped_at {
+            Some(o) => sp.numa_scan_offset = o,
+            None => {
+                // every VMA walked: reset_ptenuma_scan
+                sp.numa_scan_seq += 1;
+                sp.numa_scan_offset = 0;
+            }
         }
         s.counters.numa_scans += 1;
         s.counters.numa_pte_updates += updated;
@@ -1009,6 +1191,38 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // takes at most ~1/33 of the task's time)
         tn.node_stamp += 32 * cost;
         self.cpus[c].debt += cost;
+    }
+
+    /// `--check`: each node's stream count is the number of running
+    /// segments that hold a stream on it, and a segment holds streams only
+    /// while its CPU is busy; the counters are consistent. Some(what) when
+    /// broken.
+    pub(super) fn numa_invariant(&self) -> Option<String> {
+        let s = self.numa.as_deref()?;
+        for (n, &count) in s.streams.iter().enumerate() {
+            let held = s
+                .held
+                .iter()
+                .filter(|h| h.active && h.bytes.get(n).is_some_and(|&b| b > 0))
+                .count() as u32;
+            if held != count {
+                return Some(format!("node {n}: {count} streams counted, {held} held"));
+            }
+        }
+        if let Some(c) =
+            (0..self.cpus.len()).find(|&c| s.held[c].active && self.cpus[c].mode != Mode::Busy)
+        {
+            return Some(format!("cpu {c} holds memory streams while not busy"));
+        }
+        let k = &s.counters;
+        if k.numa_hint_faults_local > k.numa_hint_faults
+            || k.numa_hint_faults > k.numa_pte_updates
+            || k.numa_pages_migrated
+                > k.numa_hint_faults * if s.params.thp { PAGES_PER_CHUNK } else { 1 }
+        {
+            return Some(format!("NUMA counters inconsistent: {k:?}"));
+        }
+        None
     }
 
     /// sum_exec_runtime of `t` now (a running task's current stretch

@@ -194,8 +194,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 return false;
             }
             Op::Loop(_) | Op::EndLoop => unreachable!("resolved by Pc::current"),
+            Op::SetAffinity(set) => (self.set_affinity_work(t, set), false),
         };
         if work == 0 && self.cpus[c].debt == 0 {
+            if self.numa.is_some() {
+                // an instant ComputeMem streams nothing
+                self.numa_release(c);
+            }
             // effect-only op: apply at once
             self.apply_op(c, t);
             return false;
@@ -422,6 +427,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::Exit => self.do_exit(c, t),
             Op::Mark(_) | Op::Loop(_) | Op::EndLoop => unreachable!(),
+            Op::SetAffinity(set) => self.set_affinity_apply(c, t, set),
         }
     }
 

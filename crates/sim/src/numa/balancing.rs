@@ -235,6 +235,9 @@ pub struct TaskNuma {
     pub pages_migrated: u64,
     /// Its `numa_group` (an index of the engine's groups).
     pub group: Option<u32>,
+    /// It has taken a hinting fault (the kernel allocates `numa_faults`
+    /// then).
+    pub faulted: bool,
 }
 
 /// `ACTIVE_NODE_FRACTION`: a node is active for a group when its CPU
@@ -391,6 +394,7 @@ impl TaskNuma {
             first_scan: None,
             pages_migrated: 0,
             group: None,
+            faulted: false,
         }
     }
 
@@ -417,8 +421,15 @@ fn windows(rss_bytes: u64, p: &NumaParams) -> u64 {
 
 /// `task_scan_min`: ms.
 pub fn task_scan_min(rss_bytes: u64, p: &NumaParams) -> u64 {
-    let floor = 1000 * p.scan_size_mb.max(1) / MAX_SCAN_WINDOW_MB;
-    floor.max(p.scan_period_min_ms / windows(rss_bytes, p))
+    // at most MAX_SCAN_WINDOW MB a second: the scan sizes that fit in it,
+    // then a second over that (two integer divisions, as the kernel does)
+    let size = p.scan_size_mb.max(1);
+    let per_second = if size < MAX_SCAN_WINDOW_MB {
+        MAX_SCAN_WINDOW_MB / size
+    } else {
+        1
+    };
+    (1000 / per_second).max(p.scan_period_min_ms / windows(rss_bytes, p))
 }
 
 /// `task_scan_max`: ms.
@@ -429,6 +440,33 @@ pub fn task_scan_max(rss_bytes: u64, p: &NumaParams) -> u64 {
 /// `task_scan_start` without a numa_group: the minimum.
 pub fn task_scan_start(rss_bytes: u64, p: &NumaParams) -> u64 {
     task_scan_min(rss_bytes, p)
+}
+
+/// A period scaled by a group's sharing: times its members, times
+/// (shared + 1) / (private + shared + 1) of its memory faults.
+fn group_scaled(period: u64, g: &NumaGroup) -> u64 {
+    let (mut shared, mut private) = (0u64, 0u64);
+    for n in 0..g.nodes() {
+        shared += g.faults[g.idx(FaultStat::Mem, n, false)];
+        private += g.faults[g.idx(FaultStat::Mem, n, true)];
+    }
+    (period as u128 * g.nr_tasks.max(1) as u128 * (shared as u128 + 1)
+        / (private as u128 + shared as u128 + 1)) as u64
+}
+
+/// `task_scan_max` of a task in `group`: the maximum grows with the
+/// group's members and shared faults.
+pub fn task_scan_max_grouped(rss_bytes: u64, p: &NumaParams, group: Option<&NumaGroup>) -> u64 {
+    let smin = task_scan_min(rss_bytes, p);
+    let smax = p.scan_period_max_ms / windows(rss_bytes, p);
+    let smax = group.map_or(smax, |g| smax.max(group_scaled(smax, g)));
+    smin.max(smax)
+}
+
+/// `task_scan_start` of a task in `group`.
+pub fn task_scan_start_grouped(rss_bytes: u64, p: &NumaParams, group: Option<&NumaGroup>) -> u64 {
+    let smin = task_scan_min(rss_bytes, p);
+    smin.max(group.map_or(smin, |g| group_scaled(smin, g)))
 }
 
 /// The first-scan delay of a new thread (`init_numa_balancing`, 4.19+):
@@ -461,8 +499,9 @@ pub fn update_task_scan_period(
 ) -> bool {
     let [remote, local, failed] = tn.locality;
     if local + shared == 0 || failed > 0 {
+        // slow down; the counts are kept (the kernel returns before
+        // clearing them)
         tn.scan_period_ms = tn.scan_period_max_ms.min(2 * tn.scan_period_ms);
-        tn.locality = [0; 3];
         return true;
     }
     let slot = tn.scan_period_ms.div_ceil(PERIOD_SLOTS).max(1) as i64;
@@ -635,8 +674,35 @@ mod tests {
         // RSS 4 GB: 16 windows, min max(100, 62) = 100, max 3750
         assert_eq!(task_scan_min(4 << 30, &p), 100);
         assert_eq!(task_scan_max(4 << 30, &p), 3750);
+        // a group of 4 with half its faults shared: x 4 x 0.5
+        let mut tn = TaskNuma::new(2, &p, 0, None);
+        let (a, b) = (
+            tn.idx(FaultStat::Mem, 0, false),
+            tn.idx(FaultStat::Mem, 1, true),
+        );
+        tn.faults[a] = 99;
+        tn.faults[b] = 100;
+        let mut g = NumaGroup::of_task(&tn, 1);
+        g.nr_tasks = 4;
+        assert_eq!(
+            task_scan_max_grouped(4 << 30, &p, Some(&g)),
+            3750 * 4 * 100 / 200
+        );
+        assert_eq!(
+            task_scan_start_grouped(4 << 30, &p, Some(&g)),
+            100 * 4 * 100 / 200
+        );
+        assert_eq!(task_scan_start_grouped(4 << 30, &p, None), 100);
         // nothing resident counts as one window
         assert_eq!(task_scan_min(0, &p), 1000);
+        // other scan sizes: 2560/300 = 8 a second -> 125 ms; 4096 -> 1 s
+        let q = |mb| NumaParams {
+            scan_size_mb: mb,
+            scan_period_min_ms: 1,
+            ..p
+        };
+        assert_eq!(task_scan_min(1 << 40, &q(300)), 125);
+        assert_eq!(task_scan_min(1 << 40, &q(4096)), 1000);
     }
 
     #[test]
@@ -690,10 +756,12 @@ mod tests {
         tn.locality = [100, 0, 0];
         update_task_scan_period(&mut tn, 100, 0, 100, 60000);
         assert_eq!(tn.scan_period_ms, 1300 - 7 * 130);
-        // no local and no shared faults: double, and push the mm's scan out
+        // no local and no shared faults: double, push the mm's scan out,
+        // and keep the counts for the next pass
         tn.locality = [100, 0, 0];
         assert!(update_task_scan_period(&mut tn, 0, 100, 100, 60000));
         assert_eq!(tn.scan_period_ms, 780);
+        assert_eq!(tn.locality, [100, 0, 0]);
     }
 
     #[test]

@@ -132,6 +132,9 @@ impl CpuPid {
     }
 }
 
+/// Bytes the engine holds per chunk (for memory estimates).
+pub const CHUNK_STATE_BYTES: u64 = std::mem::size_of::<Chunk>() as u64;
+
 /// One chunk's state.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Chunk {
@@ -267,6 +270,22 @@ impl Memory {
         }
         self.accesses.push(out);
         Ok(AccessId(self.accesses.len() as u32 - 1))
+    }
+
+    /// The regions of address space `space` as chunk ranges [start, end),
+    /// in address order (the VMAs the scanner walks).
+    pub(crate) fn region_chunks(&self, space: usize) -> Vec<(u32, u32)> {
+        let mut v: Vec<(u32, u32)> = self
+            .regions
+            .iter()
+            .filter(|r| r.space == space)
+            .map(|r| {
+                let n = r.bytes.div_ceil(CHUNK_BYTES).max(1) as u32;
+                (r.first_chunk, r.first_chunk + n)
+            })
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     /// Pages resident on each node, over every address space.

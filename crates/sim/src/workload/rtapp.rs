@@ -23,11 +23,29 @@
 //!   to it (every instance counted) came.
 //!
 //! `yield` is sched_yield (`Op::Yield`, yield_task_fair of Linux 6.6).
+//!
+//! `mem`: rt-app's `memload`, a memset of at most the thread's buffer
+//! (`mem_buffer_size`) at a time until the event's bytes are written. Each
+//! thread that has a `mem` event gets its own region of that size in the
+//! process's address space (rt-app makes one buffer per thread, named
+//! after it, in `parse_thread_event_data`); the event is an
+//! `Op::ComputeMem` touching the first min(bytes, buffer) bytes with
+//! `bytes` of DRAM traffic and no CPU work of its own (a memset is a
+//! store stream: its time is the traffic's, docs/rtapp.md). rt-app does not
+//! time it: it adds nothing to the log's `run` column.
+//!
+//! `cpus` per phase: each thread starts with its first phase's set (a
+//! sched_setaffinity before the run); a thread whose phases differ calls
+//! `Op::SetAffinity` as each phase is entered, before its first clock read,
+//! as rt-app's `thread_body` calls `set_thread_affinity` (which only makes
+//! the call when the set changes). A phase with no set (nor the task) goes
+//! back to every CPU the run may use.
 
 use super::{Record, Report, Stop, Workload};
 use crate::engine::Engine;
+use crate::numa::Span;
 use crate::rq::RunQueue;
-use crate::task::{Op, TaskSpec};
+use crate::task::{CpuSetId, Op, TaskSpec};
 use crate::Nanos;
 use benchspec::rtapp::log::{self, Row, ThreadSummary};
 use benchspec::rtapp::{Calibration, Event, LogSize, RtApp};
@@ -54,13 +72,9 @@ pub struct RtappSimError {
 const US: Nanos = 1000;
 
 impl RtappSim {
-    /// Check that every event is one the simulator models.
+    /// A parsed file is one the simulator models (the parser refuses the
+    /// rest).
     pub fn new(app: RtApp) -> Result<Self, RtappSimError> {
-        // every thread's affinity is one set for the whole run
-        app.run_cpus().map_err(|e| RtappSimError {
-            key: e.key,
-            problem: e.problem,
-        })?;
         Ok(RtappSim { app })
     }
 
@@ -99,6 +113,7 @@ struct Names {
     conds: BTreeMap<String, u32>,
     barriers: BTreeMap<String, u32>,
     timers: BTreeMap<(Option<u32>, String), u32>,
+    cpusets: BTreeMap<Option<Vec<u32>>, CpuSetId>,
 }
 
 fn id<R: RunQueue>(
@@ -132,7 +147,30 @@ impl Workload for RtappSim {
                 p.push(Op::DelayUntil(def.delay_us * US));
             }
             p.push(Op::Loop(def.loops.unwrap_or(u32::MAX)));
+            let changes = self.app.affinity_changes(def);
+            // the thread's `mem` buffer, made at its first `mem` event
+            let mut buffer = None;
             for (j, phase) in def.phases.iter().enumerate() {
+                if changes {
+                    let set = self.app.phase_cpus(def, j);
+                    let id = match names.cpusets.get(&set) {
+                        Some(&id) => id,
+                        None => {
+                            let mask = match &set {
+                                Some(cpus) => {
+                                    topology::CpuMask::from_cpus(cpus.iter().map(|&c| c as usize))
+                                }
+                                None => e.allowed().clone(),
+                            };
+                            let id = e.add_cpuset(&mask);
+                            names.cpusets.insert(set, id);
+                            id
+                        }
+                    };
+                    // set_thread_affinity before each pass of the phase:
+                    // only its first pass can find a different set
+                    p.push(Op::SetAffinity(id));
+                }
                 p.push(Op::Loop(phase.loops.unwrap_or(u32::MAX)));
                 p.push(Op::PhaseStart);
                 for ev in &phase.events {
@@ -205,6 +243,20 @@ impl Workload for RtappSim {
                             p.push(Op::BarrierWait(bar));
                         }
                         Event::Yield => p.push(Op::Yield),
+                        Event::Mem(0) => {}
+                        &Event::Mem(bytes) => {
+                            let size = self.app.global.mem_buffer_size;
+                            let region = *buffer.get_or_insert_with(|| {
+                                e.add_region(0, &format!("mem-{}", th.label()), size)
+                            });
+                            let access = e.add_access(&[Span {
+                                region,
+                                offset: 0,
+                                len: bytes.min(size),
+                                bytes,
+                            }]);
+                            p.push(Op::ComputeMem { work: 0, access });
+                        }
                     }
                 }
                 p.push(Op::PhaseEnd(j as u32));
@@ -222,8 +274,9 @@ impl Workload for RtappSim {
                 nice: def.nice,
                 footprint_lines: 0,
             });
-            // the thread's `cpus` (checked by RtappSim::new)
-            if let Ok(Some(cpus)) = self.app.thread_cpus(def) {
+            // the thread's first `cpus` (simulate_rtapp checked that every
+            // set has a CPU the run may use)
+            if let Some(cpus) = self.app.thread_cpus(def) {
                 let mask = topology::CpuMask::from_cpus(cpus.iter().map(|&c| c as usize));
                 e.set_cpus_allowed(id, &mask);
             }

@@ -304,3 +304,192 @@ fn each_thread_keeps_its_own_cpus() {
     let busy: Vec<u64> = r.cpus.iter().map(|c| c.busy_ns).collect();
     assert!(busy.iter().all(|&b| b > 990_000_000), "{busy:?}");
 }
+
+fn run_with(machine: &str, json: &str, opt: SimOptions) -> SimResult {
+    let topo = topology::preset(machine).unwrap();
+    let w = RtappSim::new(benchspec::rtapp::parse(json).unwrap()).unwrap();
+    simulate_rtapp(&topo, &w, &SimOptions { check: true, ..opt }).unwrap()
+}
+
+#[test]
+fn mem_writes_its_bytes_and_remote_memory_takes_longer() {
+    // one thread on CPU 0 (node 0 of a two-socket Xeon) memsets its 4 MiB
+    // buffer once per phase; the buffer bound to node 1 is 20/10 as far
+    // (the machine's SLIT), so the memset takes twice as long, and the
+    // rest of the phase (a 100 us run) does not change
+    let json = r#"{"global": {"calibration": 10},
+        "tasks": {"writer": {"cpus": [0], "loop": 20, "mem": 4194304, "run": 100}}}"#;
+    let bound = |node: u16| {
+        run_with(
+            "xeon-12c24t",
+            json,
+            SimOptions {
+                mem_policy: crate::numa::MemPolicy::Bind(vec![node]),
+                ..Default::default()
+            },
+        )
+    };
+    let (local, remote) = (bound(0), bound(1));
+    let (l, r) = (rows(&local, "writer-0"), rows(&remote, "writer-0"));
+    assert_eq!((l.len(), r.len()), (20, 20));
+    // mem is not a timed event: the run column is the run event's
+    assert!(l.iter().chain(&r).all(|row| row.run == 100));
+    let memset = |rows: &[Row]| rows[1..].iter().map(|r| r.period - 100).sum::<u64>() as f64;
+    let ratio = memset(&r) / memset(&l);
+    assert!(
+        (1.9..=2.1).contains(&ratio),
+        "remote / local memset {ratio}"
+    );
+    // 4 MiB of traffic at the profile's streaming cost, more than 100 us
+    assert!(l[1].period > 300, "{}", l[1].period);
+    // the buffer's 1024 pages, placed where the policy says
+    let (nl, nr) = (local.numa.unwrap(), remote.numa.unwrap());
+    assert_eq!((nl.numa_local, nl.numa_other), (1024, 0));
+    assert_eq!((nr.numa_local, nr.numa_other), (0, 1024));
+}
+
+#[test]
+fn mem_beyond_the_buffer_rewrites_it() {
+    // 10 MiB into a 1 MiB buffer: one chunk of pages, ten times the
+    // traffic of 1 MiB; a thread without mem has no buffer
+    let json = |bytes: u64| {
+        format!(
+            r#"{{"global": {{"mem_buffer_size": 1048576}},
+                "tasks": {{"w": {{"cpus": [0], "loop": 5, "mem": {bytes}}},
+                          "idle": {{"cpus": [1], "loop": 1, "sleep": 10}}}}}}"#
+        )
+    };
+    let one = run_with("xeon-12c24t", &json(1 << 20), SimOptions::default());
+    let ten = run_with("xeon-12c24t", &json(10 << 20), SimOptions::default());
+    let pages = |r: &SimResult| {
+        let n = r.numa.unwrap();
+        n.numa_local + n.numa_other
+    };
+    assert_eq!((pages(&one), pages(&ten)), (512, 512), "one 2 MiB chunk");
+    let (a, b) = (rows(&one, "w-0"), rows(&ten, "w-0"));
+    let ratio = b[1].period as f64 / a[1].period as f64;
+    assert!((9.0..=11.0).contains(&ratio), "{ratio}");
+    // no mem, no memory: the same file without the event has no numa record
+    let none = run_with(
+        "xeon-12c24t",
+        r#"{"tasks": {"w": {"loop": 1, "run": 10}}}"#,
+        SimOptions::default(),
+    );
+    assert!(none.numa.is_none());
+}
+
+/// Each task's switch-ins: (time, CPU).
+#[derive(Default)]
+struct SwitchIns(std::sync::Arc<std::sync::Mutex<Vec<(Nanos, u32, u32)>>>);
+
+impl crate::trace::TraceSink for SwitchIns {
+    fn begin(&mut self, _: &crate::trace::TraceSetup) {}
+    fn event(&mut self, now: Nanos, ev: &crate::trace::TraceEvent) {
+        if let crate::trace::TraceEvent::Switch {
+            cpu,
+            next: crate::trace::Runner::Task(t),
+            ..
+        } = *ev
+        {
+            self.0.lock().unwrap().push((now, t, cpu));
+        }
+    }
+    fn end(&mut self, _: Nanos) {}
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+#[test]
+fn phases_confined_to_different_cpus_run_there() {
+    // thread `mover` spends phase `a` on CPU 0, which a hog occupies all
+    // the time, and phase `b` on CPU 3, twice over; a third thread may run
+    // anywhere, so the run has every CPU. Each phase's rows run on its CPU
+    // only: shared with the hog on CPU 0 (about twice the work's time),
+    // alone on CPU 3
+    let json = r#"{"global": {"duration": 1, "calibration": 10},
+        "tasks": {
+          "mover": {"loop": 2, "phases": {
+              "a": {"cpus": [0], "loop": 5, "run": 10000},
+              "b": {"cpus": [3], "loop": 5, "run": 10000}}},
+          "hog": {"cpus": [0], "run": 100000},
+          "free": {"run": 1000, "timer": {"ref": "unique", "period": 4000}}}}"#;
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = SwitchIns(log.clone());
+    let r = run_with(
+        "kvm-8vcpu",
+        json,
+        SimOptions {
+            trace: Some(crate::trace::TraceSlot::new(Box::new(sink))),
+            ..Default::default()
+        },
+    );
+    let p = rows(&r, "mover-0");
+    assert_eq!(p.len(), 20);
+    let ins = log.lock().unwrap().clone();
+    let mover: Vec<(Nanos, u32)> = ins
+        .iter()
+        .filter(|e| e.1 == 0)
+        .map(|e| (e.0, e.2))
+        .collect();
+    for (i, row) in p.iter().enumerate() {
+        let cpu = if (i / 5) % 2 == 0 { 0 } else { 3 };
+        let (from, to) = (row.start * 1000, (row.end + 1) * 1000);
+        // where it was running when the row began, and every switch-in
+        // during the row
+        let before = mover.iter().rev().find(|e| e.0 <= from).unwrap();
+        assert_eq!(before.1, cpu, "row {i} starts on CPU {}", before.1);
+        for e in mover.iter().filter(|e| e.0 > from && e.0 < to) {
+            assert_eq!(e.1, cpu, "row {i}: switched in on CPU {} at {}", e.1, e.0);
+        }
+        if cpu == 3 {
+            assert!(row.period < 10_300, "alone on CPU 3: {}", row.period);
+        } else {
+            assert!(
+                row.period > 15_000,
+                "beside the hog on CPU 0: {}",
+                row.period
+            );
+        }
+    }
+    // three moves (a -> b, b -> a, a -> b), each by the stopper
+    assert_eq!(r.workload["rtapp"]["threads"][0]["migrations"], 3);
+    // the hog never leaves CPU 0, and only the free thread uses the rest
+    assert!(ins.iter().filter(|e| e.1 == 1).all(|e| e.2 == 0));
+    let cpu3 = r.cpus[3].busy_ns;
+    assert!(cpu3 >= 100_000_000, "CPU 3 ran phase b: {cpu3}");
+}
+
+#[test]
+fn a_move_goes_to_the_next_cpu_of_the_set_in_turn() {
+    // cpumask_any_and_distribute: the thread leaves CPU 0 for the set
+    // {2, 3} twice; CPU 0's last pick advances, so the first pass of phase
+    // b runs on CPU 2 and the second on CPU 3
+    let json = r#"{"global": {"calibration": 10},
+        "tasks": {"mover": {"loop": 2, "phases": {
+              "a": {"cpus": [0], "loop": 2, "run": 5000},
+              "b": {"cpus": [2, 3], "loop": 2, "run": 5000}}}}}"#;
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let r = run_with(
+        "kvm-8vcpu",
+        json,
+        SimOptions {
+            trace: Some(crate::trace::TraceSlot::new(Box::new(SwitchIns(
+                log.clone(),
+            )))),
+            ..Default::default()
+        },
+    );
+    let p = rows(&r, "mover-0");
+    assert_eq!(p.len(), 8);
+    let ins = log.lock().unwrap().clone();
+    let cpu_at = |us: u64| {
+        ins.iter()
+            .rev()
+            .find(|e| e.1 == 0 && e.0 <= us * 1000 + 999)
+            .unwrap()
+            .2
+    };
+    let cpus: Vec<u32> = p.iter().map(|row| cpu_at(row.end)).collect();
+    assert_eq!(cpus, [0, 0, 2, 2, 0, 0, 3, 3]);
+}
