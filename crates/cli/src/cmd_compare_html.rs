@@ -102,5 +102,5 @@ pub fn page(exp: &Experiment) -> HtmlPage {
 /// wake-up path's and the balancer's, any simulated run has them) rather
 /// than the benchmark's own.
 pub fn is_internal(name: &str) -> bool {
-    lab::metrics::lookup(name).is_none_or(|m| m.benchmark.is_none())
+    lab::metrics::lookup(name).is_none_or(|m| m.benchmarks.is_empty())
 }

@@ -69,6 +69,26 @@ pub enum SimBench {
     /// mutexes, condition variables, barriers, suspend/resume); prints a per-thread
     /// table and writes rt-app's per-thread logs to --logdir or the file's logdir.
     Rtapp(SimRtappArgs),
+    /// A NAS Parallel Benchmark (NPB 3.3.1, OpenMP): bt, cg, ep, is, lu, mg, sp or ua,
+    /// with libgomp's barriers and the kernel's phases and memory traffic; prints NPB's
+    /// report lines (times are simulated).
+    Npb(SimNpbArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SimNpbArgs {
+    /// The kernel: bt, cg, ep, is, lu, mg, sp, ua.
+    #[arg(value_name = "BENCH")]
+    pub bench: String,
+    /// The problem class: S, W, A, B, C, D.
+    #[arg(long, default_value = "S", value_name = "S|W|A|B|C|D")]
+    pub class: String,
+    /// OMP_NUM_THREADS (default: the CPUs the run may use, as mmtests sets it).
+    #[arg(long, value_name = "N",
+          value_parser = int_in::<u32>(1, sim::workload::npb::MAX_THREADS.into()))]
+    pub threads: Option<u32>,
+    #[command(flatten)]
+    pub common: CommonSimArgs,
 }
 
 #[derive(Args, Debug)]
@@ -531,6 +551,19 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
             }),
         ),
         Some(SimBench::Rtapp(a)) => rtapp(a),
+        Some(SimBench::Npb(a)) => {
+            // the names first, so a bad one is the error whatever else is wrong
+            sim::workload::npb::Kernel::parse(&a.bench).map_err(|e| anyhow!("BENCH: {e}"))?;
+            sim::workload::npb::Class::parse(&a.class).map_err(|e| anyhow!("--class: {e}"))?;
+            simulate(
+                &a.common,
+                WorkloadSpec::Npb(lab::workload::NpbSpec {
+                    bench: a.bench.to_ascii_lowercase(),
+                    class: a.class.to_ascii_uppercase(),
+                    threads: a.threads,
+                }),
+            )
+        }
         None => bail!("name a benchmark to simulate (e.g. `schedlab sim hackbench`), or use --list-kernels / --list-features"),
     }
 }

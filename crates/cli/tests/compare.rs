@@ -76,6 +76,7 @@ fn list_shows_every_builtin() {
         "vcpu-preempted",
         "vcpu-preempted-tbench",
         "vcpu-preempted-schbench",
+        "numa-scan-stagger",
         "kernel-agreement",
     ];
     for n in names {

@@ -34,6 +34,10 @@ pub const BUILTINS: &[(&str, &str)] = &[
         include_str!("builtin/vcpu-preempted-schbench.toml"),
     ),
     (
+        "numa-scan-stagger",
+        include_str!("builtin/numa-scan-stagger.toml"),
+    ),
+    (
         "kernel-agreement",
         include_str!("builtin/kernel-agreement.toml"),
     ),
@@ -88,6 +92,36 @@ mod tests {
                 quick.quick && quick.runs().len() < full.runs().len(),
                 "{name}"
             );
+        }
+    }
+
+    #[test]
+    fn numa_scan_stagger_runs_every_kernel_without_and_with_the_stagger() {
+        use crate::workload::WorkloadSpec;
+        let e = load("numa-scan-stagger", false).unwrap();
+        assert_eq!(e.variants.len(), 2);
+        assert_eq!(e.points.len(), 8);
+        for c in &e.cells {
+            let WorkloadSpec::Npb(n) = &c.spec.workload else {
+                panic!("{:?}", c.spec.workload)
+            };
+            assert_eq!(n.class, "D");
+            assert_eq!(c.spec.machine, "broadwell-ep");
+            let m = n.model(88).unwrap();
+            assert_eq!(m.threads, 88);
+        }
+        let stagger: Vec<_> = e
+            .cells
+            .iter()
+            .map(|c| c.spec.features.get("numa_scan_stagger").cloned())
+            .collect();
+        assert!(stagger.contains(&Some("off".into())) && stagger.contains(&Some("on".into())));
+        let q = load("numa-scan-stagger", true).unwrap();
+        for c in &q.cells {
+            let WorkloadSpec::Npb(n) = &c.spec.workload else {
+                unreachable!()
+            };
+            assert_eq!(n.class, "B");
         }
     }
 

@@ -95,6 +95,11 @@ pub fn simulate_with(
             let params = to_json(&w.app);
             (sim::run::simulate_rtapp(&topo, &w, &opts)?, params)
         }
+        WorkloadSpec::Npb(n) => {
+            let ncpus = opts.cpus.as_ref().map_or(topo.nr_cpus(), |m| m.weight());
+            let m = n.model(ncpus)?;
+            (sim::workload::npb::simulate(&topo, &m, &opts)?, to_json(&m))
+        }
         WorkloadSpec::Scenario(_) => {
             return Err(SpecError::field(
                 "benchmark",
@@ -182,7 +187,10 @@ pub fn run_native(spec: &RunSpec) -> Result<Value, RunError> {
             };
             to_json(&native::rtapp::run(&cfg)?)
         }
-        WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Scenario(_) => {
+        WorkloadSpec::Spin(_)
+        | WorkloadSpec::Falseshare(_)
+        | WorkloadSpec::Npb(_)
+        | WorkloadSpec::Scenario(_) => {
             return Err(SpecError::field("benchmark", "no native port (simulator only)").into())
         }
     })
@@ -219,6 +227,9 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                 }
                 WorkloadSpec::Rtapp(r) => {
                     r.model()?;
+                }
+                WorkloadSpec::Npb(n) => {
+                    n.model(1)?;
                 }
                 WorkloadSpec::Falseshare(f) => {
                     if f.iterations == 0 {
@@ -262,6 +273,7 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
                 WorkloadSpec::Spin(_)
                 | WorkloadSpec::Falseshare(_)
                 | WorkloadSpec::Rtapp(_)
+                | WorkloadSpec::Npb(_)
                 | WorkloadSpec::Scenario(_) => {
                     return Err(
                         SpecError::field("benchmark", "no native port (simulator only)").into(),

@@ -573,10 +573,11 @@ impl Experiment {
                     if m[..i].contains(name) {
                         return Err(format!("metrics: {name:?} is listed twice"));
                     }
-                    if let Some(b) = metrics::lookup(name).and_then(|x| x.benchmark) {
-                        if !benchmarks.contains(b) {
+                    if let Some(own) = metrics::lookup(name).map(|x| x.benchmarks) {
+                        if !own.is_empty() && !own.iter().any(|b| benchmarks.contains(b)) {
                             return Err(format!(
-                                "metrics: {name:?} is a {b} metric, and this experiment runs {}",
+                                "metrics: {name:?} is a {} metric, and this experiment runs {}",
+                                own.join(" or "),
                                 benchmarks.iter().copied().collect::<Vec<_>>().join(", ")
                             ));
                         }

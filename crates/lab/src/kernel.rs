@@ -131,7 +131,10 @@ pub fn validate(spec: &RunSpec) -> Result<(), SpecError> {
         WorkloadSpec::Schbench(s) => {
             s.native()?;
         }
-        WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Rtapp(_) => {
+        WorkloadSpec::Spin(_)
+        | WorkloadSpec::Falseshare(_)
+        | WorkloadSpec::Rtapp(_)
+        | WorkloadSpec::Npb(_) => {
             return Err(SpecError::field(
                 "benchmark",
                 format!(

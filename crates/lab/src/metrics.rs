@@ -19,8 +19,8 @@ pub struct Metric {
     pub better: Better,
     /// Decimal places (mmtests: hackbench and tbench 4, otherwise 2).
     pub decimals: usize,
-    /// The benchmark it belongs to (None: any simulated run).
-    pub benchmark: Option<&'static str>,
+    /// The benchmarks it belongs to (empty: any simulated run).
+    pub benchmarks: &'static [&'static str],
     /// JSON pointer into the run record.
     pub pointer: &'static str,
     /// One line.
@@ -36,16 +36,88 @@ pub const METRICS: &[Metric] = &[
         unit: "s",
         better: Lower,
         decimals: 4,
-        benchmark: Some("hackbench"),
+        benchmarks: &["hackbench", "npb"],
         pointer: "/time_s",
-        description: "hackbench Time: seconds until every task exited",
+        description: "hackbench Time (seconds until every task exited); NPB Time in seconds (the timed section)",
+    },
+    Metric {
+        name: "mops",
+        unit: "Mop/s",
+        better: Higher,
+        decimals: 2,
+        benchmarks: &["npb"],
+        pointer: "/npb/mops_total",
+        description: "NPB Mop/s total",
+    },
+    Metric {
+        name: "system-time",
+        unit: "s",
+        better: Lower,
+        decimals: 2,
+        benchmarks: &[],
+        pointer: "/system_s",
+        description: "system CPU time of the run's tasks (NUMA scans, hinting faults, migrations, syscalls)",
+    },
+    Metric {
+        name: "user-time",
+        unit: "s",
+        better: Lower,
+        decimals: 2,
+        benchmarks: &[],
+        pointer: "/user_s",
+        description: "user CPU time of the run's tasks",
+    },
+    Metric {
+        name: "numa-pte-updates",
+        unit: "pages",
+        better: Lower,
+        decimals: 0,
+        benchmarks: &[],
+        pointer: "/numa/numa_pte_updates",
+        description: "/proc/vmstat numa_pte_updates: PTEs the NUMA scanner made PROT_NONE",
+    },
+    Metric {
+        name: "numa-hint-faults",
+        unit: "faults",
+        better: Lower,
+        decimals: 0,
+        benchmarks: &[],
+        pointer: "/numa/numa_hint_faults",
+        description: "/proc/vmstat numa_hint_faults: NUMA hinting faults",
+    },
+    Metric {
+        name: "numa-hint-faults-local",
+        unit: "faults",
+        better: Higher,
+        decimals: 0,
+        benchmarks: &[],
+        pointer: "/numa/numa_hint_faults_local",
+        description: "/proc/vmstat numa_hint_faults_local: hinting faults on a page of the faulting CPU's node",
+    },
+    Metric {
+        name: NUMA_LOCAL_FAULT_PCT,
+        unit: "%",
+        better: Higher,
+        decimals: 2,
+        benchmarks: &[],
+        pointer: "/numa/numa_hint_faults_local",
+        description: "numa_hint_faults_local as a share of numa_hint_faults",
+    },
+    Metric {
+        name: "numa-pages-migrated",
+        unit: "pages",
+        better: Lower,
+        decimals: 0,
+        benchmarks: &[],
+        pointer: "/numa/numa_pages_migrated",
+        description: "/proc/vmstat numa_pages_migrated: pages NUMA balancing moved",
     },
     Metric {
         name: "tput",
         unit: "MB/s",
         better: Higher,
         decimals: 4,
-        benchmark: Some("tbench"),
+        benchmarks: &["tbench"],
         pointer: "/throughput_mb_s",
         description: "tbench throughput over the execute phase",
     },
@@ -54,7 +126,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: Some("tbench"),
+        benchmarks: &["tbench"],
         pointer: "/max_latency_ms",
         description: "tbench worst per-tick latency of any client",
     },
@@ -63,7 +135,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/wakeup_latency_us/p50",
         description: "schbench wakeup latency, 50th percentile",
     },
@@ -72,7 +144,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/wakeup_latency_us/p99",
         description: "schbench wakeup latency, 99th percentile",
     },
@@ -81,7 +153,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/request_latency_us/p99",
         description: "schbench request latency, 99th percentile (mmtests' ratio metric)",
     },
@@ -90,7 +162,7 @@ pub const METRICS: &[Metric] = &[
         unit: "req/s",
         better: Higher,
         decimals: 2,
-        benchmark: Some("schbench"),
+        benchmarks: &["schbench"],
         pointer: "/rps/p50",
         description: "schbench requests per second, 50th percentile",
     },
@@ -99,7 +171,7 @@ pub const METRICS: &[Metric] = &[
         unit: "CPUs",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/probes_per_wakeup/mean",
         description: "run queues the wake-up path probed per wakeup",
     },
@@ -108,7 +180,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ns",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/select_idle_cpu_cost_ns/mean",
         description: "modelled cost per select_idle_cpu call",
     },
@@ -117,7 +189,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ns",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/select_idle_core_cost_ns/mean",
         description: "modelled cost per select_idle_core call",
     },
@@ -126,7 +198,7 @@ pub const METRICS: &[Metric] = &[
         unit: "CPUs",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/select_idle_core_probes/mean",
         description: "CPUs probed per select_idle_core call",
     },
@@ -135,7 +207,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/placement/probe_cost_ns",
         description: "total modelled wake-up placement cost",
     },
@@ -144,7 +216,7 @@ pub const METRICS: &[Metric] = &[
         unit: "tasks",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/migrations",
         description: "task migrations (wake-up placement and balancing)",
     },
@@ -153,7 +225,7 @@ pub const METRICS: &[Metric] = &[
         unit: "tasks",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/moved",
         description: "tasks the load balancer moved",
     },
@@ -162,7 +234,7 @@ pub const METRICS: &[Metric] = &[
         unit: "entries",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/newidle_entries",
         description: "newly-idle balance entries",
     },
@@ -171,7 +243,7 @@ pub const METRICS: &[Metric] = &[
         unit: "kicks",
         better: Lower,
         decimals: 0,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/ilb_kicks",
         description: "nohz idle-balance kicks",
     },
@@ -180,7 +252,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/cost_ns",
         description: "total modelled load-balancing cost",
     },
@@ -189,7 +261,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/balance/idle_while_work_waits_ns",
         description: "time an allowed CPU idled while a task waited elsewhere",
     },
@@ -198,7 +270,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/combined/wakeup_latency_us/p50",
         description:
             "runs on several guests: schbench wakeup latency p50 over every guest's samples",
@@ -208,7 +280,7 @@ pub const METRICS: &[Metric] = &[
         unit: "us",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/combined/wakeup_latency_us/p99",
         description:
             "runs on several guests: schbench wakeup latency p99 over every guest's samples",
@@ -218,7 +290,7 @@ pub const METRICS: &[Metric] = &[
         unit: "MB/s",
         better: Higher,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/combined/throughput_mb_s",
         description: "runs on several guests: tbench throughput of every guest's clients together",
     },
@@ -227,7 +299,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/guests/0/steal_ns",
         description: "runs on a host (--host): the first guest's steal over its vCPUs",
     },
@@ -236,7 +308,7 @@ pub const METRICS: &[Metric] = &[
         unit: "wakeups",
         better: Lower,
         decimals: 2,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/guests/0/wakeups_on_preempted",
         description: "runs on a host: the first guest's task wake-ups placed on a pre-empted vCPU",
     },
@@ -245,7 +317,7 @@ pub const METRICS: &[Metric] = &[
         unit: "ms",
         better: Lower,
         decimals: 4,
-        benchmark: None,
+        benchmarks: &[],
         pointer: "/vm/guests/0/wait_on_preempted_ns",
         description: "runs on a host: the time those wakees waited for their vCPU, summed",
     },
@@ -254,7 +326,7 @@ pub const METRICS: &[Metric] = &[
         unit: "%",
         better: Lower,
         decimals: 2,
-        benchmark: Some("scenario"),
+        benchmarks: &["scenario"],
         pointer: "/agreement/same_cpu_pct",
         description: "kernel runs of a placement scenario: share of the rounds in which the kernel chose the CPU the simulator's wake-up path chooses (averaged arithmetically, as a share can be 0; higher is closer)",
     },
@@ -263,7 +335,7 @@ pub const METRICS: &[Metric] = &[
         unit: "%",
         better: Lower,
         decimals: 2,
-        benchmark: Some("scenario"),
+        benchmarks: &["scenario"],
         pointer: "/agreement/same_class_pct",
         description: "kernel runs of a placement scenario: share of the rounds in which the kernel chose a CPU of the simulator's CPU's class (what it was doing, where from the waker; higher is closer)",
     },
@@ -336,6 +408,9 @@ pub fn wake_locality_names() -> [&'static str; 6] {
 /// The pseudo-metric that expands to one `stage-NAME` metric per wake-up
 /// placement stage that occurred: its share of wakeups, percent.
 pub const STAGE_SHARES: &str = "stage-shares";
+
+/// The local share of hinting faults, a ratio of two counters.
+pub const NUMA_LOCAL_FAULT_PCT: &str = "numa-local-fault-pct";
 
 /// The pseudo-metric that expands to per-thread metrics of an rt-app run,
 /// one set per thread (`NAME-IDX`, as rt-app names its log): the thread's
@@ -423,11 +498,26 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
     }
     let mut v: Vec<String> = METRICS
         .iter()
-        .filter(|m| m.benchmark == Some(benchmark))
+        .filter(|m| m.benchmarks.contains(&benchmark))
         .map(|m| m.name.to_string())
         .collect();
     if benchmark == "rtapp" {
         v.push(RTAPP_THREADS.into());
+    }
+    if benchmark == "npb" {
+        // NPB's time and Mop/s, then what NUMA balancing did (the 4.19
+        // stagger's evaluation: time, system time and /proc/vmstat's
+        // counters)
+        v.extend(
+            [
+                "system-time",
+                "numa-pte-updates",
+                "numa-hint-faults",
+                NUMA_LOCAL_FAULT_PCT,
+                "numa-pages-migrated",
+            ]
+            .map(String::from),
+        );
     }
     v.extend(
         [
@@ -555,6 +645,20 @@ pub fn extract(record: &Value, wanted: &[String]) -> BTreeMap<String, f64> {
             }
             continue;
         }
+        if name == NUMA_LOCAL_FAULT_PCT {
+            let faults = record
+                .pointer("/numa/numa_hint_faults")
+                .and_then(Value::as_f64);
+            let local = record
+                .pointer("/numa/numa_hint_faults_local")
+                .and_then(Value::as_f64);
+            if let (Some(f), Some(l)) = (faults, local) {
+                if f > 0.0 {
+                    out.insert(name.clone(), 100.0 * l / f);
+                }
+            }
+            continue;
+        }
         let Some(m) = lookup(name) else { continue };
         if let Some(v) = record.pointer(m.pointer).and_then(Value::as_f64) {
             let v = if m.pointer.ends_with("_ns") && m.unit == "ms" {
@@ -626,6 +730,30 @@ mod tests {
     }
 
     #[test]
+    fn numa_counters_and_the_local_fault_share() {
+        let rec = json!({
+            "time_s": 12.5,
+            "system_s": 0.75,
+            "user_s": 900.0,
+            "npb": {"mops_total": 4321.5},
+            "numa": {"numa_pte_updates": 1000, "numa_hint_faults": 800,
+                     "numa_hint_faults_local": 600, "numa_pages_migrated": 50}
+        });
+        let m = extract(&rec, &defaults("npb"));
+        assert_eq!(m["time"], 12.5);
+        assert_eq!(m["system-time"], 0.75);
+        assert_eq!(m["numa-pte-updates"], 1000.0);
+        assert_eq!(m["numa-hint-faults"], 800.0);
+        assert_eq!(m["numa-local-fault-pct"], 75.0);
+        assert_eq!(m["numa-pages-migrated"], 50.0);
+        let m = extract(&rec, &["mops".into(), "user-time".into()]);
+        assert_eq!((m["mops"], m["user-time"]), (4321.5, 900.0));
+        // no faults: no share (not a division by zero)
+        let rec = json!({"numa": {"numa_hint_faults": 0, "numa_hint_faults_local": 0}});
+        assert!(extract(&rec, &[NUMA_LOCAL_FAULT_PCT.into()]).is_empty());
+    }
+
+    #[test]
     fn wake_locality_expands_to_the_six_classes() {
         let rec = json!({"wake_locality_pct": {"same_cpu": 25.0, "same_core": 0.0,
             "same_cluster": 0.0, "same_llc": 50.0, "other_llc": 0.0, "other_node": 25.0},
@@ -652,7 +780,15 @@ mod tests {
 
     #[test]
     fn every_default_metric_is_known() {
-        for b in ["hackbench", "schbench", "tbench", "spin", "scenario"] {
+        for b in [
+            "hackbench",
+            "schbench",
+            "tbench",
+            "spin",
+            "rtapp",
+            "npb",
+            "scenario",
+        ] {
             for m in defaults(b) {
                 assert!(known(&m), "{m}");
             }

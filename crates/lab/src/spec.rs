@@ -536,7 +536,7 @@ impl RunSpec {
                     ));
                 }
                 match &self.workload {
-                    WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) => Err(SpecError::field(
+                    WorkloadSpec::Spin(_) | WorkloadSpec::Falseshare(_) | WorkloadSpec::Npb(_) => Err(SpecError::field(
                         "benchmark",
                         format!(
                             "{} has no native port (simulator only)",

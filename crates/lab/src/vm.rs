@@ -138,6 +138,13 @@ pub(crate) fn simulate_on_host(
             "rt-app workloads do not run in guests yet (their per-thread logs are kept per engine)",
         )
         .into()),
+        WorkloadSpec::Npb(_) => {
+            return Err(SpecError::field(
+                "host",
+                "NPB workloads do not run in guests (a guest has no memory model)",
+            )
+            .into())
+        }
     };
     Ok(compose(vm, params))
 }

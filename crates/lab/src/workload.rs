@@ -28,6 +28,55 @@ pub enum WorkloadSpec {
     /// scenarios`): the simulator's wake-up path on the scenario's machine
     /// state (mode sim), or real threads in a booted kernel (mode kernel).
     Scenario(ScenarioSpec),
+    /// A NAS Parallel Benchmark, OpenMP (simulator only).
+    Npb(NpbSpec),
+}
+
+/// An NPB run: `bench` (bt, cg, ep, is, lu, mg, sp, ua), `class` (S, W, A,
+/// B, C, D) and `threads` (OMP_NUM_THREADS; default: the CPUs the run may
+/// use, as mmtests sets it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NpbSpec {
+    /// The kernel.
+    pub bench: String,
+    /// The class [S].
+    pub class: String,
+    /// OMP_NUM_THREADS [the CPUs the run may use].
+    pub threads: Option<u32>,
+}
+
+impl Default for NpbSpec {
+    fn default() -> Self {
+        NpbSpec {
+            bench: String::new(),
+            class: "S".into(),
+            threads: None,
+        }
+    }
+}
+
+impl NpbSpec {
+    /// The simulator's model for a run allowed `cpus` CPUs.
+    pub fn model(&self, cpus: usize) -> Result<sim::workload::npb::Npb, SpecError> {
+        use sim::workload::npb::{Class, Kernel, Npb, MAX_THREADS};
+        if self.bench.is_empty() {
+            return Err(SpecError::field(
+                "bench",
+                "missing: name the NPB kernel (bt, cg, ep, is, lu, mg, sp, ua)",
+            ));
+        }
+        let kernel = Kernel::parse(&self.bench).map_err(|e| SpecError::field("bench", e))?;
+        let class = Class::parse(&self.class).map_err(|e| SpecError::field("class", e))?;
+        let threads = self.threads.unwrap_or(cpus as u32);
+        if threads == 0 || threads > MAX_THREADS {
+            return Err(SpecError::field(
+                "threads",
+                format!("{threads}: must be 1 to {MAX_THREADS}"),
+            ));
+        }
+        Ok(Npb::new(kernel, class, threads, cpus))
+    }
 }
 
 /// A placement scenario of the kernel oracle and how many rounds it runs.
@@ -369,7 +418,7 @@ impl Default for SpinSpec {
 
 impl WorkloadSpec {
     /// The benchmarks, by the names files use.
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "hackbench",
         "schbench",
         "tbench",
@@ -377,6 +426,7 @@ impl WorkloadSpec {
         "falseshare",
         "rtapp",
         "scenario",
+        "npb",
     ];
 
     /// Parse `fields` (a table of the benchmark's parameters, without
@@ -397,6 +447,7 @@ impl WorkloadSpec {
             "falseshare" => WorkloadSpec::Falseshare(parse(fields)?),
             "rtapp" => WorkloadSpec::Rtapp(parse(fields)?),
             "scenario" => WorkloadSpec::Scenario(parse(fields)?),
+            "npb" => WorkloadSpec::Npb(parse(fields)?),
             other => {
                 return Err(SpecError::field(
                     "benchmark",
@@ -419,6 +470,7 @@ impl WorkloadSpec {
             WorkloadSpec::Falseshare(_) => "falseshare",
             WorkloadSpec::Rtapp(_) => "rtapp",
             WorkloadSpec::Scenario(_) => "scenario",
+            WorkloadSpec::Npb(_) => "npb",
         }
     }
 
@@ -442,6 +494,49 @@ impl WorkloadSpec {
             WorkloadSpec::Rtapp(_) => {}
             // a kernel run's time is mostly the boot; a tenth of the rounds
             WorkloadSpec::Scenario(s) => s.rounds = (s.rounds / 10).max(1),
+            // the smallest class; an experiment's [quick] table may name
+            // another
+            WorkloadSpec::Npb(n) => n.class = "S".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npb(fields: &str) -> Result<WorkloadSpec, SpecError> {
+        WorkloadSpec::from_table("npb", toml::from_str(fields).unwrap())
+    }
+
+    #[test]
+    fn npb_fields_and_their_errors() {
+        let WorkloadSpec::Npb(n) = npb("bench = \"cg\"\nclass = \"D\"").unwrap() else {
+            unreachable!()
+        };
+        let m = n.model(88).unwrap();
+        assert_eq!((m.threads, m.class), (88, sim::workload::npb::Class::D));
+        let WorkloadSpec::Npb(n) = npb("bench = \"lu\"\nthreads = 6").unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(n.model(88).unwrap().threads, 6);
+        let e = |f: &str| match npb(f) {
+            Ok(WorkloadSpec::Npb(n)) => n.model(8).unwrap_err().to_string(),
+            Ok(_) => unreachable!(),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e("bench = \"ft\"").contains("unknown NPB kernel"),
+            "{}",
+            e("bench = \"ft\"")
+        );
+        assert!(
+            e("class = \"S\"").contains("bench"),
+            "{}",
+            e("class = \"S\"")
+        );
+        assert!(e("bench = \"bt\"\nclass = \"E\"").contains("unknown NPB class"));
+        assert!(e("bench = \"bt\"\nthreads = 0").contains("threads"));
+        assert!(e("bench = \"bt\"\nkernel = \"x\"").contains("kernel"));
     }
 }

@@ -284,6 +284,11 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
             "drivers/idle/intel_idle.c nehalem_cstates".into(),
             intel_smt.into(),
         ),
+        "broadwell-ep" => (
+            "no c2c measurement of the E5-2699 v4 found: the project's suggested Intel defaults, SMT 8 (nviennot's Xeon SMT medians, 7.1-8.9), LLC and package 50 (the 45-55 ns of nviennot's and KCORES' monolithic Xeon medians), cross socket 125 (the midpoint of the 110-140 ns of nviennot's dual-socket Xeons from Sandy Bridge on)".into(),
+            "drivers/idle/intel_idle.c bdw_cstates up to C6".into(),
+            intel_smt.into(),
+        ),
         "jacobsville" => (
             "no c2c data: cluster 35 (Kunpeng's 4-core cluster, nviennot 34.5); LLC and package 50, the middle of the 45-55 ns of nviennot's and KCORES' monolithic Xeon medians (Cascade Lake 46.6 to Sapphire Rapids 55.3); remote 125 as for kunpeng920; the SMT class (8) is unused: no SMT".into(),
             "drivers/idle/intel_idle.c snr_cstates".into(),

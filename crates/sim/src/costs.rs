@@ -558,6 +558,28 @@ impl MachineCosts {
                 ],
                 vec![1000, 1300],
             ),
+            // Dual E5-2699 v4 Broadwell-EP: no published c2c measurement
+            // of this part was found; the project's suggested defaults for
+            // its classes (calibration notes): SMT 8 (nviennot's Xeon SMT
+            // medians, 7.1-8.9), a monolithic Intel LLC 50 (45-55 ns, the
+            // nviennot/KCORES Xeon medians from Cascade Lake 46.6 to SPR
+            // 55.3; Broadwell's ring is the predecessor), cross socket 125
+            // (the midpoint of the 110-140 of nviennot's dual-socket Xeons
+            // from Sandy Bridge on). intel_idle `bdw_cstates` up to C6 (the
+            // server part's deepest core state): C1 2/2, C1E 10/20, C3
+            // 40/100, C6 133/400 us. SMT 0.65 per thread (as the X5650).
+            "broadwell-ep" => base(
+                machine,
+                [0, 8, 50, 50, 50, 125],
+                ipi,
+                vec![
+                    st("C1", 2, 2),
+                    st("C1E", 10, 20),
+                    st("C3", 40, 100),
+                    st("C6", 133, 400),
+                ],
+                vec![1000, 1300],
+            ),
             // Jacobsville: no c2c data; the project's suggested defaults:
             // cluster 35 (Kunpeng's 4-core cluster, nviennot 34.5) and Intel
             // monolithic LLC 45-55 (nviennot/KCORES Xeon medians, Cascade

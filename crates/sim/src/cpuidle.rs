@@ -114,7 +114,7 @@ impl Cpuidle {
                 with(Driver::Pseries, Governor::Menu),
                 "PowerVM LPAR: pseries_idle (snooze + CEDE, drivers/cpuidle/cpuidle-pseries.c), menu",
             ),
-            "xeon-12c24t" | "jacobsville" | "sapphire-rapids" => (
+            "xeon-12c24t" | "jacobsville" | "sapphire-rapids" | "broadwell-ep" => (
                 with(Driver::IntelIdle, Governor::Menu),
                 "Intel bare metal: intel_idle (drivers/idle/intel_idle.c), menu (the highest-rated governor, 20)",
             ),

@@ -267,6 +267,17 @@ pub enum Op {
     Yield,
     /// exit(2).
     Exit,
+    /// Wait at an OpenMP barrier as libgomp does (engine/omp.rs): arrive,
+    /// spin for the barrier's spin budget, then FUTEX_WAIT until the last
+    /// arrival; the last one wakes everyone.
+    OmpBarrier(crate::engine::OmpBarrierId),
+    /// Combine a reduction partial: an atomic update of the reduction
+    /// line of this barrier.
+    OmpReduce(crate::engine::OmpBarrierId),
+    /// Spin until the flag is set, then clear it (LU's `sync_left`).
+    OmpFlagWait(crate::engine::OmpFlagId),
+    /// Spin until the flag is clear, then set it (LU's `sync_right`).
+    OmpFlagPost(crate::engine::OmpFlagId),
     /// sched_setaffinity(2) on itself to this CPU set (intersected with the
     /// CPUs the run may use), made only when the set differs from the
     /// task's current one (the caller's own check, as rt-app's

@@ -22,6 +22,10 @@ static PRESETS: &[(&str, &str)] = &[
         "IBM POWER9 scale-up chip, 12 SMT8 big cores = 24 SMT4 small cores, 96 CPUs (sources: topology/src/presets.rs)",
     ),
     ("xeon-12c24t", "dual Xeon X5650 (Westmere-EP), 2 x 6 cores x SMT2, 24 CPUs, 2 nodes (sources: topology/src/presets.rs)"),
+    (
+        "broadwell-ep",
+        "dual Xeon E5-2699 v4 (Broadwell-EP), 2 sockets x 22 cores x SMT2, 88 CPUs, 2 nodes, SLIT 10/21 (sources: topology/src/presets.rs)",
+    ),
     ("jacobsville", "Intel Atom P5900 (Tremont), 24 cores in 6 L2 clusters of 4, no SMT (sources: topology/src/presets.rs)"),
     ("epyc-zen3", "AMD EPYC 7763, 1 socket, 8 CCX x 8 cores x SMT2, 128 CPUs, NPS1 (sources: topology/src/presets.rs)"),
     (
@@ -47,6 +51,7 @@ pub fn preset(name: &str) -> Result<Topology, TopologyError> {
         "kunpeng920-node" => kunpeng920(name, 1, 1),
         "power9-smt8" => power9_smt8(),
         "xeon-12c24t" => xeon_12c24t(),
+        "broadwell-ep" => broadwell_ep(),
         "jacobsville" => jacobsville(),
         "epyc-zen3" => epyc_zen3(),
         "sapphire-rapids" => sapphire_rapids(),
@@ -128,6 +133,33 @@ fn xeon_12c24t() -> Result<Topology, TopologyError> {
         .threads_per_core(2, SmtNumbering::Interleaved)
         .node_distance(vec![vec![10, 20], vec![20, 10]])
         .cache(3, CacheKind::Unified, Some(12 * MIB), CacheScope::Package)
+        .build()
+}
+
+/// Dual Xeon E5-2699 v4 (Broadwell-EP; Intel ARK: 22 cores, 44 threads,
+/// 2.2 GHz base, 55 MB "Smart Cache" shared by the socket's cores, 4
+/// DDR4-2400 channels; 256 KB L2 and 32 KB + 32 KB L1 per core, Intel's
+/// Broadwell-EP platform brief), the common two-socket server of the
+/// Broadwell/Skylake-EP generation: 2 x 22 cores x 2 threads = 88 CPUs,
+/// one LLC and one NUMA node per socket (Cluster-on-Die off, the BIOS
+/// default). Linux numbers the first threads of socket 0's cores 0-21,
+/// socket 1's 22-43, and their siblings 44-65 and 66-87; BIOSes of such
+/// two-socket Xeons report the SLIT as 10 local and 21 remote. Both are
+/// what `numactl --hardware` prints on a two-socket 22-core Xeon of the
+/// next generation in Rao Weibo's "Cisco CSR1000v KVM SRIOV Setting Guide
+/// on Ubuntu 20.04" (Cisco, 2021-02: node 0 cpus 0-21,44-65, node 1
+/// 22-43,66-87, distances 10/21); no dump of an E5-2699 v4 box itself was
+/// found.
+fn broadwell_ep() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("broadwell-ep")
+        .packages(2)
+        .cores_per_package(22)
+        .threads_per_core(2, SmtNumbering::Interleaved)
+        .node_distance(vec![vec![10, 21], vec![21, 10]])
+        .cache(1, CacheKind::Instruction, Some(32), CacheScope::Core)
+        .cache(1, CacheKind::Data, Some(32), CacheScope::Core)
+        .cache(2, CacheKind::Unified, Some(256), CacheScope::Core)
+        .cache(3, CacheKind::Unified, Some(55 * MIB), CacheScope::Package)
         .build()
 }
 
@@ -274,6 +306,24 @@ mod tests {
         assert_eq!(s.nr_cpus(), 224);
         assert_eq!(s.smt_mask(1).to_string(), "1,113");
         assert_eq!(s.llc_mask(1).weight(), 112);
+    }
+
+    #[test]
+    fn broadwell_ep_shape() {
+        let t = preset("broadwell-ep").unwrap();
+        assert_eq!(t.nr_cpus(), 88);
+        assert_eq!(
+            (t.nr_nodes(), t.nr_packages(), t.threads_per_core()),
+            (2, 2, 2)
+        );
+        assert_eq!(t.smt_mask(3).to_string(), "3,47");
+        assert_eq!(t.node_mask(0).to_string(), "0-21,44-65");
+        assert_eq!(t.node_mask(30).to_string(), "22-43,66-87");
+        assert_eq!(t.llc_mask(70).to_string(), "22-43,66-87");
+        assert_eq!(t.node_distance(0, 1), 21);
+        assert_eq!(t.distance(0, 44), Distance::Smt);
+        assert_eq!(t.distance(0, 21), Distance::Llc);
+        assert_eq!(t.distance(0, 22), Distance::Remote);
     }
 
     #[test]

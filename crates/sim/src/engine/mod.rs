@@ -63,6 +63,8 @@ pub use fork::WorkloadFailed;
 mod idle;
 mod invariants;
 mod numa;
+mod omp;
+pub use omp::{OmpBarrierId, OmpFlagId, OmpStats};
 mod ops;
 mod pelt;
 mod pthread;
@@ -510,6 +512,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     vm: Option<Box<vcpu::VmState>>,
     /// Memory and NUMA balancing (None: no workload memory declared).
     numa: Option<Box<numa::NumaState>>,
+    /// OpenMP barriers and flags (engine/omp.rs).
+    omp: omp::Omp,
     /// CPU sets for affinity changes during the run (engine/affinity.rs).
     affinity: affinity::AffinityState,
     /// Pools of tasks started by `Op::Fork` (engine/fork.rs).
@@ -663,6 +667,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             per_task: None,
             vm: None,
             numa: None,
+            omp: omp::Omp::default(),
             affinity: Default::default(),
             forks: Default::default(),
         };

@@ -175,6 +175,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 };
                 (cost, false)
             }
+            Op::OmpBarrier(_) | Op::OmpReduce(_) | Op::OmpFlagWait(_) | Op::OmpFlagPost(_) => {
+                match self.omp_start(t, op) {
+                    super::omp::OmpStart::Work(w, user) => (w, user),
+                    super::omp::OmpStart::Spin(budget) => {
+                        // user-mode spin on the word (a pause loop)
+                        self.start_segment(c, Some(t), budget, true);
+                        self.cpus[c].seg.spin = true;
+                        return true;
+                    }
+                }
+            }
             Op::Mark(id) => {
                 let id = id as usize;
                 if self.marks.len() <= id {
@@ -407,6 +418,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let now = self.now;
                 self.cpus[c].rq.yield_task(&mut self.ents, now);
                 self.cpus[c].need_resched = true;
+            }
+            Op::OmpBarrier(_) | Op::OmpReduce(_) | Op::OmpFlagWait(_) | Op::OmpFlagPost(_) => {
+                let op = task.op;
+                if self.omp_apply(c, t, op) {
+                    let task = &mut self.tasks[ti];
+                    task.resumed = false;
+                    task.pc.advance();
+                }
             }
             Op::Exit => self.do_exit(c, t),
             Op::Mark(_) | Op::Loop(_) | Op::EndLoop => unreachable!(),

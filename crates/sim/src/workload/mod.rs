@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 pub mod falseshare;
 pub mod hackbench;
+pub mod npb;
 pub mod rtapp;
 pub mod schbench;
 pub mod spin;
