@@ -22,7 +22,7 @@
 //! solve u 1, half of aux (qs, rho_i, square), rhs 2; add u 2, rhs 1.
 
 use super::team::{Team, Touch};
-use super::{Class, Info, Size, F64};
+use super::{Class, Info, Size};
 use crate::rq::RunQueue;
 
 const N: [u64; 6] = [12, 24, 64, 102, 162, 408];
@@ -47,26 +47,7 @@ pub fn info(c: Class) -> Info {
 /// Build the team's programs.
 pub fn build<R: RunQueue>(c: Class, t: &mut Team<'_, '_, R>) {
     let n = N[c.index()];
-    let pts = n * n * n;
-    let u = t.array("u", 5 * pts * F64);
-    let rhs = t.array("rhs", 5 * pts * F64);
-    let forcing = t.array("forcing", 5 * pts * F64);
-    let aux = t.array("aux", 6 * pts * F64);
-    // initialize.f, exact_rhs.f: parallel loops over k (first touch)
-    t.fork();
-    t.pfor(
-        n,
-        100.0 * (n * n) as f64,
-        &[
-            Touch::Slab(u, 1.0),
-            Touch::Slab(rhs, 1.0),
-            Touch::Slab(forcing, 1.0),
-            Touch::Slab(aux, 1.0),
-        ],
-        false,
-    );
-    t.join();
-    super::timer_start(t);
+    let (u, rhs, forcing, aux) = super::adi_setup(t, n, 6);
     let w = ops_per_step(n);
     let inner = n.saturating_sub(2).max(1);
     t.repeat(NITER[c.index()], |t| {

@@ -348,6 +348,38 @@ pub(crate) fn timer_start<R: RunQueue>(t: &mut Team<'_, '_, R>) {
     t.push(0, crate::task::Op::Mark(MARK_START));
 }
 
+/// BT's and SP's arrays on an n^3 grid (u, rhs, forcing: 5 variables
+/// each; aux: `aux_vars` per point, the solver's work arrays), first
+/// touched by the parallel initialisation loops over k (initialize.f,
+/// exact_rhs.f), then the timer starts. Returns (u, rhs, forcing, aux).
+pub(crate) fn adi_setup<R: RunQueue>(
+    t: &mut Team<'_, '_, R>,
+    n: u64,
+    aux_vars: u64,
+) -> (team::Array, team::Array, team::Array, team::Array) {
+    use team::Touch;
+    let pts = n * n * n;
+    let u = t.array("u", 5 * pts * F64);
+    let rhs = t.array("rhs", 5 * pts * F64);
+    let forcing = t.array("forcing", 5 * pts * F64);
+    let aux = t.array("aux", aux_vars * pts * F64);
+    t.fork();
+    t.pfor(
+        n,
+        100.0 * (n * n) as f64,
+        &[
+            Touch::Slab(u, 1.0),
+            Touch::Slab(rhs, 1.0),
+            Touch::Slab(forcing, 1.0),
+            Touch::Slab(aux, 1.0),
+        ],
+        false,
+    );
+    t.join();
+    timer_start(t);
+    (u, rhs, forcing, aux)
+}
+
 /// The master stops the timer.
 pub(crate) fn timer_stop<R: RunQueue>(t: &mut Team<'_, '_, R>) {
     t.push(0, crate::task::Op::Mark(MARK_STOP));
