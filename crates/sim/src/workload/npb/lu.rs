@@ -31,7 +31,7 @@
 //! thread's program (2 x (n-2) ops a sweep), inside the iteration loop.
 
 use super::team::{Array, Team, Touch};
-use super::{Class, Info, Size, F64};
+use super::{Class, Info, F64};
 use crate::numa::Span;
 use crate::rq::RunQueue;
 use crate::task::Op;
@@ -46,13 +46,7 @@ fn ops_per_iter(n: u64) -> f64 {
 
 /// The report's values.
 pub fn info(c: Class) -> Info {
-    let n = N[c.index()];
-    Info {
-        size: Size::Grid(n, n, n),
-        iterations: ITMAX[c.index()],
-        mops: ITMAX[c.index()] as f64 * ops_per_iter(n),
-        optype: "floating point",
-    }
+    Info::cube(N[c.index()], ITMAX[c.index()], ops_per_iter)
 }
 
 /// Build the team's programs.

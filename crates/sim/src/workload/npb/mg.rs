@@ -22,7 +22,7 @@
 //! writes the coarse, interp reads the coarse `u` and updates the fine.
 
 use super::team::{Array, Team, Touch};
-use super::{Class, Info, Size, F64};
+use super::{Class, Info, F64};
 use crate::rq::RunQueue;
 
 const N: [u64; 6] = [32, 128, 256, 256, 512, 1024];
@@ -30,13 +30,8 @@ const NIT: [u32; 6] = [4, 4, 4, 20, 20, 50];
 
 /// The report's values.
 pub fn info(c: Class) -> Info {
-    let n = N[c.index()];
-    Info {
-        size: Size::Grid(n, n, n),
-        iterations: NIT[c.index()],
-        mops: 58.0 * NIT[c.index()] as f64 * (n * n * n) as f64,
-        optype: "floating point",
-    }
+    // 58 operations per grid point and iteration
+    Info::cube(N[c.index()], NIT[c.index()], |n| 58.0 * (n * n * n) as f64)
 }
 
 /// Build the team's programs.

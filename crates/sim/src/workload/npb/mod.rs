@@ -204,6 +204,19 @@ pub struct Info {
     pub optype: &'static str,
 }
 
+impl Info {
+    /// A floating-point kernel on an n^3 grid: `iterations` steps of
+    /// `ops_per_step(n)` operations each.
+    pub fn cube(n: u64, iterations: u32, ops_per_step: fn(u64) -> f64) -> Info {
+        Info {
+            size: Size::Grid(n, n, n),
+            iterations,
+            mops: iterations as f64 * ops_per_step(n),
+            optype: "floating point",
+        }
+    }
+}
+
 /// An NPB run: kernel, class and the team.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Npb {

@@ -19,7 +19,7 @@
 //! transforms reading `rhs` twice (read and write) and a part of `aux`.
 
 use super::team::{Team, Touch};
-use super::{Class, Info, Size};
+use super::{Class, Info};
 use crate::rq::RunQueue;
 
 const N: [u64; 6] = [12, 36, 64, 102, 162, 408];
@@ -32,13 +32,7 @@ fn ops_per_step(n: u64) -> f64 {
 
 /// The report's values.
 pub fn info(c: Class) -> Info {
-    let n = N[c.index()];
-    Info {
-        size: Size::Grid(n, n, n),
-        iterations: NITER[c.index()],
-        mops: NITER[c.index()] as f64 * ops_per_step(n),
-        optype: "floating point",
-    }
+    Info::cube(N[c.index()], NITER[c.index()], ops_per_step)
 }
 
 /// Build the team's programs.
