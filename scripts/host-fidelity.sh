@@ -25,6 +25,17 @@ if [ -z "${SCHEDLAB:-}" ]; then
     SCHEDLAB="${CARGO_TARGET_DIR:-$root/target}/release/schedlab"
 fi
 
+# Other work on the machine inflates the native times and skews the
+# kernel's placement (a busy CPU is not idle for select_idle_sibling), and
+# it moves calibrate's figures: say so rather than print a misleading table.
+busy_warning() {
+    local load
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    if awk -v l="$load" 'BEGIN { exit !(l > 0.5) }'; then
+        echo "host-fidelity: warning: load average $load before the $1: other work on this machine skews the measurements" >&2
+    fi
+}
+busy_warning calibration
 # shellcheck disable=SC2086 # CALIBRATE_FLAGS is a list of flags
 "$SCHEDLAB" calibrate -o host.toml ${CALIBRATE_FLAGS:-}
 
@@ -53,6 +64,7 @@ machine = "host"
 cost_profile = "host.toml"
 TOML
 
+busy_warning "native runs"
 "$SCHEDLAB" compare host-fidelity.toml --json host-fidelity.json --csv host-fidelity.csv \
     > report.txt
 cat report.txt

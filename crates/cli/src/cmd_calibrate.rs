@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use native::calibrate::{CalibrateConfig, Measurements, RING_SIZES};
+use native::calibrate::{CalibrateConfig, Measurements, DEPTH_CHANNELS, DEPTH_QUEUE, RING_SIZES};
 use sim::cost_profile;
 use sim::costs::{IdleState, MachineCosts};
 use std::collections::BTreeMap;
@@ -321,6 +321,64 @@ pub fn profile(
             format!(
                 "{measured}: a pipe ring of N {} on one CPU, per hop (N: time, switches) {}; per switch = (hop - 2 x {pipe_call:.1} ns pipe call) / switches; each N > 2 minus N = 2",
                 if process { "processes" } else { "threads" },
+                points.join("; ")
+            ),
+        );
+    }
+    // A shared file table: the same pair with a second thread alive.
+    for (shared, alone, field, key, what) in [
+        (
+            m.pipe100_shared_fd_ns,
+            m.pipe100_ns,
+            &mut c.pipe_shared_fd_ns,
+            "pipe_shared_fd_ns",
+            "pipe",
+        ),
+        (
+            m.unix100_shared_fd_ns,
+            m.unix100_ns,
+            &mut c.unix_shared_fd_ns,
+            "unix_shared_fd_ns",
+            "unix socketpair",
+        ),
+    ] {
+        *field = ns((shared - alone) / 2.0);
+        put(
+            key,
+            format!(
+                "{measured}: a {what} write+read of 100 B with a second thread alive {shared:.1} ns, alone {alone:.1} ns: the difference / 2 (at least 0)"
+            ),
+        );
+    }
+    // Data queued: each depth point minus the shallow one.
+    for (depth, table, key, what) in [
+        (
+            &m.pipe_depth_ns,
+            &mut c.pipe_depth_ns,
+            "pipe_depth_ns",
+            "pipes",
+        ),
+        (
+            &m.unix_depth_ns,
+            &mut c.unix_depth_ns,
+            "unix_depth_ns",
+            "unix socketpairs",
+        ),
+    ] {
+        if depth.len() == DEPTH_QUEUE.len() {
+            for (v, d) in table.iter_mut().zip(&depth[1..]) {
+                *v = ns(d - depth[0]);
+            }
+        }
+        let points: Vec<String> = DEPTH_QUEUE
+            .iter()
+            .zip(depth)
+            .map(|(k, d)| format!("{k}: {d:.1}"))
+            .collect();
+        put(
+            key,
+            format!(
+                "{measured}: {DEPTH_CHANNELS} {what} on one CPU, k messages of 100 B written to each in turn then read back, ns per call (k: time) {}; each k > 1 minus k = 1 (at least 0)",
                 points.join("; ")
             ),
         );
@@ -704,6 +762,11 @@ mod tests {
                     contended_ns: 70.0,
                 },
             ],
+            // pipe 600 alone, 660 shared; unix 1000 alone, 990 shared
+            pipe100_shared_fd_ns: 660.0,
+            unix100_shared_fd_ns: 990.0,
+            pipe_depth_ns: vec![150.0, 140.0, 150.0, 170.0, 175.0],
+            unix_depth_ns: vec![300.0, 340.0, 370.0, 400.0, 450.0],
             memory: native::calibrate::mem::MemoryFigures {
                 bytes: 256 << 20,
                 page_bytes: 4096,
@@ -728,6 +791,11 @@ mod tests {
         assert_eq!(c.refill_thread_ns, [100, 200, 300, 400, 500]);
         assert_eq!(c.refill_process_ns, [1000, 2000, 3000, 4000, 5000]);
         assert_eq!((c.pipe_lines, c.unix_lines), (6, 7));
+        // half the shared-table difference, never negative
+        assert_eq!((c.pipe_shared_fd_ns, c.unix_shared_fd_ns), (30, 0));
+        // each depth point minus the shallow one, never negative
+        assert_eq!(c.pipe_depth_ns, [0, 0, 20, 25]);
+        assert_eq!(c.unix_depth_ns, [40, 70, 100, 150]);
         assert_eq!(
             (c.tcp_send_ns, c.tcp_recv_ns, c.tcp_ps_per_byte),
             (1097, 262, 34)

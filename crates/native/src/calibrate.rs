@@ -16,6 +16,21 @@
 //!   bytes on one pipe (unix stream socketpair) in one thread: two syscalls
 //!   and two copies per pair. `*_write100` / `*_read100`: the same calls timed
 //!   apart: 200 writes, then 200 reads, the clock read around each group.
+//! - `pipe100_shared_fd`, `unix100_shared_fd`: `pipe100` and `unix100`
+//!   again while a second thread of the process is alive (parked): the
+//!   file table is then shared, so every call takes and drops a reference
+//!   on its file (fs/file.c `__fget_light` takes the fast path only while
+//!   `files->count` is 1), as threads of one process pay and forked
+//!   processes do not.
+//! - `pipe_depth`, `unix_depth`: `DEPTH_CHANNELS` (160) pipes
+//!   (socketpairs) on CPU `a`, each written `k` 100 B messages in turn,
+//!   then each read back, for `k` in `DEPTH_QUEUE` (1, 16, 64, 128, 200):
+//!   ns per call with 16 KB, 256 KB, 1 MB, 2 MB and 3.2 MB of payload
+//!   queued. The growth with `k` is what a call costs when the buffered
+//!   data (pipe pages; a socket's skbs, about 768 B each for 100 B) no
+//!   longer fits the CPU's caches, as in hackbench with many groups. The
+//!   channels are non-blocking: a queue that cannot take `k` messages is
+//!   an error, not a hang.
 //! - `rtt_thread`, `rtt_process`: a 1-byte pipe ping-pong (two pipes) with
 //!   an echoing thread (forked process) on the same CPU: per round trip two
 //!   context switches and four pipe calls.
@@ -36,12 +51,11 @@
 //!   counts) last touched on the other CPU. `*_own`: the same turns, each
 //!   thread with a channel of its own. The difference is what the shared
 //!   channel's cache lines cost to pull over; the profile turns it into a
-//!   number of lines at the pair's measured c2c latency. These two take
-//!   the fastest batch, not the median: a spinning thread that loses its
-//!   CPU to any other task stalls the whole batch. (The `_own` turns cost
-//!   more than the hot `pipe100` too, about 0.42 against 0.29 us a pair on
-//!   a 6.18 KVM guest: a pipe used right after other work runs colder. That
-//!   part is not in the profile.)
+//!   number of lines at the pair's measured c2c latency. The shared and
+//!   own turns alternate batch by batch and the difference is the median
+//!   of the per-batch differences (`Plan::interleaved`): taken apart (the
+//!   fastest batch of each, as before 2026-12-01), one slow spell on a
+//!   2-vCPU guest gave 5, 15 and 35 lines for the same pipe in three runs.
 //! - `fork_run` / `fork_exit`: `fork()` until the child runs (it writes a
 //!   byte the parent reads), then from there until `waitpid` has reaped its
 //!   `_exit`. `thread_run` / `thread_exit`: the same with `pthread_create` and
@@ -59,9 +73,12 @@
 //!   that extra per wake-up (both sides switch and make the same calls).
 //! - `ipi_rtt`: `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` with a
 //!   thread of this process spinning on CPU `b` minus the same call with
-//!   none running elsewhere: the kernel interrupts every CPU running one of
+//!   that thread asleep: the kernel interrupts every CPU running one of
 //!   the process's threads and waits for each to answer, so the difference
-//!   is an IPI's round trip (one way: half).
+//!   is an IPI's round trip (one way: half). Each batch times both, the
+//!   partner confirming it spins on `b` (sched_getcpu); the figure is the
+//!   median of the per-batch differences (two separate medians gave 18 ns,
+//!   no IPI at all, in some runs on a 2-vCPU guest and 3.3-4.5 us in others).
 //! - `tcp_*`: one connected loopback TCP pair (127.0.0.1, `TCP_NODELAY`),
 //!   writes and reads of 100 and 65536 bytes timed apart in groups (200 and
 //!   1 per group, so at most 20 KB is queued); a straight line through the
@@ -119,6 +136,11 @@ pub struct C2cPair {
     pub contended_ns: f64,
 }
 
+/// Channels of the `*_depth` measurements.
+pub const DEPTH_CHANNELS: usize = 160;
+/// Messages queued on each channel in the `*_depth` measurements.
+pub const DEPTH_QUEUE: [u64; 5] = [1, 16, 64, 128, 200];
+
 /// Ring sizes of the `ring_*` measurements.
 pub const RING_SIZES: [usize; 6] = [2, 4, 8, 16, 32, 64];
 
@@ -138,6 +160,15 @@ pub struct Measurements {
     pub pipe_read100_ns: f64,
     pub unix_write100_ns: f64,
     pub unix_read100_ns: f64,
+    /// `pipe100` with the file table shared by a second live thread.
+    pub pipe100_shared_fd_ns: f64,
+    /// `unix100` with the file table shared by a second live thread.
+    pub unix100_shared_fd_ns: f64,
+    /// ns per pipe call for each of `DEPTH_QUEUE` messages queued on each
+    /// of `DEPTH_CHANNELS` pipes.
+    pub pipe_depth_ns: Vec<f64>,
+    /// The same on unix socketpairs.
+    pub unix_depth_ns: Vec<f64>,
     pub rtt_thread_same_cpu_ns: f64,
     pub rtt_process_same_cpu_ns: f64,
     /// ns per hop for each of `RING_SIZES`, threads.
@@ -350,16 +381,103 @@ impl Plan {
         }
         Ok(median(v))
     }
-    /// The fastest batch: for the spinning measurements, where a batch in
-    /// which the spinner lost its CPU to another task is far slower and no
-    /// batch can be faster than the hardware allows.
-    fn min(&self, mut f: impl FnMut() -> Result<f64>) -> Result<f64> {
-        let mut best = f64::INFINITY;
+    /// Two measurements taken in turn, batch by batch: the median of the
+    /// second, and the first as that plus the median of the per-batch
+    /// differences, so a slow spell of the machine moves both sides of a
+    /// difference together instead of one.
+    fn interleaved(
+        &self,
+        mut first: impl FnMut() -> Result<f64>,
+        mut second: impl FnMut() -> Result<f64>,
+    ) -> Result<(f64, f64)> {
+        let (mut diffs, mut seconds) = (Vec::new(), Vec::new());
         for _ in 0..self.batches {
-            best = best.min(f()?);
+            let x = first()?;
+            let y = second()?;
+            diffs.push(x - y);
+            seconds.push(y);
         }
-        Ok(best)
+        let y = median(seconds);
+        Ok((y + median(diffs), y))
     }
+}
+
+/// A thread that does nothing until dropped: while it lives, the process's
+/// file table is shared.
+struct ParkedThread {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ParkedThread {
+    fn spawn() -> ParkedThread {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::spawn(move || {
+            while !s.load(Ordering::Acquire) {
+                std::thread::park();
+            }
+        });
+        ParkedThread {
+            stop,
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for ParkedThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.handle.take() {
+            h.thread().unpark();
+            let _ = h.join();
+        }
+    }
+}
+
+/// `DEPTH_CHANNELS` channels made by `make` (write end, read end), set
+/// non-blocking; for each of `DEPTH_QUEUE`, the median over the batches of
+/// ns per call with that many 100 B messages queued on every channel
+/// (about `calls` calls per batch).
+fn depth_table(plan: &Plan, calls: u64, make: fn() -> Result<Fds>) -> Result<Vec<f64>> {
+    let chans = (0..DEPTH_CHANNELS)
+        .map(|_| make())
+        .collect::<Result<Vec<_>>>()?;
+    for c in &chans {
+        for fd in c.0 {
+            // SAFETY: fcntl on an fd we own.
+            let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) } < 0 {
+                return Err(sys_err("fcntl O_NONBLOCK"));
+            }
+        }
+    }
+    // a pipe's ends are [read, write], a socketpair's are symmetric
+    let ends: Vec<(RawFd, RawFd)> = chans.iter().map(|c| (c.0[1], c.0[0])).collect();
+    let mut buf = [b'-'; 100];
+    DEPTH_QUEUE
+        .iter()
+        .map(|&k| {
+            let per_round = 2 * DEPTH_CHANNELS as u64 * k;
+            let rounds = (calls / per_round).max(1);
+            plan.median(|| {
+                let t = now_ns();
+                for _ in 0..rounds {
+                    for &(w, _) in &ends {
+                        for _ in 0..k {
+                            wr(w, &buf)?;
+                        }
+                    }
+                    for &(_, r) in &ends {
+                        for _ in 0..k {
+                            rd(r, &mut buf)?;
+                        }
+                    }
+                }
+                Ok((now_ns() - t) as f64 / (rounds * per_round) as f64)
+            })
+        })
+        .collect()
 }
 
 /// Times `n` calls of `f`, ns per call.
@@ -420,7 +538,17 @@ pub fn measure(cfg: &CalibrateConfig, progress: &mut dyn FnMut(&str)) -> Result<
     };
     (m.unix_write100_ns, m.unix_read100_ns) = apart(s.0[0], s.0[1], 200, 100, n, &mut buf)?;
     (m.pipe_write100_ns, m.pipe_read100_ns) = apart(p.0[1], p.0[0], 200, 100, n, &mut buf)?;
+    {
+        // the same pairs while another thread shares the file table
+        let _other = ParkedThread::spawn();
+        m.pipe100_shared_fd_ns = pair(p.0[1], p.0[0], 100, &mut buf)?;
+        m.unix100_shared_fd_ns = pair(s.0[0], s.0[1], 100, &mut buf)?;
+    }
     drop((p, s));
+    progress("pipes and sockets with data queued");
+    let calls = plan.n(100_000);
+    m.pipe_depth_ns = depth_table(&plan, calls, pipe)?;
+    m.unix_depth_ns = depth_table(&plan, calls, socketpair)?;
 
     progress("context switches");
     let iters = plan.n(50_000);
@@ -504,12 +632,16 @@ pub fn measure(cfg: &CalibrateConfig, progress: &mut dyn FnMut(&str)) -> Result<
         let (s, u) = (socketpair()?, socketpair()?);
         let (pp, pq) = ((p.0[1], p.0[0]), (q.0[1], q.0[0]));
         let (ss, su) = ((s.0[0], s.0[1]), (u.0[0], u.0[1]));
-        m.pipe_pair_alternating_ns = Some(plan.min(|| alternating(Some([pp, pp]), a, b, turns))?);
-        m.pipe_pair_alternating_own_ns =
-            Some(plan.min(|| alternating(Some([pp, pq]), a, b, turns))?);
-        m.unix_pair_alternating_ns = Some(plan.min(|| alternating(Some([ss, ss]), a, b, turns))?);
-        m.unix_pair_alternating_own_ns =
-            Some(plan.min(|| alternating(Some([ss, su]), a, b, turns))?);
+        let (shared, own) = plan.interleaved(
+            || alternating(Some([pp, pp]), a, b, turns),
+            || alternating(Some([pp, pq]), a, b, turns),
+        )?;
+        (m.pipe_pair_alternating_ns, m.pipe_pair_alternating_own_ns) = (Some(shared), Some(own));
+        let (shared, own) = plan.interleaved(
+            || alternating(Some([ss, ss]), a, b, turns),
+            || alternating(Some([ss, su]), a, b, turns),
+        )?;
+        (m.unix_pair_alternating_ns, m.unix_pair_alternating_own_ns) = (Some(shared), Some(own));
     }
 
     progress("loopback TCP");
@@ -843,28 +975,70 @@ fn ipi_rtt(plan: &Plan, b: usize) -> Result<Option<f64>> {
             Ok(())
         })
     };
-    let alone = plan.median(call)?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let spinning = Arc::new(AtomicBool::new(false));
-    let (s2, r2) = (stop.clone(), spinning.clone());
-    let h = std::thread::spawn(move || {
-        let pinned = pin(b);
-        r2.store(true, Ordering::Release);
-        while !s2.load(Ordering::Relaxed) {
-            std::hint::spin_loop();
+    // The partner on b: asleep (PARK) or spinning (SPIN) on command, and
+    // it says which it is doing (`at`) once it does it on CPU b.
+    const PARK: u64 = 0;
+    const SPIN: u64 = 1;
+    const STOP: u64 = 2;
+    let want = Arc::new(AtomicU64::new(PARK));
+    let at = Arc::new(AtomicU64::new(u64::MAX));
+    let (w2, a2) = (want.clone(), at.clone());
+    let h = std::thread::spawn(move || -> Result<()> {
+        pin(b)?;
+        loop {
+            match w2.load(Ordering::Acquire) {
+                STOP => return Ok(()),
+                SPIN => {
+                    // SAFETY: sched_getcpu has no arguments.
+                    let on_b = unsafe { libc::sched_getcpu() } == b as i32;
+                    a2.store(if on_b { SPIN } else { u64::MAX }, Ordering::Release);
+                    while w2.load(Ordering::Relaxed) == SPIN {
+                        std::hint::spin_loop();
+                    }
+                }
+                _ => {
+                    a2.store(PARK, Ordering::Release);
+                    std::thread::park_timeout(std::time::Duration::from_millis(1));
+                }
+            }
         }
-        pinned
     });
-    // the partner must be running on b before the clock starts (waking it
-    // from a sleep takes tens of microseconds on a VM)
-    while !spinning.load(Ordering::Acquire) {
-        std::hint::spin_loop();
+    let set = |mode: u64| {
+        want.store(mode, Ordering::Release);
+        h.thread().unpark();
+        while at.load(Ordering::Acquire) != mode {
+            h.thread().unpark();
+            std::thread::yield_now();
+        }
+    };
+    // Each batch measures the call with the partner asleep, then spinning,
+    // back to back: the median of the per-batch differences is robust to
+    // drift and to a batch in which the partner lost its CPU.
+    let mut diffs = Vec::with_capacity(plan.batches);
+    let mut failed = None;
+    for _ in 0..plan.batches {
+        set(PARK);
+        // let it go to sleep: a parked thread leaves CPU b idle
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        let alone = call();
+        set(SPIN);
+        let busy = call();
+        match (alone, busy) {
+            (Ok(a), Ok(bz)) => diffs.push((bz - a).max(0.0)),
+            (Err(e), _) | (_, Err(e)) => {
+                failed = Some(e);
+                break;
+            }
+        }
     }
-    let busy = plan.median(call);
-    stop.store(true, Ordering::Relaxed);
+    want.store(STOP, Ordering::Release);
+    h.thread().unpark();
     h.join()
         .map_err(|_| Error::Task("IPI partner panicked".into()))??;
-    Ok(Some((busy? - alone).max(0.0)))
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(Some(median(diffs)))
 }
 
 /// Loopback TCP writes and reads of 100 and 65536 B timed apart:

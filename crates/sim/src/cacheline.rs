@@ -59,6 +59,10 @@ pub struct LineTable {
     pub transfers: u64,
     /// Of which found the line still in flight (contended).
     pub contended: u64,
+    /// Time charged for transfers, waits included, ns.
+    pub transfer_ns: u64,
+    /// Of which waiting for a transfer in flight, ns.
+    pub wait_ns: u64,
     /// The current simulated time, set by the engine at each event.
     pub now: Nanos,
 }
@@ -76,6 +80,8 @@ impl LineTable {
             holders: Vec::new(),
             transfers: 0,
             contended: 0,
+            transfer_ns: 0,
+            wait_ns: 0,
             now: 0,
         }
     }
@@ -156,10 +162,13 @@ impl LineTable {
             let wait = l.busy_until - self.now;
             let t = costs.c2c_contended(d) * w;
             l.busy_until += t;
+            self.wait_ns += wait;
+            self.transfer_ns += wait + t;
             wait + t
         } else {
             let t = costs.c2c(d) * w;
             l.busy_until = self.now + t;
+            self.transfer_ns += t;
             t
         }
     }

@@ -14,7 +14,9 @@
 //! data, what the comments of [`MachineCosts::for_machine`] say about where
 //! each figure comes from.
 
-use crate::costs::{IdleState, MachineCosts, CHANNEL_LINES_SOURCE, REFILL_SOURCE};
+use crate::costs::{
+    IdleState, MachineCosts, CHANNEL_CALL_SOURCE, CHANNEL_LINES_SOURCE, REFILL_SOURCE,
+};
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -92,6 +94,22 @@ const MEANINGS: &[(&str, &str)] = &[
     (
         "refill_process_ns",
         "the same when the switch changes address space (processes: TLB refill included), ns",
+    ),
+    (
+        "pipe_shared_fd_ns",
+        "extra per pipe call by a thread whose process has other live threads (a shared file table), ns",
+    ),
+    (
+        "unix_shared_fd_ns",
+        "the same for a unix stream socket call, ns",
+    ),
+    (
+        "pipe_depth_ns",
+        "extra per pipe call with 256000, 1024000, 2048000, 3200000 payload bytes buffered in the run's pipes per CPU in use, against 16000, ns",
+    ),
+    (
+        "unix_depth_ns",
+        "the same for unix stream sockets, ns",
     ),
     ("thread_create_ns", "creating a thread, clone until it runs, ns"),
     ("fork_ns", "creating a process, fork until the child runs, ns"),
@@ -205,6 +223,16 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
     put("unix_lines", CHANNEL_LINES_SOURCE.to_string());
     put("refill_thread_ns", format!("{REFILL_SOURCE}, threads"));
     put("refill_process_ns", format!("{REFILL_SOURCE}, processes"));
+    put("pipe_shared_fd_ns", format!("{CHANNEL_CALL_SOURCE}, pipes"));
+    put(
+        "unix_shared_fd_ns",
+        format!("{CHANNEL_CALL_SOURCE}, unix socketpairs"),
+    );
+    put("pipe_depth_ns", format!("{CHANNEL_CALL_SOURCE}, pipes"));
+    put(
+        "unix_depth_ns",
+        format!("{CHANNEL_CALL_SOURCE}, unix socketpairs"),
+    );
     put(
         "thread_create_ns",
         format!("{first_local}: pthread_create until the thread runs, 13 us"),
@@ -613,16 +641,16 @@ mod tests {
     fn errors_name_the_key() {
         let e = |from, to| edit(from, to).unwrap_err().to_string();
         assert_eq!(
-            e("pipe_syscall_ns = 703", "pipe_syscall_ns = \"x\""),
+            e("pipe_syscall_ns = 643", "pipe_syscall_ns = \"x\""),
             "p.toml: pipe_syscall_ns: invalid type: string \"x\", expected u64"
         );
         assert_eq!(
-            e("pipe_syscall_ns = 703\n", ""),
+            e("pipe_syscall_ns = 643\n", ""),
             "p.toml: pipe_syscall_ns: missing (every key is required)"
         );
         assert!(e("hz = 250", "hz = 250\npipe_ns = 3").starts_with("p.toml: pipe_ns: unknown key"));
         assert_eq!(e("hz = 250", "hz = 0"), "p.toml: hz: 0 is not in 1..=10000");
-        assert!(e("fork_ns = 192888", "fork_ns = -1").starts_with("p.toml: fork_ns: invalid value"));
+        assert!(e("fork_ns = 176344", "fork_ns = -1").starts_with("p.toml: fork_ns: invalid value"));
         assert_eq!(
             e("ipi_ns = 1000", "ipi_ns = 10000000000"),
             "p.toml: ipi_ns: 10000000000 is too large (at most 1000000000)"

@@ -63,8 +63,48 @@ pub const CHANNEL_LINES_SOURCE: &str = "schedlab calibrate on the same guest: 10
 const PIPE_LINES: u32 = 6;
 const UNIX_LINES: u32 = 7;
 
+/// Where the built-in profiles' shared-file-table and depth figures come
+/// from (`pipe_shared_fd_ns`, `unix_shared_fd_ns`, `pipe_depth_ns`,
+/// `unix_depth_ns`).
+pub const CHANNEL_CALL_SOURCE: &str = "schedlab calibrate on an Intel Sapphire-Rapids-class KVM guest (2 vCPUs, Linux 6.18, the other builds stopped), 2026-12-01: a 100 B write+read pair with a second thread alive against alone, pipe 340.5 - 271.5 ns, unix socketpair 594.9 - 533.2 ns, halved: 34 and 31 ns per call; 160 channels with k = 1, 16, 64, 128, 200 messages of 100 B queued on each, ns per call, pipes 175.4, 144.2, 144.6, 148.7, 149.7 (no point above k = 1: 0), unix socketpairs 329.4, 371.3, 401.1, 402.0, 405.7: 42, 72, 73, 76 ns over k = 1";
+const PIPE_SHARED_FD_NS: Nanos = 34;
+const UNIX_SHARED_FD_NS: Nanos = 31;
+const PIPE_DEPTH_NS: [Nanos; 4] = [0; 4];
+const UNIX_DEPTH_NS: [Nanos; 4] = [42, 72, 73, 76];
+
+/// Payload bytes buffered per CPU at which the depth tables
+/// (`pipe_depth_ns`, `unix_depth_ns`) are measured: 160 channels with 16,
+/// 64, 128 and 200 messages of 100 B queued on each; the base point, 1
+/// message on each (16,000 B), costs nothing extra.
+pub const DEPTH_BYTES: [u64; 4] = [256_000, 1_024_000, 2_048_000, 3_200_000];
+/// The depth tables' base point, bytes.
+pub const DEPTH_BASE_BYTES: u64 = 16_000;
+
+/// `v` at `x` on the piecewise-linear curve through (`x0`, 0) and
+/// (`xs[i]`, `vs[i]`): 0 up to `x0`, the last value beyond the last point.
+/// The points rise; the values may fall.
+fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
+    if x <= x0 {
+        return 0;
+    }
+    let (mut k0, mut v0) = (x0, 0u64);
+    for (&k1, &v1) in xs.iter().zip(vs) {
+        if x <= k1 {
+            // v0 + (v1 - v0) (x - k0) / (k1 - k0), either sign
+            let (span, at) = ((k1 - k0) as u128, (x - k0) as u128);
+            return if v1 >= v0 {
+                v0 + ((v1 - v0) as u128 * at / span) as u64
+            } else {
+                v0 - ((v0 - v1) as u128 * at / span) as u64
+            };
+        }
+        (k0, v0) = (k1, v1);
+    }
+    v0
+}
+
 /// Kunpeng 920's OS-cost factor (see `MachineCosts::for_machine`).
-pub const KUNPENG_OS_SCALE_MILLI: u32 = 2052;
+pub const KUNPENG_OS_SCALE_MILLI: u32 = 1876;
 
 const fn us(v: u64) -> Nanos {
     v * 1000
@@ -134,6 +174,19 @@ pub struct MachineCosts {
     /// The same for a ring of processes (every switch changes mm, so it
     /// includes the TLB refill), minus the ring of 2 processes.
     pub refill_process_ns: [Nanos; 5],
+    /// Extra per pipe call by a thread whose process has other live
+    /// threads: the file table is shared, so the call takes and drops a
+    /// reference on its file (fs/file.c `__fget_light`), ns.
+    pub pipe_shared_fd_ns: Nanos,
+    /// The same for a unix stream socket call, ns.
+    pub unix_shared_fd_ns: Nanos,
+    /// Extra per pipe call with `DEPTH_BYTES` payload bytes buffered in the
+    /// run's pipes per CPU in use (data that no longer fits the caches),
+    /// against 16,000 bytes, ns.
+    pub pipe_depth_ns: [Nanos; 4],
+    /// The same for unix stream sockets (whose skbs take about 768 B per
+    /// 100 B message), ns.
+    pub unix_depth_ns: [Nanos; 4],
     /// Creating a thread (clone until the thread runs), ns.
     pub thread_create_ns: Nanos,
     /// Creating a process (fork until the child runs), ns.
@@ -218,24 +271,31 @@ impl MachineCosts {
         } else {
             &self.refill_thread_ns
         };
-        if others <= 1 {
-            return 0;
-        }
-        let (mut k0, mut v0) = (1u64, 0u64);
-        for (&k1, &v1) in REFILL_OTHERS.iter().zip(t) {
-            if others <= k1 {
-                // v0 + (v1 - v0) (others - k0) / (k1 - k0), either sign
-                let span = k1 - k0;
-                let at = others - k0;
-                return if v1 >= v0 {
-                    v0 + (v1 - v0) * at / span
-                } else {
-                    v0 - (v0 - v1) * at / span
-                };
-            }
-            (k0, v0) = (k1, v1);
-        }
-        v0
+        piecewise(1, &REFILL_OTHERS, t, others)
+    }
+
+    /// What a pipe or unix-socket call costs beyond its hot figure
+    /// (`pipe_syscall_ns`, `unix_syscall_ns`): the file reference a thread
+    /// of a multi-threaded process takes (`shared_fd`), and the cache
+    /// misses of a call made while `buffered_per_cpu` payload bytes sit in
+    /// the run's channels of that kind per CPU in use (the depth table,
+    /// linear between its points, the last value beyond). TCP and the
+    /// other kinds: 0.
+    #[inline]
+    pub fn channel_call_extra(
+        &self,
+        kind: crate::channel::ChanKind,
+        shared_fd: bool,
+        buffered_per_cpu: u64,
+    ) -> Nanos {
+        use crate::channel::ChanKind;
+        let (fd, depth) = match kind {
+            ChanKind::Pipe => (self.pipe_shared_fd_ns, &self.pipe_depth_ns),
+            ChanKind::UnixStream => (self.unix_shared_fd_ns, &self.unix_depth_ns),
+            ChanKind::TcpStream => return 0,
+        };
+        (if shared_fd { fd } else { 0 })
+            + piecewise(DEPTH_BASE_BYTES, &DEPTH_BYTES, depth, buffered_per_cpu)
     }
 
     /// A contended line transfer at a distance.
@@ -281,6 +341,8 @@ impl MachineCosts {
             &mut self.fork_ns,
             &mut self.thread_exit_ns,
             &mut self.process_exit_ns,
+            &mut self.pipe_shared_fd_ns,
+            &mut self.unix_shared_fd_ns,
         ] {
             *v = *v * k / 1000;
         }
@@ -288,6 +350,8 @@ impl MachineCosts {
             .refill_thread_ns
             .iter_mut()
             .chain(self.refill_process_ns.iter_mut())
+            .chain(self.pipe_depth_ns.iter_mut())
+            .chain(self.unix_depth_ns.iter_mut())
         {
             *v = *v * k / 1000;
         }
@@ -334,6 +398,10 @@ impl MachineCosts {
             mm_switch_extra_ns: 0,
             refill_thread_ns: [0; 5],
             refill_process_ns: [0; 5],
+            pipe_shared_fd_ns: 0,
+            unix_shared_fd_ns: 0,
+            pipe_depth_ns: [0; 4],
+            unix_depth_ns: [0; 4],
             thread_create_ns: 0,
             fork_ns: 0,
             thread_exit_ns: 0,
@@ -425,6 +493,11 @@ impl MachineCosts {
             m.refill_process_ns = REFILL_PROCESS_NS;
             m.pipe_lines = PIPE_LINES;
             m.unix_lines = UNIX_LINES;
+            // Colder channel calls (see CHANNEL_CALL_SOURCE).
+            m.pipe_shared_fd_ns = PIPE_SHARED_FD_NS;
+            m.unix_shared_fd_ns = UNIX_SHARED_FD_NS;
+            m.pipe_depth_ns = PIPE_DEPTH_NS;
+            m.unix_depth_ns = UNIX_DEPTH_NS;
             m.thread_create_ns = us(13);
             m.fork_ns = us(94);
             m.thread_exit_ns = us(12);
@@ -699,6 +772,62 @@ fn node_mem_mb_s(machine: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::channel::ChanKind;
+
+    #[test]
+    fn a_channel_call_runs_colder_with_a_shared_file_table_and_deep_queues() {
+        let mut m = MachineCosts::for_machine("generic");
+        m.pipe_shared_fd_ns = 30;
+        m.unix_shared_fd_ns = 20;
+        m.pipe_depth_ns = [0; 4];
+        m.unix_depth_ns = [40, 70, 70, 100];
+        // nothing extra for a single-threaded process with little queued
+        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, false, 0), 0);
+        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, false, 16_000), 0);
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, true, 0), 30);
+        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, true, 0), 20);
+        // linear from (16 000, 0) to (256 000, 40), then between the points
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 136_000),
+            20
+        );
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 256_000),
+            40
+        );
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 640_000),
+            55
+        );
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 2_624_000),
+            85
+        );
+        // the last value beyond the last point, the shared-table part added
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, true, u64::MAX),
+            120
+        );
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, false, u64::MAX), 0);
+        // loopback TCP has its own measured costs
+        assert_eq!(m.channel_call_extra(ChanKind::TcpStream, true, u64::MAX), 0);
+        // and --costs off charges nothing
+        let z = m.zeroed();
+        assert_eq!(
+            z.channel_call_extra(ChanKind::UnixStream, true, u64::MAX),
+            0
+        );
+    }
+
+    #[test]
+    fn the_refill_curve_is_unchanged_by_the_shared_interpolation() {
+        let mut m = MachineCosts::for_machine("generic");
+        m.refill_thread_ns = [100, 200, 150, 300, 400];
+        let r = |k| m.switch_refill(k, false);
+        assert_eq!((r(0), r(1), r(2), r(3)), (0, 0, 50, 100));
+        assert_eq!((r(5), r(7), r(11), r(15)), (150, 200, 175, 150));
+        assert_eq!((r(63), r(64), r(u64::MAX)), (400, 400, 400));
+    }
 
     #[test]
     fn smt_speed_is_per_thread_share() {

@@ -293,6 +293,15 @@ pub struct RunCounters {
     /// CPU time in user mode (programs' work and spinning, at the speed it
     /// ran), ns; the rest of the CPUs' busy time is system time.
     pub user_ns: u64,
+    /// Cache-line transfers charged by the line model (reads and writes
+    /// that moved a modelled line, each object counted once).
+    pub line_transfers: u64,
+    /// Of which found the line still in flight and waited (contended).
+    pub line_transfers_contended: u64,
+    /// CPU time charged for those transfers, waits included, ns.
+    pub line_transfer_ns: u64,
+    /// Of which waiting for a transfer in flight, ns.
+    pub line_wait_ns: u64,
 }
 
 /// Engine configuration.
@@ -466,6 +475,14 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     pub counters: RunCounters,
     marks: Vec<Option<Nanos>>,
     live_tasks: usize,
+    /// Tasks declared per address space (`TaskSpec::mm`): more than one
+    /// means threads of one process, whose file table is shared.
+    mm_tasks: Vec<u32>,
+    /// Payload bytes buffered in the run's channels, by `ChanKind` (the
+    /// depth that makes pipe and socket calls run colder).
+    chan_buffered: [u64; 3],
+    /// CPUs the run may use (at least 1): the depth above is per CPU.
+    run_cpus: u64,
     tick_ns: Nanos,
     violation: Option<InvariantError>,
     /// The load balancer (None: tasks move only when they wake).
@@ -616,6 +633,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             })
             .collect::<Vec<_>>();
         let root_line = lines.alloc();
+        let run_cpus = (cfg.allowed.weight() as u64).max(1);
         let idle_cpus = cfg.allowed.weight() as u32;
         let mut e = Engine {
             topo,
@@ -639,6 +657,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             counters: RunCounters::default(),
             marks: Vec::new(),
             live_tasks: 0,
+            mm_tasks: Vec::new(),
+            chan_buffered: [0; 3],
+            run_cpus,
             tick_ns,
             violation: None,
             balancer: None,
@@ -731,6 +752,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let first = self.cfg.allowed.first().unwrap_or(0);
         self.tplace
             .push(TaskPlacement::new(self.cfg.allowed.clone(), first));
+        let mm = spec.mm as usize;
+        if self.mm_tasks.len() <= mm {
+            self.mm_tasks.resize(mm + 1, 0);
+        }
+        self.mm_tasks[mm] += 1;
         self.tasks.push(Task {
             spec,
             pc: Pc::default(),
@@ -972,6 +998,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         for c in 0..self.cpus.len() {
             self.account(c, now);
         }
+        self.counters.line_transfers = self.lines.transfers;
+        self.counters.line_transfers_contended = self.lines.contended;
+        self.counters.line_transfer_ns = self.lines.transfer_ns;
+        self.counters.line_wait_ns = self.lines.wait_ns;
     }
 
     fn dispatch(&mut self, ev: Event) {

@@ -84,7 +84,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         n * costs.tcp_ps_per_byte / 1000,
                     ),
                 };
-                (if resumed { copy } else { sys + copy }, false)
+                // a colder call: a shared file table (threads), data
+                // queued beyond the caches (costs::channel_call_extra)
+                let kind = self.chans[chan as usize].kind;
+                let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
+                let per_cpu = self.chan_buffered[kind as usize] / self.run_cpus;
+                let extra = costs.channel_call_extra(kind, shared_fd, per_cpu);
+                (if resumed { copy } else { sys + extra + copy }, false)
             }
             Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) | Op::USleep(_) => {
                 (if resumed { 0 } else { costs.syscall_ns }, false)
@@ -235,6 +241,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let (res, wakes) = self.chans[chan as usize].write(left, c as u32, resumed);
                 match res {
                     IoResult::Done(n) => {
+                        let kind = self.chans[chan as usize].kind as usize;
+                        self.chan_buffered[kind] += n as u64;
                         let payload = self.chans[chan as usize].payload;
                         if payload {
                             self.counters.bytes_written += n as u64;
@@ -269,6 +277,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.cpus[c].debt += pull_cost;
                 match res {
                     IoResult::Done(n) => {
+                        let kind = self.chans[chan as usize].kind as usize;
+                        self.chan_buffered[kind] -= n as u64;
                         if self.chans[chan as usize].payload {
                             self.counters.bytes_read += n as u64;
                         }
