@@ -227,3 +227,60 @@ fn noisy_neighbours_and_floating_vcpus_run_checked() {
     assert_eq!(a.guests[1].time_ns, b.guests[1].time_ns, "deterministic");
     assert!(a.vm.iter().all(|g| g.steal_ns > 0));
 }
+
+/// A host of 4 CPUs running `noisy` and one 1-vCPU guest described by
+/// `guest` (its affinity line), with a spin of `ms` in the guest.
+fn small_host(guest: &str, noisy: &str) -> HostSpec {
+    let text = format!(
+        "[host]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=xeon-12c24t\"\n\
+         [[guest]]\nmachine = \"smp:sockets=1,cores=1,threads=1,cost=kvm-8vcpu\"\n{guest}\n\
+         [[noisy]]\n{noisy}\n"
+    );
+    spec::from_toml(&text, "small").unwrap()
+}
+
+fn spin_ms(ms: u64) -> Spin {
+    Spin {
+        tasks: 1,
+        work_ns: ms * 1_000_000,
+        mem_mib: 0,
+    }
+}
+
+#[test]
+fn the_host_load_balancer_spreads_noisy_threads_started_on_one_cpu() {
+    // two always-runnable host threads allowed on CPUs 0-2, both started
+    // on CPU 0; the guest's vCPU is pinned to CPU 3
+    let s = small_host("pin = [3]", "tasks = 2\ncpus = \"0-2\"\nstart = 0");
+    let vm = simulate_vm(&s, &[spin_ms(50)], &opt()).unwrap();
+    let h = &vm.host;
+    eprintln!("{:?} {:?}", h.noisy_cpus, h.balance);
+    assert!(h.balance.moved >= 1, "{:?}", h.balance);
+    assert_ne!(
+        h.noisy_cpus[0], h.noisy_cpus[1],
+        "the balancer left both threads on one CPU"
+    );
+    assert!(h.noisy_cpus.iter().all(|&c| c <= 2), "{:?}", h.noisy_cpus);
+    // the guest alone on its CPU: no steal
+    assert_eq!(vm.vm[0].steal_ns, 0);
+    let again = simulate_vm(&s, &[spin_ms(50)], &opt()).unwrap();
+    assert_eq!(again.host.balance, h.balance, "deterministic");
+}
+
+#[test]
+fn a_floating_vcpu_wakes_on_the_idle_cpu_select_idle_sibling_finds() {
+    // a host thread runs on CPU 0 all the time; the vCPU floats over 0-3
+    // and last ran on CPU 0 (its first allowed CPU). Its first wake-up is
+    // the guest's own timer (a host hrtimer on CPU 0, no waker):
+    // select_task_rq_fair goes to select_idle_sibling(prev 0, target 0),
+    // which finds neither target nor prev idle, recent_used_cpu is prev,
+    // and select_idle_cpu scans the LLC from target + 1: CPU 1.
+    let s = small_host("cpus = \"0-3\"", "tasks = 1\ncpus = \"0\"\npinned = true");
+    let vm = simulate_vm(&s, &[spin_ms(5)], &opt()).unwrap();
+    let v = &vm.vm[0].vcpus[0];
+    eprintln!("{:?} {:?}", vm.host.wakeup_stages, v);
+    assert_eq!(v.host_cpu, 1);
+    assert_eq!(v.host_migrations, 1);
+    assert_eq!(vm.host.wakeup_stages.get("idle_cpu_in_llc"), Some(&1));
+    assert_eq!(v.steal_ns, 0, "it never waited behind the noisy thread");
+}
