@@ -77,9 +77,27 @@ fn two_saturated_guests_share_the_host_cpus_half_and_half() {
                 "{} vcpu {} steal {pct:.1}% preemptions {}",
                 g.name, c.vcpu, c.preemptions
             );
+            assert!(
+                (40.0..=60.0).contains(&pct),
+                "{} vCPU {}: {pct:.1} %",
+                g.name,
+                c.vcpu
+            );
         }
     }
-    eprintln!("{:?}", vm.host.preemption_ns);
+    // a turn on the host is the host kernel's slice, rounded up to the
+    // host tick that notices it is used (plus the switch and entry)
+    let slice = sim::placement::linux::Features::kernel("latest")
+        .unwrap()
+        .base_slice_ns();
+    let tick = 1_000_000_000 / sim::costs::MachineCosts::for_machine("xeon-12c24t").hz;
+    let turn = slice.div_ceil(tick) * tick;
+    let p50 = vm.host.preemption_ns.p50;
+    eprintln!("{:?} slice {slice} tick {tick}", vm.host.preemption_ns);
+    assert!(
+        p50 >= turn && p50 <= turn + tick / 10,
+        "median pre-emption {p50} ns, the slice rounded to ticks {turn} ns"
+    );
 }
 
 /// A waker on vCPU 0 computes for `lead` ns, then wakes a task that slept
