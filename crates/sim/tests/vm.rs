@@ -302,3 +302,25 @@ fn a_floating_vcpu_wakes_on_the_idle_cpu_select_idle_sibling_finds() {
     assert_eq!(vm.host.wakeup_stages.get("idle_cpu_in_llc"), Some(&1));
     assert_eq!(v.steal_ns, 0, "it never waited behind the noisy thread");
 }
+
+#[test]
+fn a_vcpu_woken_by_another_vcpus_ipi_is_woken_by_that_vcpus_thread() {
+    // hackbench's wake-ups cross vCPUs: the sender's thread wakes the
+    // halted vCPU's thread (kvm_vcpu_kick) from its own host CPU
+    let s = spec::preset("vm1x8").unwrap();
+    let vm = simulate_vm(&s, &[hb()], &opt()).unwrap();
+    let w = &vm.host.wake_locality;
+    eprintln!("{w:?}");
+    assert!(w.same_llc > 0, "{w:?}");
+    // pinned 1:1, a vCPU never lands on its sender's host CPU
+    assert_eq!(w.same_cpu, 0, "{w:?}");
+    // compute-only tasks never wake each other: the vCPUs' only wake-ups
+    // are their own (boot kicks, timers), which have no waking thread
+    let vm = simulate_vm(&s, &[spin_ms(5)], &opt()).unwrap();
+    let w = &vm.host.wake_locality;
+    assert_eq!(
+        w.same_cpu + w.same_cluster + w.same_llc + w.other_llc,
+        0,
+        "{w:?}"
+    );
+}

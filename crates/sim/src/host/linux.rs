@@ -169,6 +169,21 @@ impl HostLinux {
         (cpu, cost)
     }
 
+    /// A wake-up by a waking thread on `this_cpu` placed its wakee on
+    /// `cpu`: where, relative to the waker (the engine's `wake_locality`).
+    pub(super) fn note_locality(&mut self, this_cpu: usize, cpu: usize) {
+        let where_ = if cpu == this_cpu {
+            0
+        } else if self.topo.cluster_mask(this_cpu).test(cpu) {
+            1
+        } else if self.sd.cpus_share_cache(this_cpu, cpu) {
+            2
+        } else {
+            3
+        };
+        self.pstats.wake_locality[where_] += 1;
+    }
+
     /// set_next_task_idle -> update_idle_core: host CPU `c` goes idle (its
     /// line writes are made; the time is not charged, as the engine does
     /// for a CPU on its way to idle).

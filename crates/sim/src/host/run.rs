@@ -81,6 +81,10 @@ pub struct HostSummary {
     /// the host's select_task_rq_fair that chose the CPU (stages that
     /// chose none are left out); pinned threads are not counted.
     pub wakeup_stages: BTreeMap<String, u64>,
+    /// Host wake-ups of vCPU threads by another vCPU's thread (an IPI's
+    /// sender), by where the wakee's thread landed relative to the
+    /// sender's host CPU; wake-ups by a vCPU's own timer are not counted.
+    pub wake_locality: crate::run::WakeLocality,
     /// What the host's load balancer did.
     pub balance: BalanceStats,
     /// The host CPU each noisy thread is on at the end.
@@ -391,6 +395,15 @@ pub fn simulate_vm<W: Workload>(
                     (n > 0).then(|| (st.name(), n))
                 })
                 .collect(),
+            wake_locality: {
+                let w = host.placement_stats().wake_locality;
+                crate::run::WakeLocality {
+                    same_cpu: w[0],
+                    same_cluster: w[1],
+                    same_llc: w[2],
+                    other_llc: w[3],
+                }
+            },
             balance: host.balance_stats().clone(),
             noisy_cpus: host.noisy_cpus(),
         },

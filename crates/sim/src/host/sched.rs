@@ -455,6 +455,9 @@ impl Host {
             waker: waker.map(|w| w as u32),
         };
         let (cpu, cost) = self.k.select(req, this_cpu, self.now);
+        if waker.is_some() {
+            self.k.note_locality(this_cpu, cpu);
+        }
         self.set_state(t, ThreadState::Waiting);
         if cpu != prev {
             // set_task_cpu: the signals it left on prev go with it
