@@ -116,6 +116,14 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
             crate::output::check_writable(p).with_context(|| flag.to_string())?;
         }
     }
+    if let Some((name, parts)) = a
+        .experiment
+        .as_deref()
+        .and_then(|n| n.strip_prefix("builtin:"))
+        .and_then(|n| lab::builtin::suite(n).map(|p| (n, p)))
+    {
+        return run_suite(&a, name, parts);
+    }
     let (exp, records) = if !a.merge.is_empty() {
         runner::merge(&a.merge)?
     } else {
@@ -130,64 +138,12 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         }
         let log = match &a.log {
             Some(l) => l.clone(),
-            None => {
-                let beside = [&a.json, &a.csv, &a.plot, &a.html]
-                    .into_iter()
-                    .flatten()
-                    .next()
-                    .and_then(|p| p.parent())
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| PathBuf::from("."));
-                runner::default_log(&beside, &exp, a.shard)
-            }
+            None => default_log(&a, &exp),
         };
-        let jobs = match a.jobs {
-            Some(j) => j as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
-        let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} ({eta} left)",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(exp.name.clone());
-        let opts = RunOptions {
-            jobs,
-            shard: a.shard,
-            resume: a.resume,
-            log: log.clone(),
-            on_start: &|todo, done| {
-                bar.set_length((todo + done) as u64);
-                bar.set_position(done as u64);
-            },
-            on_done: &|_| bar.inc(1),
-        };
-        let records = match runner::run(&exp, &opts) {
+        let records = match run_experiment(&a, &exp, &log)? {
             Ok(r) => r,
-            Err(e) => {
-                bar.finish_and_clear();
-                // A native run stopped by SIGINT, SIGTERM or SIGHUP (its
-                // tasks reaped): the shell's status for the signal, as
-                // `bench` gives, and the runs done are in the log.
-                if let Some(sig) = interrupt_signal(&e) {
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "{}",
-                        crate::output::one_line(&format!(
-                            "schedlab: {e} (the finished runs are in {}: --resume continues)",
-                            log.display()
-                        ))
-                    );
-                    return Ok(ExitCode::from(128 + sig as u8));
-                }
-                return Err(e.into());
-            }
+            Err(code) => return Ok(code),
         };
-        bar.finish_and_clear();
         if let Some(s) = a.shard {
             eprintln!(
                 "schedlab: shard {s}: {} runs in {}; build the report with `schedlab compare --merge` and every shard's log",
@@ -213,12 +169,226 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Result<()> {
+/// The run log of `exp` when `--log` is not given: beside the first of
+/// --json/--csv/--plot/--html, else here.
+fn default_log(a: &CompareArgs, exp: &Experiment) -> PathBuf {
+    let beside = [&a.json, &a.csv, &a.plot, &a.html]
+        .into_iter()
+        .flatten()
+        .next()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    runner::default_log(&beside, exp, a.shard)
+}
+
+/// Run `exp` (or the shard of it `a` asks for) with a progress bar and
+/// `log` as its run log. `Err(status)`: a native run was interrupted by a
+/// signal (said on stderr; the runs done are in the log).
+fn run_experiment(
+    a: &CompareArgs,
+    exp: &Experiment,
+    log: &Path,
+) -> Result<std::result::Result<Vec<RunRecord>, ExitCode>> {
+    let jobs = match a.jobs {
+        Some(j) => j as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} ({eta} left)",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(exp.name.clone());
+    let opts = RunOptions {
+        jobs,
+        shard: a.shard,
+        resume: a.resume,
+        log: log.to_path_buf(),
+        on_start: &|todo, done| {
+            bar.set_length((todo + done) as u64);
+            bar.set_position(done as u64);
+        },
+        on_done: &|_| bar.inc(1),
+    };
+    let records = match runner::run(exp, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            bar.finish_and_clear();
+            // A native run stopped by SIGINT, SIGTERM or SIGHUP (its
+            // tasks reaped): the shell's status for the signal, as
+            // `bench` gives, and the runs done are in the log.
+            if let Some(sig) = interrupt_signal(&e) {
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "{}",
+                    crate::output::one_line(&format!(
+                        "schedlab: {e} (the finished runs are in {}: --resume continues)",
+                        log.display()
+                    ))
+                );
+                return Ok(Err(ExitCode::from(128 + sig as u8)));
+            }
+            return Err(e.into());
+        }
+    };
+    bar.finish_and_clear();
+    Ok(Ok(records))
+}
+
+/// `builtin:NAME` of a suite: each of its experiments in turn, with its
+/// own run log (`--log F` becomes F's stem + `-EXPERIMENT`), then each
+/// one's report under a header; `--json` holds every part (`parts`, each
+/// as an experiment's `--json` holds it), `--csv` one table with an
+/// `experiment` column ([`report::csv_suite`]), `--plot` and `--html`
+/// one file per experiment (the path's stem + `-EXPERIMENT`).
+fn run_suite(a: &CompareArgs, name: &str, parts: &[&str]) -> Result<ExitCode> {
+    for (flag, given) in [
+        ("--shard", a.shard.is_some()),
+        ("--trace", a.trace.is_some()),
+    ] {
+        if given {
+            anyhow::bail!(
+                "builtin:{name} is a suite of {} experiments ({}): {flag} takes one of them, e.g. builtin:{}",
+                parts.len(),
+                parts.join(", "),
+                parts[0]
+            );
+        }
+    }
+    let mut done = Vec::new();
+    for p in parts {
+        let mut exp = lab::builtin::load(p, a.quick)?;
+        if let Some(n) = a.iterations {
+            exp.iterations = n;
+        }
+        let log = match &a.log {
+            Some(l) => part_path(l, &exp.name),
+            None => default_log(a, &exp),
+        };
+        match run_experiment(a, &exp, &log)? {
+            Ok(records) => done.push((exp, records)),
+            Err(code) => return Ok(code),
+        }
+    }
+    let mut built = Vec::new();
+    for (exp, records) in done {
+        let (spec, report, records) = build(&exp, &records)?;
+        built.push((exp, spec, report, records));
+    }
+    if let Some(path) = &a.json {
+        let mut jparts = Vec::new();
+        for (exp, _, report, records) in &built {
+            jparts.push(json!({
+                "experiment": experiment_json(exp)?,
+                "report": report.json(),
+                "runs": records,
+            }));
+        }
+        let v = json!({
+            "schedlab": crate::cmd_sim::provenance(),
+            "suite": format!("builtin:{name}"),
+            "parts": jparts,
+        });
+        let text = serde_json::to_string_pretty(&v)? + "\n";
+        write_atomic(path, text.as_bytes()).context("--json")?;
+    }
+    if let Some(path) = &a.csv {
+        let tables: Vec<(&str, &report::ReportSpec, &[RunRecord])> = built
+            .iter()
+            .map(|(e, s, _, r)| (e.name.as_str(), s, &r[..]))
+            .collect();
+        write_atomic(path, report::csv_suite(&tables).as_bytes()).context("--csv")?;
+    }
+    for (exp, spec, report, _) in &built {
+        if let Some(path) = &a.plot {
+            write_plots(&part_path(path, &exp.name), spec, report)?;
+        }
+        if let Some(path) = &a.html {
+            write_html(&part_path(path, &exp.name), exp, spec, report)?;
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    for (i, (exp, _, report, _)) in built.iter().enumerate() {
+        let head = format!(
+            "{}== builtin:{name} {}/{}: builtin:{} ==\n\n",
+            if i > 0 { "\n" } else { "" },
+            i + 1,
+            built.len(),
+            exp.name
+        );
+        out.write_all(head.as_bytes())
+            .and_then(|()| out.write_all(report.text().as_bytes()))
+            .map_err(crate::output::StdoutError)?;
+    }
+    out.flush().map_err(crate::output::StdoutError)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `out.svg` + `vcpu-preempted-tbench` -> `out-vcpu-preempted-tbench.svg`.
+fn part_path(path: &Path, part: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or("out".into(), |s| s.to_string_lossy().into_owned());
+    match path.extension() {
+        Some(ext) => path.with_file_name(format!("{stem}-{part}.{}", ext.to_string_lossy())),
+        None => path.with_file_name(format!("{stem}-{part}")),
+    }
+}
+
+/// The report of `exp`'s runs: its spec, the report, and the runs with
+/// their stage shares filled in.
+fn build(
+    exp: &Experiment,
+    records: &[RunRecord],
+) -> Result<(report::ReportSpec, Report, Vec<RunRecord>)> {
     let mut records = records.to_vec();
     runner::fill_stage_shares(exp, &mut records);
-    let records = &records[..];
-    let spec = runner::report_spec(exp, records);
-    let report = Report::build(&spec, records)?;
+    let spec = runner::report_spec(exp, &records);
+    let report = Report::build(&spec, &records)?;
+    Ok((spec, report, records))
+}
+
+/// An SVG of the first metric to `path`, of each other metric to
+/// `path`'s stem + `-METRIC.svg`.
+fn write_plots(path: &Path, spec: &report::ReportSpec, report: &Report) -> Result<()> {
+    for (i, m) in spec.metrics.iter().enumerate() {
+        let file = if i == 0 {
+            path.to_path_buf()
+        } else {
+            plot_path(path, &m.name)
+        };
+        let svg = report::plot::svg(report, &m.name)?;
+        write_atomic(&file, svg.as_bytes()).context("--plot")?;
+    }
+    Ok(())
+}
+
+/// The whole report of `exp` as one page.
+fn write_html(
+    path: &Path,
+    exp: &Experiment,
+    spec: &report::ReportSpec,
+    report: &Report,
+) -> Result<()> {
+    let mut page = crate::cmd_compare_html::page(exp);
+    page.internals = spec
+        .metrics
+        .iter()
+        .map(|m| m.name.clone())
+        .filter(|n| crate::cmd_compare_html::is_internal(n))
+        .collect();
+    let text = report::html::html(report, &page)?;
+    write_atomic(path, text.as_bytes()).context("--html")?;
+    Ok(())
+}
+
+fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Result<()> {
+    let (spec, report, records) = build(exp, records)?;
     if let Some(path) = &a.json {
         let v = json!({
             "schedlab": crate::cmd_sim::provenance(),
@@ -230,31 +400,14 @@ fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Res
         write_atomic(path, text.as_bytes()).context("--json")?;
     }
     if let Some(path) = &a.csv {
-        write_atomic(path, report::csv(&spec, records).as_bytes()).context("--csv")?;
+        write_atomic(path, report::csv(&spec, &records).as_bytes()).context("--csv")?;
     }
     if let Some(path) = &a.plot {
-        for (i, m) in spec.metrics.iter().enumerate() {
-            let file = if i == 0 {
-                path.clone()
-            } else {
-                plot_path(path, &m.name)
-            };
-            let svg = report::plot::svg(&report, &m.name)?;
-            write_atomic(&file, svg.as_bytes()).context("--plot")?;
-        }
+        write_plots(path, &spec, &report)?;
     }
     if let Some(path) = &a.html {
-        let mut page = crate::cmd_compare_html::page(exp);
-        page.internals = spec
-            .metrics
-            .iter()
-            .map(|m| m.name.clone())
-            .filter(|n| crate::cmd_compare_html::is_internal(n))
-            .collect();
-        let text = report::html::html(&report, &page)?;
-        write_atomic(path, text.as_bytes()).context("--html")?;
+        write_html(path, exp, &spec, &report)?;
     }
-    use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(report.text().as_bytes())
         .map_err(crate::output::StdoutError)?;
@@ -306,6 +459,15 @@ mod tests {
             plot_path(Path::new("x"), "time"),
             PathBuf::from("x-time.svg")
         );
+    }
+
+    #[test]
+    fn part_paths_per_experiment() {
+        assert_eq!(
+            part_path(Path::new("d/r.svg"), "vcpu-preempted-tbench"),
+            PathBuf::from("d/r-vcpu-preempted-tbench.svg")
+        );
+        assert_eq!(part_path(Path::new("log"), "x"), PathBuf::from("log-x"));
     }
 
     #[test]

@@ -73,11 +73,13 @@ fn list_shows_every_builtin() {
         "cluster-scan",
         "cluster-scan-2nodes",
         "sd-idle",
-        "vcpu-preempted",
+        "vcpu-preempted-hackbench",
         "vcpu-preempted-tbench",
         "vcpu-preempted-schbench",
         "numa-scan-stagger",
         "kernel-agreement",
+        // the suite
+        "vcpu-preempted",
     ];
     for n in names {
         assert!(out.contains(&format!("builtin:{n} ")), "{n}: {out}");
@@ -512,4 +514,76 @@ fn unwritable_outputs_fail_before_running() {
         assert!(e.contains(flag) && e.contains("/nonexistent-dir"), "{e}");
         assert!(!log.exists(), "{flag}: a run started");
     }
+}
+
+#[test]
+fn the_vcpu_preempted_suite_runs_its_three_setups_into_one_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (j, c, p) = (d.join("s.json"), d.join("s.csv"), d.join("s.svg"));
+    let args = [
+        "compare",
+        "builtin:vcpu-preempted",
+        "--quick",
+        "--json",
+        j.to_str().unwrap(),
+        "--csv",
+        c.to_str().unwrap(),
+        "--plot",
+        p.to_str().unwrap(),
+    ];
+    let out = run(&args);
+    let parts = [
+        "vcpu-preempted-hackbench",
+        "vcpu-preempted-tbench",
+        "vcpu-preempted-schbench",
+    ];
+    for (i, part) in parts.iter().enumerate() {
+        let head = format!("== builtin:vcpu-preempted {}/3: builtin:{part} ==", i + 1);
+        assert!(out.contains(&head), "{head}: {out}");
+    }
+    // each part's own table: hackbench's time, tbench's throughput over
+    // both guests, schbench's latency over both guests
+    for m in ["time-1 ", "vm-tput-1 ", "vm-wakeup-p99-1 "] {
+        assert!(out.contains(m), "{m}: {out}");
+    }
+    let v: Value = serde_json::from_str(&read(&j)).unwrap();
+    assert_eq!(v["suite"], "builtin:vcpu-preempted");
+    let jp = v["parts"].as_array().unwrap();
+    let names: Vec<&str> = jp
+        .iter()
+        .map(|x| x["experiment"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, parts);
+    for x in jp {
+        let runs = x["runs"].as_array().unwrap();
+        assert!(!runs.is_empty());
+        // both variants, without and with the check
+        let variants: std::collections::BTreeSet<&str> = runs
+            .iter()
+            .map(|r| r["variant"].as_str().unwrap())
+            .collect();
+        assert_eq!(variants.len(), 2, "{variants:?}");
+    }
+    let csv = read(&c);
+    assert!(csv.starts_with("experiment,variant,mode,"), "{csv}");
+    let rows: usize = jp.iter().map(|x| x["runs"].as_array().unwrap().len()).sum();
+    assert_eq!(csv.lines().count(), 1 + rows);
+    for part in parts {
+        assert!(csv.contains(&format!("\n{part},")), "{part}");
+        assert!(d.join(format!("s-{part}.svg")).exists(), "{part}");
+    }
+    // deterministic, and the single parts still run alone
+    assert_eq!(out, run(&args));
+    let alone = run(&["compare", "builtin:vcpu-preempted-tbench", "--quick"]);
+    assert!(alone.contains("vm-tput-1 "), "{alone}");
+    // one experiment's flags are refused for the suite, in one line
+    let err = fails(&[
+        "compare",
+        "builtin:vcpu-preempted",
+        "--quick",
+        "--shard",
+        "1/2",
+    ]);
+    assert!(err.contains("--shard takes one of them"), "{err}");
 }

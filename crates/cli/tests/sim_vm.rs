@@ -83,6 +83,14 @@ fn bad_machine_files_exit_2_naming_the_field() {
             "guest[0].cpus: host CPU 4 is outside the host",
         ),
         (host.to_string(), "guest: no [[guest]]"),
+        (
+            format!("{host}[[guest]]\n{g2}pin = [0, 1]\n[[noisy]]\ntasks = 2\ncpus = \"2-3\"\nstart = 1\n"),
+            "noisy[0].start: host CPU 1 is not in cpus",
+        ),
+        (
+            format!("{host}[[guest]]\n{g2}pin = [0, 1]\n[[noisy]]\ntasks = 2\ncpus = \"2-3\"\npinned = true\nstart = 2\n"),
+            "noisy[0].start: pinned threads start on their own CPUs",
+        ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
         let f = dir.join(format!("h{i}.toml"));
@@ -142,4 +150,50 @@ fn rtapp_workloads_are_refused_in_guests() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--host") && err.contains("rt-app"), "{err}");
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn the_host_balances_and_places_floating_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("h.toml");
+    std::fs::write(
+        &f,
+        "[host]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=xeon-12c24t\"\n\
+         [[guest]]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=kvm-8vcpu\"\ncpus = \"0-3\"\n\
+         [[noisy]]\ntasks = 2\ncpus = \"0-3\"\nstart = 0\n",
+    )
+    .unwrap();
+    let args = [
+        "sim",
+        "hackbench",
+        "-g",
+        "1",
+        "-l",
+        "100",
+        "--host",
+        f.to_str().unwrap(),
+        "--check",
+    ];
+    let text = run(&args);
+    assert!(
+        text.contains("threads moved by its load balancer"),
+        "{text}"
+    );
+    let v = json(&args);
+    let h = &v["vm"]["host"];
+    assert!(h["balance"]["moved"].as_u64().unwrap() >= 1, "{h}");
+    let noisy = h["noisy_cpus"].as_array().unwrap();
+    assert_ne!(noisy[0], noisy[1], "{h}");
+    // the floating vCPUs were placed by the host's wake-up path
+    let placed: u64 = h["wakeup_stages"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert!(placed > 0, "{h}");
+    for c in v["vm"]["guests"][0]["vcpus"].as_array().unwrap() {
+        assert!(c["host_cpu"].as_u64().unwrap() < 4, "{c}");
+        assert!(c["host_migrations"].is_u64(), "{c}");
+    }
 }

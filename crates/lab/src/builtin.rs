@@ -1,7 +1,9 @@
 //! Built-in experiments: the published setups of scheduler changes
 //! (machine, CPU restriction, benchmark flags, sweep and variants), each an
-//! ordinary experiment file compiled into the binary. `schedlab compare
-//! --list` shows them.
+//! ordinary experiment file compiled into the binary, and suites: a name
+//! for several of them run in sequence, when a change was published with
+//! setups of different benchmarks (an experiment runs one). `schedlab
+//! compare --list` shows both.
 
 use crate::experiment::{Experiment, ExperimentError};
 
@@ -22,8 +24,8 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
     ("sd-idle", include_str!("builtin/sd-idle.toml")),
     (
-        "vcpu-preempted",
-        include_str!("builtin/vcpu-preempted.toml"),
+        "vcpu-preempted-hackbench",
+        include_str!("builtin/vcpu-preempted-hackbench.toml"),
     ),
     (
         "vcpu-preempted-tbench",
@@ -43,6 +45,23 @@ pub const BUILTINS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Every suite: (name, description, its experiments in the order they
+/// run).
+pub const SUITES: &[(&str, &str, &[&str])] = &[(
+    "vcpu-preempted",
+    "Linux 4.18's vCPU-preempted check, the authors' three setups: one 8-vCPU guest alone with hackbench, two guests sharing 8 host CPUs with tbench and with schbench",
+    &[
+        "vcpu-preempted-hackbench",
+        "vcpu-preempted-tbench",
+        "vcpu-preempted-schbench",
+    ],
+)];
+
+/// The experiments of suite `name`, in order (None: not a suite).
+pub fn suite(name: &str) -> Option<&'static [&'static str]> {
+    SUITES.iter().find(|s| s.0 == name).map(|s| s.2)
+}
+
 /// The text of a built-in.
 pub fn text(name: &str) -> Option<&'static str> {
     BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
@@ -51,13 +70,21 @@ pub fn text(name: &str) -> Option<&'static str> {
 /// Load a built-in, expanded.
 pub fn load(name: &str, quick: bool) -> Result<Experiment, ExperimentError> {
     let origin = format!("builtin:{name}");
-    match text(name) {
-        Some(t) => Experiment::parse(&origin, t, quick),
-        None => Err(ExperimentError {
+    match (text(name), suite(name)) {
+        (Some(t), _) => Experiment::parse(&origin, t, quick),
+        (None, Some(parts)) => Err(ExperimentError {
+            origin,
+            message: format!(
+                "a suite of {} experiments ({}), not one experiment",
+                parts.len(),
+                parts.join(", ")
+            ),
+        }),
+        (None, None) => Err(ExperimentError {
             origin,
             message: format!(
                 "no such built-in experiment (schedlab compare --list shows them: {})",
-                BUILTINS
+                list()
                     .iter()
                     .map(|(n, _)| *n)
                     .collect::<Vec<_>>()
@@ -67,15 +94,22 @@ pub fn load(name: &str, quick: bool) -> Result<Experiment, ExperimentError> {
     }
 }
 
-/// (name, description) of every built-in.
+/// (name, description) of every built-in experiment, then of every suite
+/// (its description names its experiments).
 pub fn list() -> Vec<(&'static str, String)> {
-    BUILTINS
+    let mut v: Vec<(&'static str, String)> = BUILTINS
         .iter()
         .map(|(n, _)| {
             let d = load(n, false).map(|e| e.description).unwrap_or_default();
             (*n, d)
         })
-        .collect()
+        .collect();
+    v.extend(
+        SUITES
+            .iter()
+            .map(|(n, d, parts)| (*n, format!("{d} (runs {})", parts.join(", ")))),
+    );
+    v
 }
 
 #[cfg(test)]
@@ -93,6 +127,28 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn suites_name_builtins_and_are_not_experiments() {
+        for (name, _, parts) in SUITES {
+            assert!(text(name).is_none(), "{name} is also an experiment");
+            assert!(parts.len() >= 2, "{name}");
+            for p in *parts {
+                assert!(load(p, true).is_ok(), "{name}: {p}");
+            }
+            let e = load(name, false).unwrap_err();
+            assert!(e.message.contains("suite"), "{e}");
+        }
+        assert_eq!(
+            suite("vcpu-preempted").unwrap(),
+            [
+                "vcpu-preempted-hackbench",
+                "vcpu-preempted-tbench",
+                "vcpu-preempted-schbench"
+            ]
+        );
+        assert!(list().iter().any(|(n, _)| *n == "vcpu-preempted"));
     }
 
     #[test]

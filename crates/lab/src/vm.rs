@@ -187,10 +187,11 @@ fn compose(vm: VmResult, params: Value) -> Simulated {
     }
     let h = &vm.host;
     text += &format!(
-        "Host {} ({} CPUs): {} switches, vCPU pre-emptions lasted p50 {:.3} ms, p99 {:.3} ms\n",
+        "Host {} ({} CPUs): {} switches, {} threads moved by its load balancer, vCPU pre-emptions lasted p50 {:.3} ms, p99 {:.3} ms\n",
         h.machine,
         h.cpus,
         h.switches,
+        h.balance.moved,
         h.preemption_ns.p50 as f64 / 1e6,
         h.preemption_ns.p99 as f64 / 1e6
     );

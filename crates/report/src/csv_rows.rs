@@ -87,6 +87,53 @@ pub fn csv(spec: &ReportSpec, records: &[RunRecord]) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
 
+/// One CSV for several experiments run together (a suite): a first
+/// column `experiment` naming each row's experiment, then the union of the
+/// experiments' [`csv()`] columns in the order they first appear; a cell an
+/// experiment has no column for is empty. Rows keep each experiment's
+/// order, experiments the order given.
+pub fn csv_suite(parts: &[(&str, &ReportSpec, &[RunRecord])]) -> String {
+    let mut header: Vec<String> = vec!["experiment".into()];
+    let mut tables = Vec::new();
+    for (name, spec, records) in parts {
+        let text = csv(spec, records);
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        let cols: Vec<String> = r
+            .headers()
+            .map(|h| h.iter().map(str::to_string).collect())
+            .unwrap_or_default();
+        for c in &cols {
+            if !header.contains(c) {
+                header.push(c.clone());
+            }
+        }
+        let rows: Vec<Vec<String>> = r
+            .records()
+            .filter_map(Result::ok)
+            .map(|rec| rec.iter().map(str::to_string).collect())
+            .collect();
+        tables.push((*name, cols, rows));
+    }
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record(&header);
+    for (name, cols, rows) in tables {
+        let at: Vec<usize> = cols
+            .iter()
+            .map(|c| header.iter().position(|h| h == c).unwrap_or(0))
+            .collect();
+        for row in rows {
+            let mut out = vec![String::new(); header.len()];
+            out[0] = name.to_string();
+            for (v, &i) in row.into_iter().zip(&at) {
+                out[i] = v;
+            }
+            let _ = w.write_record(&out);
+        }
+    }
+    let bytes = w.into_inner().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +158,33 @@ sim-eevdf,sim,4,1,1001,2.52,320
 sim-eevdf,sim,4,2,1002,2.51,
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_suite_is_one_table_over_the_union_of_columns() {
+        let a = spec();
+        let mut b = spec();
+        b.axes = vec!["clients".into()];
+        b.metrics.retain(|m| m.name == "tput");
+        let ra = records();
+        let rb: Vec<RunRecord> = records().into_iter().take(1).collect();
+        let text = csv_suite(&[("one", &a, &ra), ("two", &b, &rb)]);
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("experiment,variant,mode,groups,iteration,seed,time,tput,clients")
+        );
+        assert_eq!(lines.next(), Some("one,native-6.8,native,1,0,1000,1,100,"));
+        // part two's row: its own columns filled, part one's empty
+        let own = csv(&b, &rb);
+        let row: Vec<&str> = own.lines().nth(1).unwrap().split(',').collect();
+        // variant,mode,clients,iteration,seed,tput
+        let expected = format!(
+            "two,{},{},,{},{},,{},{}",
+            row[0], row[1], row[3], row[4], row[5], row[2]
+        );
+        assert_eq!(text.lines().last().unwrap(), expected);
+        assert_eq!(text.lines().count(), 1 + ra.len() + rb.len());
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub mod plot;
 pub mod stats;
 mod table;
 
-pub use csv_rows::csv;
+pub use csv_rows::{csv, csv_suite};
 pub use model::{
     Cell, MetricReport, PointError, PointRow, Report, ReportError, RowPcts, SimError, VariantError,
 };

@@ -463,7 +463,7 @@ fn make_policy(c: &PolicyChoice) -> Box<dyn Placement> {
 
 /// The load balancer of a policy: Linux's when the profile balances;
 /// sched_ext's default has none.
-fn make_balancer(c: &PolicyChoice) -> Option<Box<dyn Balancer>> {
+pub(crate) fn make_balancer(c: &PolicyChoice) -> Option<Box<dyn Balancer>> {
     match c {
         PolicyChoice::Linux(f) if f.lb.load_balance => {
             let lb = LbFeatures {

@@ -64,6 +64,18 @@ pub struct RqIdleStats {
 }
 
 impl RqIdleStats {
+    /// ttwu_do_activate (kernel/sched/core.c): a wake-up ends an idle
+    /// period of `delta` ns; fold it into avg_idle (update_avg, 1/8 weight,
+    /// capped at twice max_idle_balance_cost) and, for 5.14-6.6 SIS_PROP,
+    /// wake_avg_idle; `jiffies` is the wake-up's time.
+    pub fn ttwu_fold_idle(&mut self, delta: Nanos, jiffies: u64) {
+        let max = 2 * self.max_idle_balance_cost;
+        let avg = self.avg_idle as i64 + (delta as i64 - self.avg_idle as i64) / 8;
+        self.avg_idle = (avg.max(0) as u64).min(max);
+        self.wake_stamp = jiffies;
+        self.wake_avg_idle = self.avg_idle / 2;
+    }
+
     /// sched_init(): avg_idle = 2 * sysctl_sched_migration_cost (1 ms),
     /// max_idle_balance_cost = sysctl_sched_migration_cost (0.5 ms).
     pub fn boot() -> Self {

@@ -77,9 +77,27 @@ fn two_saturated_guests_share_the_host_cpus_half_and_half() {
                 "{} vcpu {} steal {pct:.1}% preemptions {}",
                 g.name, c.vcpu, c.preemptions
             );
+            assert!(
+                (40.0..=60.0).contains(&pct),
+                "{} vCPU {}: {pct:.1} %",
+                g.name,
+                c.vcpu
+            );
         }
     }
-    eprintln!("{:?}", vm.host.preemption_ns);
+    // a turn on the host is the host kernel's slice, rounded up to the
+    // host tick that notices it is used (plus the switch and entry)
+    let slice = sim::placement::linux::Features::kernel("latest")
+        .unwrap()
+        .base_slice_ns();
+    let tick = 1_000_000_000 / sim::costs::MachineCosts::for_machine("xeon-12c24t").hz;
+    let turn = slice.div_ceil(tick) * tick;
+    let p50 = vm.host.preemption_ns.p50;
+    eprintln!("{:?} slice {slice} tick {tick}", vm.host.preemption_ns);
+    assert!(
+        p50 >= turn && p50 <= turn + tick / 10,
+        "median pre-emption {p50} ns, the slice rounded to ticks {turn} ns"
+    );
 }
 
 /// A waker on vCPU 0 computes for `lead` ns, then wakes a task that slept
@@ -226,4 +244,83 @@ fn noisy_neighbours_and_floating_vcpus_run_checked() {
     let b = simulate_vm(&s, &[hb(), hb()], &opt()).unwrap();
     assert_eq!(a.guests[1].time_ns, b.guests[1].time_ns, "deterministic");
     assert!(a.vm.iter().all(|g| g.steal_ns > 0));
+}
+
+/// A host of 4 CPUs running `noisy` and one 1-vCPU guest described by
+/// `guest` (its affinity line), with a spin of `ms` in the guest.
+fn small_host(guest: &str, noisy: &str) -> HostSpec {
+    let text = format!(
+        "[host]\nmachine = \"smp:sockets=1,cores=4,threads=1,cost=xeon-12c24t\"\n\
+         [[guest]]\nmachine = \"smp:sockets=1,cores=1,threads=1,cost=kvm-8vcpu\"\n{guest}\n\
+         [[noisy]]\n{noisy}\n"
+    );
+    spec::from_toml(&text, "small").unwrap()
+}
+
+fn spin_ms(ms: u64) -> Spin {
+    Spin {
+        tasks: 1,
+        work_ns: ms * 1_000_000,
+        mem_mib: 0,
+    }
+}
+
+#[test]
+fn the_host_load_balancer_spreads_noisy_threads_started_on_one_cpu() {
+    // two always-runnable host threads allowed on CPUs 0-2, both started
+    // on CPU 0; the guest's vCPU is pinned to CPU 3
+    let s = small_host("pin = [3]", "tasks = 2\ncpus = \"0-2\"\nstart = 0");
+    let vm = simulate_vm(&s, &[spin_ms(50)], &opt()).unwrap();
+    let h = &vm.host;
+    eprintln!("{:?} {:?}", h.noisy_cpus, h.balance);
+    assert!(h.balance.moved >= 1, "{:?}", h.balance);
+    assert_ne!(
+        h.noisy_cpus[0], h.noisy_cpus[1],
+        "the balancer left both threads on one CPU"
+    );
+    assert!(h.noisy_cpus.iter().all(|&c| c <= 2), "{:?}", h.noisy_cpus);
+    // the guest alone on its CPU: no steal
+    assert_eq!(vm.vm[0].steal_ns, 0);
+    let again = simulate_vm(&s, &[spin_ms(50)], &opt()).unwrap();
+    assert_eq!(again.host.balance, h.balance, "deterministic");
+}
+
+#[test]
+fn a_floating_vcpu_wakes_on_the_idle_cpu_select_idle_sibling_finds() {
+    // a host thread runs on CPU 0 all the time; the vCPU floats over 0-3
+    // and last ran on CPU 0 (its first allowed CPU). Its first wake-up is
+    // the guest's own timer (a host hrtimer on CPU 0, no waker):
+    // select_task_rq_fair goes to select_idle_sibling(prev 0, target 0),
+    // which finds neither target nor prev idle, recent_used_cpu is prev,
+    // and select_idle_cpu scans the LLC from target + 1: CPU 1.
+    let s = small_host("cpus = \"0-3\"", "tasks = 1\ncpus = \"0\"\npinned = true");
+    let vm = simulate_vm(&s, &[spin_ms(5)], &opt()).unwrap();
+    let v = &vm.vm[0].vcpus[0];
+    eprintln!("{:?} {:?}", vm.host.wakeup_stages, v);
+    assert_eq!(v.host_cpu, 1);
+    assert_eq!(v.host_migrations, 1);
+    assert_eq!(vm.host.wakeup_stages.get("idle_cpu_in_llc"), Some(&1));
+    assert_eq!(v.steal_ns, 0, "it never waited behind the noisy thread");
+}
+
+#[test]
+fn a_vcpu_woken_by_another_vcpus_ipi_is_woken_by_that_vcpus_thread() {
+    // hackbench's wake-ups cross vCPUs: the sender's thread wakes the
+    // halted vCPU's thread (kvm_vcpu_kick) from its own host CPU
+    let s = spec::preset("vm1x8").unwrap();
+    let vm = simulate_vm(&s, &[hb()], &opt()).unwrap();
+    let w = &vm.host.wake_locality;
+    eprintln!("{w:?}");
+    assert!(w.same_llc > 0, "{w:?}");
+    // pinned 1:1, a vCPU never lands on its sender's host CPU
+    assert_eq!(w.same_cpu, 0, "{w:?}");
+    // compute-only tasks never wake each other: the vCPUs' only wake-ups
+    // are their own (boot kicks, timers), which have no waking thread
+    let vm = simulate_vm(&s, &[spin_ms(5)], &opt()).unwrap();
+    let w = &vm.host.wake_locality;
+    assert_eq!(
+        w.same_cpu + w.same_cluster + w.same_llc + w.other_llc,
+        0,
+        "{w:?}"
+    );
 }

@@ -166,6 +166,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.migrate_queued_task(m.task, m.src, m.dst, c, cost);
         }
         if let Some(ilb) = req.kick_ilb {
+            if self.vm.is_some() {
+                self.vm_note_kick(ilb, c);
+            }
             self.events.push(
                 self.now + cost + self.costs.ipi_ns,
                 Event::IlbKick { cpu: ilb as u32 },

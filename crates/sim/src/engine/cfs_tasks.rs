@@ -13,7 +13,7 @@ const NONE: u32 = u32::MAX;
 
 /// The lists of every CPU.
 #[derive(Default)]
-pub(super) struct CfsTaskLists {
+pub(crate) struct CfsTaskLists {
     head: Vec<u32>,
     tail: Vec<u32>,
     /// Per task: the next entry toward the tail (less recent).
@@ -26,7 +26,7 @@ pub(super) struct CfsTaskLists {
 
 impl CfsTaskLists {
     /// Lists for `cpus` CPUs, no task yet.
-    pub(super) fn new(cpus: usize) -> Self {
+    pub(crate) fn new(cpus: usize) -> Self {
         CfsTaskLists {
             head: vec![NONE; cpus],
             tail: vec![NONE; cpus],
@@ -35,14 +35,14 @@ impl CfsTaskLists {
     }
 
     /// Room for one more task (task ids are dense and grow by one).
-    pub(super) fn add_task(&mut self) {
+    pub(crate) fn add_task(&mut self) {
         self.next.push(NONE);
         self.prev.push(NONE);
         self.cpu.push(NONE);
     }
 
     /// Put `t` at the head of `cpu`'s list (it must be on no list).
-    pub(super) fn push_front(&mut self, cpu: usize, t: u32) {
+    pub(crate) fn push_front(&mut self, cpu: usize, t: u32) {
         let ti = t as usize;
         debug_assert_eq!(self.cpu[ti], NONE, "task {t} listed twice");
         let old = self.head[cpu];
@@ -58,7 +58,7 @@ impl CfsTaskLists {
     }
 
     /// Take `t` off whatever list holds it (nothing if none).
-    pub(super) fn unlink(&mut self, t: u32) {
+    pub(crate) fn unlink(&mut self, t: u32) {
         let ti = t as usize;
         let cpu = self.cpu[ti];
         if cpu == NONE {
@@ -82,7 +82,7 @@ impl CfsTaskLists {
     }
 
     /// Move `t` to the head of `cpu`'s list, if that list holds it.
-    pub(super) fn move_to_front(&mut self, cpu: usize, t: u32) {
+    pub(crate) fn move_to_front(&mut self, cpu: usize, t: u32) {
         if self.cpu[t as usize] == cpu as u32 && self.head[cpu] != t {
             self.unlink(t);
             self.push_front(cpu, t);
@@ -90,7 +90,7 @@ impl CfsTaskLists {
     }
 
     /// Append `cpu`'s list, head first, to `out`.
-    pub(super) fn all(&self, cpu: usize, out: &mut Vec<u32>) {
+    pub(crate) fn all(&self, cpu: usize, out: &mut Vec<u32>) {
         let mut t = self.head[cpu];
         while t != NONE {
             out.push(t);
@@ -100,7 +100,7 @@ impl CfsTaskLists {
 
     /// Append the last `max` entries of `cpu`'s list to `out`, in list
     /// order (head side first).
-    pub(super) fn tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
+    pub(crate) fn tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
         let start = out.len();
         let mut t = self.tail[cpu];
         while t != NONE && out.len() - start < max {
@@ -111,7 +111,7 @@ impl CfsTaskLists {
     }
 
     /// The CPU whose list holds `t`, if any (for `--check`).
-    pub(super) fn cpu_of(&self, t: u32) -> Option<usize> {
+    pub(crate) fn cpu_of(&self, t: u32) -> Option<usize> {
         let c = self.cpu[t as usize];
         (c != NONE).then_some(c as usize)
     }

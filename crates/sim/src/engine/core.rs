@@ -190,6 +190,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             0
         };
         self.counters.polled_wakeups += polling as u64;
+        if self.vm.is_some() {
+            self.vm_note_kick(cpu, waker_cpu);
+        }
         if let Some(h) = self.cpus[cpu].idle.halt_since.take() {
             if self.cfg.cpuidle.driver == crate::cpuidle::Driver::Haltpoll {
                 self.haltpoll_reflect(cpu, now - h);

@@ -72,7 +72,7 @@ pub use pthread::PhaseRow;
 mod schedule;
 mod sync;
 pub use sync::Bin;
-mod cfs_tasks;
+pub(crate) mod cfs_tasks;
 mod phases;
 pub use phases::PhaseTimes;
 mod timers;

@@ -67,6 +67,9 @@ pub(super) struct VmState {
     woken: Vec<Option<(Nanos, bool)>>,
     /// Halts found since the co-simulation last asked.
     halts: Vec<usize>,
+    /// Per vCPU: the vCPU whose IPI last kicked it out of idle (None: its
+    /// own timer or tick), so the host knows who wakes its thread.
+    kicked_by: Vec<Option<usize>>,
     stats: GuestVmStats,
     stopped: bool,
 }
@@ -83,6 +86,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             deferred: vec![Vec::new(); n],
             woken: Vec::new(),
             halts: Vec::new(),
+            kicked_by: vec![None; n],
             stats: GuestVmStats {
                 off_ns: vec![0; n],
                 ..Default::default()
@@ -190,6 +194,30 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Event::NumaStopper { cpu } => cpu as usize,
             Event::Timer { task } => self.tasks[task as usize].cpu,
             Event::Stopper { src, .. } => src as usize,
+        }
+    }
+
+    /// Who sends the next event: the guest CPU whose IPI it is (the kick of
+    /// an idle CPU by a wake-up or by the nohz balancer), or None for the
+    /// CPU's own timers and tick (and the rare resched or stopper IPI that
+    /// finds its target halted: its sender is not recorded). For a halted vCPU
+    /// this is what wakes its host thread: an IPI makes the sender's thread
+    /// call kvm_vcpu_kick() on its host CPU, a timer is the host hrtimer
+    /// of the vCPU's emulated APIC timer (virt/kvm/kvm_main.c
+    /// `kvm_vcpu_kick`, arch/x86/kvm/lapic.c `apic_timer_expired`).
+    pub fn vm_wake_source(&mut self) -> Option<usize> {
+        let (_, ev) = self.events.peek()?;
+        let c = self.event_cpu(&ev);
+        match ev {
+            Event::IdleExit { .. } | Event::IlbKick { .. } => self.vm.as_ref()?.kicked_by[c],
+            _ => None,
+        }
+    }
+
+    /// Hook of the IPIs that can reach an idle vCPU: `src` kicked `dst`.
+    pub(super) fn vm_note_kick(&mut self, dst: usize, src: usize) {
+        if let Some(v) = self.vm.as_mut() {
+            v.kicked_by[dst] = (src != dst).then_some(src);
         }
     }
 

@@ -248,13 +248,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // only, not new tasks).
         let idle_stamp = self.cpu_state[cpu].idle_stamp;
         if idle_stamp != 0 && !initial {
-            let st = &mut self.idle_stats[cpu];
-            let delta = now.saturating_sub(idle_stamp);
-            let max = 2 * st.max_idle_balance_cost;
-            let avg = st.avg_idle as i64 + (delta as i64 - st.avg_idle as i64) / 8;
-            st.avg_idle = (avg.max(0) as u64).min(max);
-            st.wake_stamp = now / self.tick_ns;
-            st.wake_avg_idle = st.avg_idle / 2;
+            self.idle_stats[cpu].ttwu_fold_idle(now.saturating_sub(idle_stamp), now / self.tick_ns);
             self.cpu_state[cpu].idle_stamp = 0;
         }
         self.wakeup_preempt(t, cpu, waker_cpu, lead, deadline_resched, from_irq);

@@ -67,7 +67,8 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
             (_, Some((_, i, None))) => guests[i].vm_stop(),
             (_, Some((t, i, Some(c)))) => {
                 if guests[i].vm_run_state(c) == VcpuRun::Halted {
-                    host.wake(i, c, t, &mut Guests(guests));
+                    let from = guests[i].vm_wake_source();
+                    host.wake(i, c, t, from, &mut Guests(guests));
                 }
                 if guests[i].vm_run_state(c) == VcpuRun::Running {
                     guests[i].vm_step()?;

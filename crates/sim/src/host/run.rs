@@ -3,15 +3,19 @@
 //! and collect a record per guest plus the host's view of every vCPU.
 
 use super::cosim;
+use super::linux::HostLinux;
 use super::sched::{Host, HostCosts};
 use super::spec::{GuestIdle, HostError, HostSpec};
+use crate::balance::BalanceStats;
 use crate::costs::MachineCosts;
 use crate::eevdf::EevdfParams;
 use crate::placement::linux::Features;
+use crate::placement::Stage;
 use crate::run::{build_engine, engine_parts, result_of, Dist, SimError, SimOptions, SimResult};
 use crate::workload::{Record, Workload};
 use crate::Nanos;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use topology::Topology;
 
 /// A vCPU as the host saw it.
@@ -31,6 +35,11 @@ pub struct VcpuReport {
     pub halted_ns: Nanos,
     /// Times the host scheduled it out while it ran guest code.
     pub preemptions: u64,
+    /// Times the host moved its thread to another host CPU (wake-up
+    /// placement or load balancing).
+    pub host_migrations: u64,
+    /// The host CPU its thread is on (or last ran on) at the end.
+    pub host_cpu: usize,
 }
 
 /// One guest's host-layer record.
@@ -68,6 +77,18 @@ pub struct HostSummary {
     /// Lengths of the vCPU pre-emptions (scheduled out while running guest
     /// code, until back in the guest), ns.
     pub preemption_ns: Dist,
+    /// Wake-ups of host threads that may use several CPUs, by the stage of
+    /// the host's select_task_rq_fair that chose the CPU (stages that
+    /// chose none are left out); pinned threads are not counted.
+    pub wakeup_stages: BTreeMap<String, u64>,
+    /// Host wake-ups of vCPU threads by another vCPU's thread (an IPI's
+    /// sender), by where the wakee's thread landed relative to the
+    /// sender's host CPU; wake-ups by a vCPU's own timer are not counted.
+    pub wake_locality: crate::run::WakeLocality,
+    /// What the host's load balancer did.
+    pub balance: BalanceStats,
+    /// The host CPU each noisy thread is on at the end.
+    pub noisy_cpus: Vec<usize>,
 }
 
 /// The guests' records taken together: the workload's report on the union
@@ -180,18 +201,19 @@ fn machine_costs(
     }
 }
 
-/// The host's EEVDF parameters and costs.
+/// The host's EEVDF parameters, costs, and kernel state (placement and
+/// balancing of the host kernel profile, over the host machine).
 fn host_params(
     spec: &HostSpec,
-    topo: &Topology,
+    topo: Topology,
     costs_on: bool,
-) -> Result<(EevdfParams, HostCosts), HostError> {
+) -> Result<(EevdfParams, HostCosts, HostLinux), HostError> {
     let f = Features::kernel(&spec.kernel).map_err(|e| HostError {
         origin: spec.origin.clone(),
         key: "host.kernel".into(),
         msg: e.to_string(),
     })?;
-    let c = machine_costs(&spec.machine, topo, &spec.origin, "host.machine")?;
+    let c = machine_costs(&spec.machine, &topo, &spec.origin, "host.machine")?;
     let tick_ns = 1_000_000_000 / c.hz.max(1);
     let params = EevdfParams {
         base_slice: f.base_slice_ns(),
@@ -202,7 +224,8 @@ fn host_params(
         .idle_states
         .get(c.halt_state())
         .map_or(0, |s| s.exit_latency_ns);
-    let costs = if costs_on && spec.host_costs {
+    let charged = costs_on && spec.host_costs;
+    let costs = if charged {
         HostCosts {
             switch_ns: c.ctx_switch_ns,
             wake_ns: c.ipi_ns + halt_exit,
@@ -215,7 +238,10 @@ fn host_params(
             ..Default::default()
         }
     };
-    Ok((params, costs))
+    // the line model of the host's placement and balancing: free with
+    // the rest of the host layer
+    let mc = if charged { c } else { c.zeroed() };
+    Ok((params, costs, HostLinux::new(topo, &f, mc)))
 }
 
 /// Errors of a run on a host.
@@ -243,7 +269,7 @@ pub fn simulate_vm<W: Workload>(
         key: "host.machine".into(),
         msg: e.to_string(),
     })?;
-    let (params, hcosts) = host_params(spec, &host_topo, opt.costs)?;
+    let (params, hcosts, hk) = host_params(spec, host_topo.clone(), opt.costs)?;
     let mut topos = Vec::new();
     for (i, g) in spec.guests.iter().enumerate() {
         let t = topology::machine(&g.machine).map_err(|e| HostError {
@@ -304,7 +330,7 @@ pub fn simulate_vm<W: Workload>(
         engines.push(e);
         names.push((name, bal));
     }
-    let mut host = Host::new(spec, host_topo.nr_cpus(), params, hcosts, opt.seed);
+    let mut host = Host::new(spec, hk, params, hcosts, opt.seed);
     {
         let mut refs: Vec<&mut crate::engine::Engine<'_>> = engines.iter_mut().collect();
         cosim::run(&mut host, &mut refs, opt.check).map_err(SimError::from)?;
@@ -326,6 +352,8 @@ pub fn simulate_vm<W: Workload>(
                     steal_ns: x.steal_ns,
                     halted_ns: x.halted_ns,
                     preemptions: host.vcpu_preemptions(i, v),
+                    host_migrations: host.vcpu_migrations(i, v).0,
+                    host_cpu: host.vcpu_migrations(i, v).1,
                 }
             })
             .collect();
@@ -361,6 +389,23 @@ pub fn simulate_vm<W: Workload>(
             cpus: host_topo.nr_cpus(),
             switches: host.switches,
             preemption_ns: Dist::of(&host.preempt_lengths),
+            wakeup_stages: Stage::all()
+                .filter_map(|st| {
+                    let n = host.placement_stats().stages[st as usize];
+                    (n > 0).then(|| (st.name(), n))
+                })
+                .collect(),
+            wake_locality: {
+                let w = host.placement_stats().wake_locality;
+                crate::run::WakeLocality {
+                    same_cpu: w[0],
+                    same_cluster: w[1],
+                    same_llc: w[2],
+                    other_llc: w[3],
+                }
+            },
+            balance: host.balance_stats().clone(),
+            noisy_cpus: host.noisy_cpus(),
         },
     })
 }

@@ -6,14 +6,31 @@
 //! `halt_poll_ns` while it is the only task on its CPU, then sleeps until an
 //! interrupt for the guest wakes it through the host's try_to_wake_up.
 //!
-//! Host placement of a waking thread: its only CPU when pinned (libvirt
-//! `<vcpupin>`), otherwise its previous CPU when idle, else the first idle
-//! CPU it may use after it, else the previous one: the outcome of
-//! select_idle_sibling on a host with one LLC, without wake_affine, SIS
-//! limits or load balancing (not modelled on the host).
+//! Placement and balancing are the simulator's Linux code for the host
+//! kernel profile, over the host's own state ([`super::linux`]): a waking
+//! thread that may use several CPUs goes through select_task_rq_fair
+//! (wake_affine, select_idle_sibling and its scans), a pinned one to its
+//! CPU (select_task_rq calls the class only when `nr_cpus_allowed > 1`);
+//! the load balancer runs from the host tick, when a host CPU finds
+//! nothing to run (newidle) and for tickless idle CPUs (nohz idle
+//! balance, active balance by the stopper): `host/balance.rs`. PELT
+//! signals of host threads and CPUs feed both.
+//!
+//! Who wakes a halted vCPU's thread: an IPI from another vCPU is delivered
+//! by the sending vCPU's thread, which calls kvm_vcpu_kick() ->
+//! kvm_vcpu_wake_up() (a try_to_wake_up: swake_up_one in 5.x,
+//! rcuwait_wake_up from 5.13) on its own host CPU, so the waker is that
+//! thread and `this_cpu` its CPU (WF_TTWU, not sync); a guest timer is the
+//! vCPU's emulated APIC timer, a host hrtimer whose callback
+//! (arch/x86/kvm/lapic.c apic_timer_fn -> apic_timer_expired ->
+//! kvm_vcpu_kick) runs on the CPU the thread last ran on, with no waking
+//! task.
 
+use super::linux::HostLinux;
 use super::spec::{HostSpec, NoisySpec};
 use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
+use crate::pelt::Pelt;
+use crate::placement::{wf, WakeRequest};
 use crate::rq::RunQueue;
 use crate::Nanos;
 use std::cmp::Reverse;
@@ -71,11 +88,10 @@ pub struct VcpuTimes {
     pub halted_ns: Nanos,
 }
 
-struct Thread {
+pub(super) struct Thread {
     kind: ThreadKind,
-    allowed: CpuMask,
-    cpu: usize,
-    state: ThreadState,
+    pub(super) cpu: usize,
+    pub(super) state: ThreadState,
     since: Nanos,
     gen: u32,
     /// The vCPU's adaptive halt-poll window (vcpu->halt_poll_ns), 0 at boot.
@@ -84,19 +100,45 @@ struct Thread {
     times: VcpuTimes,
     preemptions: u64,
     preempted_at: Option<Nanos>,
+    /// PELT signals of the thread (load, runnable, util).
+    pub(super) pelt: Pelt,
+    /// Times its host CPU changed (wake-up placement or balancing).
+    pub(super) migrations: u64,
 }
 
-struct HostCpu {
-    rq: CfsRq,
+pub(super) struct HostCpu {
+    pub(super) rq: CfsRq,
+    /// PELT signals of the CPU's fair run queue.
+    pub(super) pelt: Pelt,
+    /// In the idle loop (entered through `enter_idle`), not just between
+    /// two threads.
+    idle: bool,
     tick_armed: bool,
     tick_offset: Nanos,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum HostEvent {
-    Tick { cpu: u32 },
-    PollEnd { thread: u32, gen: u32 },
-    Enter { thread: u32, gen: u32 },
+pub(super) enum HostEvent {
+    Tick {
+        cpu: u32,
+    },
+    PollEnd {
+        thread: u32,
+        gen: u32,
+    },
+    Enter {
+        thread: u32,
+        gen: u32,
+    },
+    /// The nohz idle-balance IPI reaches `cpu`.
+    IlbKick {
+        cpu: u32,
+    },
+    /// The stopper of `src` pushes a thread to `dst` (active balance).
+    Stopper {
+        src: u32,
+        dst: u32,
+    },
 }
 
 /// What the host does to the guests' CPUs.
@@ -123,15 +165,17 @@ pub struct HostCosts {
 
 /// The host: CPUs, threads, events.
 pub struct Host {
-    params: EevdfParams,
-    costs: HostCosts,
+    pub(super) params: EevdfParams,
+    pub(super) costs: HostCosts,
     halt_poll_max: Nanos,
-    ents: Vec<Entity>,
-    threads: Vec<Thread>,
-    cpus: Vec<HostCpu>,
+    pub(super) ents: Vec<Entity>,
+    pub(super) threads: Vec<Thread>,
+    pub(super) cpus: Vec<HostCpu>,
     events: BinaryHeap<Reverse<(Nanos, u64, HostEvent)>>,
     seq: u64,
-    now: Nanos,
+    pub(super) now: Nanos,
+    /// The host kernel's placement and balancing state.
+    pub(super) k: HostLinux,
     /// Per guest, per vCPU: the thread.
     vcpus: Vec<Vec<usize>>,
     /// Lengths of the pre-emptions of vCPUs that ran guest code, ns.
@@ -141,20 +185,22 @@ pub struct Host {
 }
 
 impl Host {
-    /// A host of `ncpus` CPUs running `spec`'s guests' vCPUs (asleep: the
-    /// guests boot idle) and its noisy threads (runnable from time 0).
+    /// A host running `spec`'s guests' vCPUs (asleep: the guests boot idle)
+    /// and its noisy threads (runnable from time 0) on the CPUs of `k`.
     pub fn new(
         spec: &HostSpec,
-        ncpus: usize,
+        k: HostLinux,
         params: EevdfParams,
         costs: HostCosts,
         seed: u64,
     ) -> Host {
         let mut rng = crate::rng::Rng::stream(seed, 7);
         let tick = costs.tick_ns.max(1);
-        let cpus = (0..ncpus)
+        let cpus = (0..k.nr_cpus())
             .map(|_| HostCpu {
                 rq: CfsRq::default(),
+                pelt: Pelt::new(0),
+                idle: true,
                 tick_armed: false,
                 // sched_skew_tick: per-CPU tick phase
                 tick_offset: rng.below(tick),
@@ -170,6 +216,7 @@ impl Host {
             events: BinaryHeap::new(),
             seq: 0,
             now: 0,
+            k,
             vcpus: Vec::new(),
             preempt_lengths: hdrhistogram::Histogram::new(3).expect("histogram"),
             switches: 0,
@@ -177,23 +224,24 @@ impl Host {
         for (g, gs) in spec.guests.iter().enumerate() {
             let mut ids = Vec::new();
             for (v, aff) in gs.affinity.iter().enumerate() {
-                ids.push(h.add_thread(ThreadKind::Vcpu { guest: g, vcpu: v }, aff.clone()));
+                let cpu = aff.first().unwrap_or(0);
+                ids.push(h.add_thread(ThreadKind::Vcpu { guest: g, vcpu: v }, aff.clone(), cpu));
             }
             h.vcpus.push(ids);
         }
         for n in &spec.noisy {
             h.add_noisy(n);
         }
+        h.boot_balancer();
         h
     }
 
-    fn add_thread(&mut self, kind: ThreadKind, allowed: CpuMask) -> usize {
-        let cpu = allowed.first().unwrap_or(0);
+    fn add_thread(&mut self, kind: ThreadKind, allowed: CpuMask, cpu: usize) -> usize {
         self.ents
             .push(Entity::new(nice_to_weight(0), self.params.base_slice));
+        self.k.add_thread(allowed, cpu);
         self.threads.push(Thread {
             kind,
-            allowed,
             cpu,
             state: ThreadState::Halted,
             since: 0,
@@ -203,6 +251,8 @@ impl Host {
             times: VcpuTimes::default(),
             preemptions: 0,
             preempted_at: None,
+            pelt: Pelt::new(0),
+            migrations: 0,
         });
         self.threads.len() - 1
     }
@@ -210,14 +260,13 @@ impl Host {
     fn add_noisy(&mut self, n: &NoisySpec) {
         let cpus: Vec<usize> = n.cpus.iter().collect();
         for i in 0..n.tasks as usize {
-            let cpu = cpus[i % cpus.len()];
+            let cpu = n.start.unwrap_or(cpus[i % cpus.len()]);
             let allowed = if n.pinned {
                 CpuMask::from_cpus([cpu])
             } else {
                 n.cpus.clone()
             };
-            let t = self.add_thread(ThreadKind::Noisy, allowed);
-            self.threads[t].cpu = cpu;
+            self.add_thread(ThreadKind::Noisy, allowed, cpu);
         }
     }
 
@@ -226,7 +275,9 @@ impl Host {
         for t in 0..self.threads.len() {
             if self.threads[t].kind == ThreadKind::Noisy {
                 let cpu = self.threads[t].cpu;
-                self.enqueue(t, cpu, true, g);
+                self.set_state(t, ThreadState::Waiting);
+                let resched = self.activate(t, cpu, false, true);
+                self.wakeup_preempt(t, cpu, resched, 0, self.costs.wake_ns, g);
             }
         }
     }
@@ -236,12 +287,71 @@ impl Host {
         self.events.peek().map(|Reverse((t, _, _))| *t)
     }
 
-    fn push(&mut self, t: Nanos, ev: HostEvent) {
+    pub(super) fn push(&mut self, t: Nanos, ev: HostEvent) {
         self.seq += 1;
         self.events.push(Reverse((t, self.seq, ev)));
     }
 
+    /// Advance thread `t`'s PELT signals to now over the state it was in
+    /// (runnable unless halted; running while current on its CPU, polling
+    /// included).
+    pub(super) fn update_thread_pelt(&mut self, t: usize) {
+        let th = &mut self.threads[t];
+        let runnable = th.state != ThreadState::Halted;
+        let running = matches!(
+            th.state,
+            ThreadState::Polling | ThreadState::Entering | ThreadState::Running
+        );
+        th.pelt.update(
+            self.now,
+            runnable as u64,
+            runnable as u64,
+            running,
+            self.ents[t].weight,
+        );
+        let tp = &mut self.k.tplace[t];
+        tp.load_avg = th.pelt.load_avg;
+        tp.util_avg = th.pelt.util_avg;
+    }
+
+    /// Advance host CPU `c`'s run-queue PELT signals to now, then refresh
+    /// what placement and balancing see of it.
+    pub(super) fn update_cpu_pelt(&mut self, c: usize) {
+        let cpu = &mut self.cpus[c];
+        cpu.pelt.update(
+            self.now,
+            cpu.rq.load_weight(),
+            cpu.rq.nr_running() as u64,
+            cpu.rq.curr().is_some(),
+            1,
+        );
+        self.sync_cpu(c);
+    }
+
+    /// The thread current on host CPU `c`, unless it just left the run
+    /// queue (a thread that sleeps stays `curr` until the next pick).
+    pub(super) fn running(&self, c: usize) -> Option<u32> {
+        self.cpus[c]
+            .rq
+            .curr()
+            .filter(|&p| self.ents[p as usize].on_rq)
+    }
+
+    /// The placement view of host CPU `c` in sync with its run queue.
+    pub(super) fn sync_cpu(&mut self, c: usize) {
+        let idle = self.running(c).is_none();
+        let cpu = &self.cpus[c];
+        let st = &mut self.k.cpu_state[c];
+        st.nr_running = cpu.rq.nr_running();
+        st.nr_idle_tasks = 0;
+        st.curr_is_idle = idle;
+        st.load_avg = cpu.pelt.load_avg;
+        st.util_avg = cpu.pelt.util_avg.min(1024);
+        st.runnable_avg = cpu.pelt.runnable_avg;
+    }
+
     fn set_state(&mut self, t: usize, s: ThreadState) {
+        self.update_thread_pelt(t);
         let now = self.now;
         let th = &mut self.threads[t];
         let d = now - th.since;
@@ -279,6 +389,8 @@ impl Host {
                     self.enter_guest(th, g);
                 }
             }
+            HostEvent::IlbKick { cpu } => self.ilb_kick_arrives(cpu as usize, g),
+            HostEvent::Stopper { src, dst } => self.run_stopper(src as usize, dst as usize, g),
         }
     }
 
@@ -305,97 +417,204 @@ impl Host {
 
     fn tick(&mut self, c: usize, g: &mut dyn GuestCpus) {
         self.cpus[c].tick_armed = false;
-        if self.cpus[c].rq.curr().is_none() {
+        let Some(cur) = self.cpus[c].rq.curr() else {
+            // tickless idle
             return;
-        }
-        if self.cpus[c].rq.update_curr(&mut self.ents, self.now) {
+        };
+        let resched = self.cpus[c].rq.update_curr(&mut self.ents, self.now);
+        self.update_thread_pelt(cur as usize);
+        if resched {
             // update_deadline -> resched_curr from the tick
             self.schedule(c, 0, g);
         }
+        self.update_cpu_pelt(c);
+        // sched_tick -> sched_balance_trigger (the CPU runs a thread)
+        self.balance_tick(c, g);
         if self.cpus[c].rq.curr().is_some() {
             self.arm_tick(c);
         }
     }
 
-    /// select_task_rq of a waking host thread (see the module doc).
-    fn select_cpu(&self, t: usize) -> usize {
-        let th = &self.threads[t];
-        if th.allowed.weight() == 1 {
-            return th.allowed.first().unwrap_or(th.cpu);
+    /// try_to_wake_up of halted thread `t` by `waker` (a host thread) on
+    /// `this_cpu`: select_task_rq, then the enqueue. The decision and the
+    /// waker's write of the target run queue are work done before the
+    /// wakee can start (its lead); an idle target CPU adds its IPI and
+    /// exit latency.
+    fn try_to_wake_up(
+        &mut self,
+        t: usize,
+        waker: Option<usize>,
+        this_cpu: usize,
+        g: &mut dyn GuestCpus,
+    ) {
+        let prev = self.threads[t].cpu;
+        let req = WakeRequest {
+            task: t as u32,
+            prev_cpu: prev,
+            wake_flags: wf::TTWU,
+            waker: waker.map(|w| w as u32),
+        };
+        let (cpu, cost) = self.k.select(req, this_cpu, self.now);
+        if waker.is_some() {
+            self.k.note_locality(this_cpu, cpu);
         }
-        let idle = |c: usize| self.cpus[c].rq.nr_running() == 0;
-        if th.allowed.test(th.cpu) && idle(th.cpu) {
-            return th.cpu;
+        self.set_state(t, ThreadState::Waiting);
+        if cpu != prev {
+            // set_task_cpu: the signals it left on prev go with it
+            self.update_cpu_pelt(prev);
+            let se = self.threads[t].pelt;
+            self.cpus[prev].pelt.detach(&se, self.ents[t].weight);
+            self.sync_cpu(prev);
+            self.threads[t].migrations += 1;
         }
-        th.allowed
-            .iter_wrap(th.cpu)
-            .find(|&c| idle(c))
-            .unwrap_or(if th.allowed.test(th.cpu) {
-                th.cpu
-            } else {
-                th.allowed.first().unwrap_or(0)
-            })
+        self.threads[t].cpu = cpu;
+        let write = {
+            let k = &mut self.k;
+            k.lines.now = self.now;
+            k.lines
+                .write(k.cpu_state[cpu].line, this_cpu, &k.topo, &k.mc)
+        };
+        let resched = self.activate(t, cpu, cpu != prev, false);
+        self.wakeup_preempt(t, cpu, resched, cost + write, self.costs.wake_ns, g);
     }
 
-    /// Enqueue runnable thread `t` on `cpu` and kick or preempt the CPU.
-    fn enqueue(&mut self, t: usize, cpu: usize, initial: bool, g: &mut dyn GuestCpus) {
+    /// activate_task: put runnable thread `t` on `cpu`'s run queue (its
+    /// signals join the CPU's with `attach`: it arrives from another CPU);
+    /// `initial`: a new thread's first enqueue (ENQUEUE_INITIAL); a vCPU
+    /// polling there stops (kvm_vcpu_can_poll needs single_task_running())
+    /// and sleeps. Returns true when the enqueue's update_curr found the
+    /// current thread past its deadline.
+    pub(super) fn activate(&mut self, t: usize, cpu: usize, attach: bool, initial: bool) -> bool {
         self.threads[t].cpu = cpu;
-        self.set_state(t, ThreadState::Waiting);
-        let idle = self.cpus[cpu].rq.curr().is_none();
-        // a vCPU polling there stops: kvm_vcpu_can_poll needs
-        // single_task_running()
         if let Some(cur) = self.cpus[cpu].rq.curr() {
             if self.threads[cur as usize].state == ThreadState::Polling {
-                self.block(cur as usize, g);
+                self.sleep(cur as usize);
             }
+        }
+        self.update_cpu_pelt(cpu);
+        if attach {
+            let se = self.threads[t].pelt;
+            self.cpus[cpu].pelt.attach(&se, self.ents[t].weight);
         }
         let resched =
             self.cpus[cpu]
                 .rq
                 .enqueue(&mut self.ents, t as u32, self.now, initial, &self.params);
+        self.k.lists.push_front(cpu, t as u32);
+        // ttwu_do_activate: the idle period ends
+        let stamp = self.k.cpu_state[cpu].idle_stamp;
+        if stamp != 0 {
+            let jiffies = self.now / self.k.tick_ns;
+            self.k.idle_stats[cpu].ttwu_fold_idle(self.now.saturating_sub(stamp), jiffies);
+            self.k.cpu_state[cpu].idle_stamp = 0;
+            self.k.cpu_state[cpu].idle_exit_latency = 0;
+        }
+        self.sync_cpu(cpu);
+        if self.cpus[cpu].rq.nr_running() == 2 {
+            self.note_overloaded(cpu);
+        }
+        resched
+    }
+
+    /// After `t` was enqueued on `cpu` with `lead` ns of the enqueuer's
+    /// work before it: an idle CPU schedules after the lead plus `wake`
+    /// (its IPI and exit latency), a busy one is pre-empted when the
+    /// wakee should run first (wakeup_preempt).
+    pub(super) fn wakeup_preempt(
+        &mut self,
+        t: usize,
+        cpu: usize,
+        resched: bool,
+        lead: Nanos,
+        wake: Nanos,
+        g: &mut dyn GuestCpus,
+    ) {
         let now = self.now;
-        if idle || self.cpus[cpu].rq.curr().is_none() {
-            let delay = if idle { self.costs.wake_ns } else { 0 };
+        if self.running(cpu).is_none() {
+            let delay = if self.cpus[cpu].idle {
+                lead + wake
+            } else {
+                lead
+            };
             self.schedule(cpu, delay, g);
         } else if resched
             || self.cpus[cpu]
                 .rq
                 .check_preempt_wakeup(&mut self.ents, t as u32, now, &self.params)
         {
-            self.schedule(cpu, 0, g);
+            self.schedule(cpu, lead, g);
         }
+    }
+
+    /// Thread `p`, current until now on its CPU and still runnable, goes
+    /// back to waiting; a vCPU that ran guest code is flagged pre-empted.
+    fn switch_out(&mut self, p: usize, g: &mut dyn GuestCpus) {
+        let now = self.now;
+        let st = self.threads[p].state;
+        if matches!(st, ThreadState::Running | ThreadState::Entering) {
+            self.threads[p].gen = self.threads[p].gen.wrapping_add(1);
+            self.set_state(p, ThreadState::Waiting);
+            if st == ThreadState::Running {
+                if let ThreadKind::Vcpu { guest, vcpu } = self.threads[p].kind {
+                    // scheduled out while running guest code: the
+                    // steal-time preempted flag is set
+                    self.threads[p].preemptions += 1;
+                    self.threads[p].preempted_at = Some(now);
+                    g.pause(guest, vcpu, now, true);
+                }
+            }
+        }
+    }
+
+    /// The stopper thread pre-empts whatever runs on `c` (the thread goes
+    /// back to its queue, or a polling vCPU to sleep).
+    pub(super) fn preempt_for_stopper(&mut self, c: usize, g: &mut dyn GuestCpus) {
+        let Some(cur) = self.cpus[c].rq.curr().map(|p| p as usize) else {
+            return;
+        };
+        if self.threads[cur].state == ThreadState::Polling {
+            self.sleep(cur);
+            return;
+        }
+        self.update_cpu_pelt(c);
+        self.cpus[c].rq.set_next(&mut self.ents, None, self.now);
+        self.switch_out(cur, g);
+        self.sync_cpu(c);
     }
 
     /// __schedule on host CPU `c`; the next thread starts after `delay`
     /// (an idle CPU's wake-up) plus the switch and, for a vCPU, the entry.
-    fn schedule(&mut self, c: usize, delay: Nanos, g: &mut dyn GuestCpus) {
+    /// A CPU left with nothing to run tries a newidle balance, then goes
+    /// idle.
+    pub(super) fn schedule(&mut self, c: usize, delay: Nanos, g: &mut dyn GuestCpus) {
         let now = self.now;
         let prev = self.cpus[c].rq.curr();
         let next = self.cpus[c].rq.pick_next(&self.ents, &self.params);
+        self.update_cpu_pelt(c);
         self.cpus[c].rq.set_next(&mut self.ents, next, now);
+        if prev != next {
+            if let Some(p) = prev.map(|p| p as usize) {
+                // a still-runnable prev goes back to waiting
+                self.switch_out(p, g);
+            }
+        }
+        self.sync_cpu(c);
+        let Some(n) = next.map(|n| n as usize) else {
+            if !self.cpus[c].idle {
+                // sched_balance_newidle: a pulled thread is scheduled by
+                // its enqueue; otherwise the CPU goes idle
+                if !self.balance_newidle(c, g) && self.cpus[c].rq.curr().is_none() {
+                    self.enter_idle(c);
+                }
+            }
+            return;
+        };
+        self.cpus[c].idle = false;
         if prev == next {
             return;
         }
-        if let Some(p) = prev.map(|p| p as usize) {
-            // a still-runnable prev goes back to waiting
-            let st = self.threads[p].state;
-            if matches!(st, ThreadState::Running | ThreadState::Entering) {
-                self.threads[p].gen = self.threads[p].gen.wrapping_add(1);
-                self.set_state(p, ThreadState::Waiting);
-                if st == ThreadState::Running {
-                    if let ThreadKind::Vcpu { guest, vcpu } = self.threads[p].kind {
-                        // scheduled out while running guest code: the
-                        // steal-time preempted flag is set
-                        self.threads[p].preemptions += 1;
-                        self.threads[p].preempted_at = Some(now);
-                        g.pause(guest, vcpu, now, true);
-                    }
-                }
-            }
-        }
-        let Some(n) = next.map(|n| n as usize) else {
-            return;
-        };
+        // set_next_task_fair moves it to the head of cfs_tasks
+        self.k.lists.move_to_front(c, n as u32);
         self.switches += 1;
         self.threads[n].gen = self.threads[n].gen.wrapping_add(1);
         let start = delay + self.costs.switch_ns;
@@ -419,6 +638,23 @@ impl Host {
             }
         }
         self.arm_tick(c);
+    }
+
+    /// Host CPU `c` enters its idle loop: idle_stamp, the halt state's exit
+    /// latency, the tick stops (nohz_balance_enter_idle) and
+    /// update_idle_core runs.
+    fn enter_idle(&mut self, c: usize) {
+        self.cpus[c].idle = true;
+        let st = &mut self.k.cpu_state[c];
+        st.idle_stamp = self.now.max(1);
+        st.idle_exit_latency = self
+            .k
+            .mc
+            .idle_states
+            .get(self.k.mc.halt_state())
+            .map_or(0, |s| s.exit_latency_ns);
+        self.nohz_enter(c);
+        self.k.cpu_enters_idle(c, self.now);
     }
 
     /// The guest halted vCPU `vcpu` of `guest` (HLT / WFI exit): poll while
@@ -452,15 +688,25 @@ impl Host {
     /// and its CPU schedules.
     fn block(&mut self, t: usize, g: &mut dyn GuestCpus) {
         let c = self.threads[t].cpu;
+        self.sleep(t);
+        if self.cpus[c].rq.curr().is_none() || self.cpus[c].rq.curr() == Some(t as u32) {
+            self.schedule(c, 0, g);
+        }
+    }
+
+    /// Thread `t` sleeps and leaves its run queue (its signals stay there
+    /// as blocked load); the caller schedules.
+    fn sleep(&mut self, t: usize) {
+        let c = self.threads[t].cpu;
         self.set_state(t, ThreadState::Halted);
         self.threads[t].gen = self.threads[t].gen.wrapping_add(1);
+        self.update_cpu_pelt(c);
         let now = self.now;
         self.cpus[c]
             .rq
             .dequeue(&mut self.ents, t as u32, now, &self.params);
-        if self.cpus[c].rq.curr().is_none() || self.cpus[c].rq.curr() == Some(t as u32) {
-            self.schedule(c, 0, g);
-        }
+        self.k.lists.unlink(t as u32);
+        self.sync_cpu(c);
     }
 
     /// kvm_vcpu_halt's adaptation of the vCPU's poll window to a halt that
@@ -484,7 +730,17 @@ impl Host {
     /// An interrupt for halted vCPU `vcpu` of `guest` (kvm_vcpu_kick): a
     /// polling thread re-enters the guest; a sleeping one is woken through
     /// the host's try_to_wake_up.
-    pub fn wake(&mut self, guest: usize, vcpu: usize, now: Nanos, g: &mut dyn GuestCpus) {
+    /// `from`: the vCPU of the same guest whose IPI it is (its thread does
+    /// the wake-up on its host CPU); None: the vCPU's own timer (a host
+    /// hrtimer on the CPU the thread last ran on).
+    pub fn wake(
+        &mut self,
+        guest: usize,
+        vcpu: usize,
+        now: Nanos,
+        from: Option<usize>,
+        g: &mut dyn GuestCpus,
+    ) {
         self.now = self.now.max(now);
         let t = self.vcpus[guest][vcpu];
         match self.threads[t].state {
@@ -509,8 +765,9 @@ impl Host {
             ThreadState::Halted => {
                 let halt = self.now - self.threads[t].halt_start;
                 self.adapt_poll(t, halt);
-                let cpu = self.select_cpu(t);
-                self.enqueue(t, cpu, false, g);
+                let waker = from.map(|v| self.vcpus[guest][v]);
+                let this_cpu = self.threads[waker.unwrap_or(t)].cpu;
+                self.try_to_wake_up(t, waker, this_cpu, g);
             }
             _ => {}
         }
@@ -523,15 +780,7 @@ impl Host {
             let t = self.vcpus[guest][v];
             match self.threads[t].state {
                 ThreadState::Halted => {}
-                ThreadState::Waiting => {
-                    let c = self.threads[t].cpu;
-                    self.set_state(t, ThreadState::Halted);
-                    self.threads[t].gen = self.threads[t].gen.wrapping_add(1);
-                    let now = self.now;
-                    self.cpus[c]
-                        .rq
-                        .dequeue(&mut self.ents, t as u32, now, &self.params);
-                }
+                ThreadState::Waiting => self.sleep(t),
                 _ => self.block(t, g),
             }
         }
@@ -569,6 +818,33 @@ impl Host {
             matches!(t.kind, ThreadKind::Vcpu { .. })
                 && matches!(t.state, ThreadState::Waiting | ThreadState::Entering)
         })
+    }
+
+    /// Times the host moved vCPU `vcpu` of `guest` to another host CPU,
+    /// and the host CPU it is on (or last ran on).
+    pub fn vcpu_migrations(&self, guest: usize, vcpu: usize) -> (u64, usize) {
+        let th = &self.threads[self.vcpus[guest][vcpu]];
+        (th.migrations, th.cpu)
+    }
+
+    /// The host CPU each noisy thread is on at the end.
+    pub fn noisy_cpus(&self) -> Vec<usize> {
+        self.threads
+            .iter()
+            .filter(|t| t.kind == ThreadKind::Noisy)
+            .map(|t| t.cpu)
+            .collect()
+    }
+
+    /// The host's placement statistics (wake-ups of threads that may use
+    /// several CPUs).
+    pub fn placement_stats(&self) -> &crate::placement::PlacementStats {
+        &self.k.pstats
+    }
+
+    /// What the host's load balancer did.
+    pub fn balance_stats(&self) -> &crate::balance::BalanceStats {
+        &self.k.bstats
     }
 
     /// The host state of a vCPU thread.

@@ -91,6 +91,10 @@ pub struct NoisySpec {
     pub cpus: CpuMask,
     /// Pinned: thread i may run on the i-th CPU of the set only.
     pub pinned: bool,
+    /// Every thread starts on this host CPU (None: thread i on the i-th
+    /// CPU of the set), as the threads of a process created there before
+    /// any balancing: only the host's load balancer spreads them.
+    pub start: Option<usize>,
 }
 
 /// A host and its guests.
@@ -179,6 +183,7 @@ pub fn preset(name: &str) -> Result<HostSpec, HostError> {
                 tasks: 8,
                 cpus: CpuMask::from_cpus(0..8),
                 pinned: true,
+                start: None,
             }],
         )),
         _ => Err(HostError::new(
@@ -267,6 +272,7 @@ struct FileNoisy {
     cpus: String,
     #[serde(default)]
     pinned: bool,
+    start: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -431,10 +437,27 @@ pub fn from_toml(text: &str, origin: &str) -> Result<HostSpec, HostError> {
                 "pinned threads need a CPU each in cpus",
             ));
         }
+        if let Some(c) = fn_.start {
+            if fn_.pinned {
+                return Err(HostError::new(
+                    origin,
+                    key("start"),
+                    "pinned threads start on their own CPUs",
+                ));
+            }
+            if !cpus.test(c) {
+                return Err(HostError::new(
+                    origin,
+                    key("start"),
+                    format!("host CPU {c} is not in cpus ({cpus})"),
+                ));
+            }
+        }
         spec.noisy.push(NoisySpec {
             tasks: fn_.tasks,
             cpus,
             pinned: fn_.pinned,
+            start: fn_.start,
         });
     }
     Ok(spec)

@@ -1,0 +1,267 @@
+//! The host's load balancer: the simulator's Linux balancer
+//! ([`crate::balance::linux::LinuxBalancer`], the host kernel profile's)
+//! driven the way `engine/balance.rs` drives it for a bare-metal machine:
+//!
+//! - from the host tick of a CPU running a thread (sched_tick ->
+//!   sched_balance_trigger: periodic balancing at each domain's interval,
+//!   and the nohz balancer kick);
+//! - when a host CPU finds nothing to run (sched_balance_newidle, from
+//!   __schedule);
+//! - for tickless idle host CPUs: an idle host CPU stops its tick
+//!   (nohz_balance_enter_idle) and a kicked one balances for all of them
+//!   (the kick IPI -> nohz_csd_func -> _nohz_idle_balance);
+//! - the stopper of an active balance (active_load_balance_cpu_stop),
+//!   which pre-empts the thread running on the busiest CPU.
+//!
+//! Its requests are applied as the engine applies them: a queued thread is
+//! detached from its run queue and attached to the destination's (PELT
+//! signals with it), which it may pre-empt or wake. Moving a vCPU thread
+//! changes only the host CPU it runs on; its guest CPU keeps its identity.
+//!
+//! Costs: a pass's modelled cost (its run-queue and shared-line accesses
+//! through the host's line table) is the lead of what it asked for: a
+//! moved thread starts, an IPI leaves, that much later. It is not taken
+//! from the thread running on the balancing CPU (the host tick's own VM
+//! exit is not modelled either); the root domain's overload flag and the
+//! nohz bookkeeping at idle entry are not charged, as in the engine.
+
+use super::sched::{GuestCpus, Host, HostCpu, HostEvent, ThreadState};
+use crate::balance::{BalanceEnv, Balancer, Requests, RqTasks};
+use crate::eevdf::Entity;
+use crate::engine::cfs_tasks::CfsTaskLists;
+use crate::rq::RunQueue;
+use crate::Nanos;
+
+/// The host's run queues as the balancer sees them.
+struct RqView<'x> {
+    cpus: &'x mut [HostCpu],
+    ents: &'x [Entity],
+    lists: &'x CfsTaskLists,
+    now: Nanos,
+}
+
+impl RqTasks for RqView<'_> {
+    fn curr(&self, cpu: usize) -> Option<u32> {
+        self.cpus[cpu]
+            .rq
+            .curr()
+            .filter(|&t| self.ents[t as usize].on_rq)
+    }
+
+    fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>) {
+        self.lists.all(cpu, out);
+    }
+
+    fn cfs_tasks_tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
+        self.lists.tail(cpu, max, out);
+    }
+
+    fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64) {
+        let c = &mut self.cpus[cpu];
+        c.pelt.update(
+            self.now,
+            c.rq.load_weight(),
+            c.rq.nr_running() as u64,
+            c.rq.curr().is_some(),
+            1,
+        );
+        (
+            c.pelt.load_avg,
+            c.pelt.util_avg.min(1024),
+            c.pelt.runnable_avg,
+        )
+    }
+}
+
+impl Host {
+    /// Run a balancer hook for `this_cpu` with a fresh view of the host;
+    /// returns its requests and modelled cost.
+    fn balance_call(
+        &mut self,
+        this_cpu: usize,
+        f: impl FnOnce(&mut dyn Balancer, &mut BalanceEnv),
+    ) -> (Requests, Nanos) {
+        let k = &mut self.k;
+        let Some(b) = k.balancer.as_mut() else {
+            return (Requests::default(), 0);
+        };
+        k.lines.now = self.now;
+        let mut view = RqView {
+            cpus: &mut self.cpus,
+            ents: &self.ents,
+            lists: &k.lists,
+            now: self.now,
+        };
+        let mut env = BalanceEnv {
+            topo: &k.topo,
+            sd: &k.sd,
+            costs: &k.mc,
+            cpus: &mut k.cpu_state,
+            idle_stats: &mut k.idle_stats,
+            llc: &mut k.llc,
+            tasks: &k.tplace,
+            ents: &self.ents,
+            rqs: &mut view,
+            lines: &mut k.lines,
+            root_line: k.root_line,
+            stats: &mut k.bstats,
+            now: self.now,
+            // as the engine: a host up (and idle) for 300 s, every balance
+            // interval long passed
+            jiffies: self.now / k.tick_ns + 300 * k.mc.hz,
+            hz: k.mc.hz,
+            this_cpu,
+            cost_ns: 0,
+            rq_reads: 0,
+            req: std::mem::take(&mut k.breq),
+            scratch: std::mem::take(&mut k.bscratch),
+            numa: None,
+        };
+        env.req.clear();
+        f(b.as_mut(), &mut env);
+        let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
+        k.bscratch = std::mem::take(&mut env.scratch);
+        (req, cost)
+    }
+
+    fn recycle(&mut self, req: Requests) {
+        self.k.breq = req;
+    }
+
+    /// Boot: every host CPU is idle with its tick stopped, so each enters
+    /// nohz idle (nr_busy_cpus starts at the LLC's weight and falls to 0),
+    /// as `Engine::set_balancer` does.
+    pub(super) fn boot_balancer(&mut self) {
+        if self.k.balancer.is_none() {
+            return;
+        }
+        for c in 0..self.cpus.len() {
+            let l = self.k.sd.llc_index(c);
+            self.k.llc[l].nr_busy_cpus += 1;
+        }
+        for c in 0..self.cpus.len() {
+            self.nohz_enter(c);
+        }
+    }
+
+    /// The tick of idle host CPU `c` stops: nohz_balance_enter_idle (not
+    /// charged).
+    pub(super) fn nohz_enter(&mut self, c: usize) {
+        let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
+        self.recycle(req);
+    }
+
+    /// add_nr_running: a second runnable thread on `c` sets rd->overload.
+    pub(super) fn note_overloaded(&mut self, c: usize) {
+        let (req, _) = self.balance_call(c, |b, env| b.rq_overloaded(env));
+        self.recycle(req);
+    }
+
+    /// The tick of host CPU `c`, which runs a thread.
+    pub(super) fn balance_tick(&mut self, c: usize, g: &mut dyn GuestCpus) {
+        let (req, cost) = self.balance_call(c, |b, env| b.tick(env, c, false));
+        self.apply_balance(c, req, cost, g);
+    }
+
+    /// Host CPU `c` found nothing to run: sched_balance_newidle. Returns
+    /// true if it pulled a thread (already enqueued and scheduled).
+    pub(super) fn balance_newidle(&mut self, c: usize, g: &mut dyn GuestCpus) -> bool {
+        if self.k.balancer.is_none() {
+            return false;
+        }
+        let (req, cost) = self.balance_call(c, |b, env| {
+            b.newidle(env, c);
+        });
+        let pulled = !req.moves.is_empty();
+        self.apply_balance(c, req, cost, g);
+        pulled
+    }
+
+    /// The nohz kick IPI reaches `cpu`: if it is still idle it balances for
+    /// every tickless idle CPU.
+    pub(super) fn ilb_kick_arrives(&mut self, cpu: usize, g: &mut dyn GuestCpus) {
+        let (req, cost) = self.balance_call(cpu, |b, env| b.nohz_idle_balance(env, cpu));
+        self.apply_balance(cpu, req, cost, g);
+    }
+
+    /// The stopper of `src` runs: it pre-empts the thread there, the
+    /// balancer pushes one queued thread to `dst`, and `src` schedules
+    /// again after switching to the stopper and back.
+    pub(super) fn run_stopper(&mut self, src: usize, dst: usize, g: &mut dyn GuestCpus) {
+        self.preempt_for_stopper(src, g);
+        let switch = 2 * self.costs.switch_ns;
+        let (req, cost) = self.balance_call(src, |b, env| b.active_stop(env, src, dst));
+        self.apply_balance(src, req, cost + switch, g);
+        if self.running(src).is_none() {
+            self.schedule(src, switch + cost, g);
+        }
+    }
+
+    /// Apply the requests host CPU `c` made after `cost` ns of work.
+    fn apply_balance(&mut self, c: usize, req: Requests, cost: Nanos, g: &mut dyn GuestCpus) {
+        self.k.bstats.cost_ns += cost;
+        for &(src, t) in &req.rotated {
+            // detach_tasks' list_move to the head of the source's list
+            self.k.lists.move_to_front(src, t);
+        }
+        for m in &req.moves {
+            self.migrate_queued(m.task as usize, m.src, m.dst, c, cost, g);
+        }
+        let ipi = self.k.mc.ipi_ns;
+        if let Some(ilb) = req.kick_ilb {
+            self.push(
+                self.now + cost + ipi,
+                HostEvent::IlbKick { cpu: ilb as u32 },
+            );
+        }
+        for &(src, dst) in &req.active {
+            // cpu_stop_queue_work wakes the source's stopper thread
+            self.push(
+                self.now + cost + ipi,
+                HostEvent::Stopper {
+                    src: src as u32,
+                    dst: dst as u32,
+                },
+            );
+        }
+        self.recycle(req);
+    }
+
+    /// detach_task + attach_task: move queued thread `t` from `src` to
+    /// `dst` for CPU `by` (whose work so far is `lead`). A move the run
+    /// queues no longer allow (the thread ran or slept meanwhile) is
+    /// dropped.
+    fn migrate_queued(
+        &mut self,
+        t: usize,
+        src: usize,
+        dst: usize,
+        by: usize,
+        lead: Nanos,
+        g: &mut dyn GuestCpus,
+    ) {
+        let queued = self.threads[t].state == ThreadState::Waiting
+            && self.threads[t].cpu == src
+            && self.cpus[src].rq.curr() != Some(t as u32)
+            && self.k.tplace[t].cpus_allowed.test(dst);
+        if !queued {
+            return;
+        }
+        self.k.pstats.digest(t as u32, dst);
+        self.update_thread_pelt(t);
+        self.update_cpu_pelt(src);
+        self.cpus[src]
+            .rq
+            .dequeue(&mut self.ents, t as u32, self.now, &self.params);
+        self.k.lists.unlink(t as u32);
+        let se = self.threads[t].pelt;
+        self.cpus[src].pelt.detach(&se, self.ents[t].weight);
+        self.sync_cpu(src);
+        self.threads[t].migrations += 1;
+        let resched = self.activate(t, dst, true, false);
+        // an idle destination other than the balancing CPU gets the resched
+        // IPI and leaves its idle state
+        let wake = if dst != by { self.costs.wake_ns } else { 0 };
+        self.wakeup_preempt(t, dst, resched, lead, wake, g);
+    }
+}
