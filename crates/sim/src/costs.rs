@@ -90,12 +90,14 @@ fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
     let (mut k0, mut v0) = (x0, 0u64);
     for (&k1, &v1) in xs.iter().zip(vs) {
         if x <= k1 {
-            // v0 + (v1 - v0) (x - k0) / (k1 - k0), either sign
-            let (span, at) = ((k1 - k0) as u128, (x - k0) as u128);
+            // v0 + (v1 - v0) (x - k0) / (k1 - k0), either sign; u64 is
+            // enough (spans of a few million, values of microseconds) and
+            // keeps u128 division off the switch path
+            let (span, at) = (k1 - k0, x - k0);
             return if v1 >= v0 {
-                v0 + ((v1 - v0) as u128 * at / span) as u64
+                v0 + (v1 - v0) * at / span
             } else {
-                v0 - ((v0 - v1) as u128 * at / span) as u64
+                v0 - (v0 - v1) * at / span
             };
         }
         (k0, v0) = (k1, v1);

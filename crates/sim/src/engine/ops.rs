@@ -88,7 +88,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 // queued beyond the caches (costs::channel_call_extra)
                 let kind = self.chans[chan as usize].kind;
                 let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
-                let per_cpu = self.chan_buffered[kind as usize] / self.run_cpus;
+                let queued = self.chan_buffered[kind as usize];
+                // divide only past the depth table's free base
+                let per_cpu = if queued <= crate::costs::DEPTH_BASE_BYTES {
+                    0
+                } else {
+                    queued / self.run_cpus
+                };
                 let extra = costs.channel_call_extra(kind, shared_fd, per_cpu);
                 (if resumed { copy } else { sys + extra + copy }, false)
             }
