@@ -172,9 +172,8 @@ impl Host {
         let (req, cost) = self.balance_call(c, |b, env| {
             b.newidle(env, c);
         });
-        let pulled = !req.moves.is_empty();
-        self.apply_balance(c, req, cost, g);
-        pulled
+        // pulled: a move was applied, not merely requested
+        self.apply_balance(c, req, cost, g) > 0
     }
 
     /// The nohz kick IPI reaches `cpu`: if it is still idle it balances for
@@ -197,15 +196,23 @@ impl Host {
         }
     }
 
-    /// Apply the requests host CPU `c` made after `cost` ns of work.
-    fn apply_balance(&mut self, c: usize, req: Requests, cost: Nanos, g: &mut dyn GuestCpus) {
+    /// Apply the requests host CPU `c` made after `cost` ns of work;
+    /// returns how many moves were applied.
+    fn apply_balance(
+        &mut self,
+        c: usize,
+        req: Requests,
+        cost: Nanos,
+        g: &mut dyn GuestCpus,
+    ) -> usize {
         self.k.bstats.cost_ns += cost;
         for &(src, t) in &req.rotated {
             // detach_tasks' list_move to the head of the source's list
             self.k.lists.move_to_front(src, t);
         }
+        let mut applied = 0;
         for m in &req.moves {
-            self.migrate_queued(m.task as usize, m.src, m.dst, c, cost, g);
+            applied += self.migrate_queued(m.task as usize, m.src, m.dst, c, cost, g) as usize;
         }
         let ipi = self.k.mc.ipi_ns;
         if let Some(ilb) = req.kick_ilb {
@@ -225,12 +232,15 @@ impl Host {
             );
         }
         self.recycle(req);
+        applied
     }
 
     /// detach_task + attach_task: move queued thread `t` from `src` to
-    /// `dst` for CPU `by` (whose work so far is `lead`). A move the run
-    /// queues no longer allow (the thread ran or slept meanwhile) is
-    /// dropped.
+    /// `dst` for CPU `by` (whose work so far is `lead`); false if the move
+    /// was dropped. The balancer asks only for threads queued on `src` and
+    /// allowed on `dst`, and the host applies its requests at once, so a
+    /// dropped move is a bug: it is counted in `Host::dropped_moves`, which
+    /// `--check` requires to stay 0.
     fn migrate_queued(
         &mut self,
         t: usize,
@@ -239,13 +249,14 @@ impl Host {
         by: usize,
         lead: Nanos,
         g: &mut dyn GuestCpus,
-    ) {
+    ) -> bool {
         let queued = self.threads[t].state == ThreadState::Waiting
             && self.threads[t].cpu == src
             && self.cpus[src].rq.curr() != Some(t as u32)
             && self.k.tplace[t].cpus_allowed.test(dst);
         if !queued {
-            return;
+            self.dropped_moves += 1;
+            return false;
         }
         self.k.pstats.digest(t as u32, dst);
         self.update_thread_pelt(t);
@@ -263,5 +274,6 @@ impl Host {
         // IPI and leaves its idle state
         let wake = if dst != by { self.costs.wake_ns } else { 0 };
         self.wakeup_preempt(t, dst, resched, lead, wake, g);
+        true
     }
 }

@@ -107,6 +107,16 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
 
 /// A guest runs a vCPU exactly when the host runs its thread in the guest.
 fn check_states(host: &Host, guests: &[&mut Engine<'_>], retired: &[bool]) -> Result<(), RunError> {
+    if host.dropped_moves > 0 {
+        return Err(InvariantError {
+            time: host.now(),
+            what: format!(
+                "the host dropped {} balancer move(s) its run queues did not allow",
+                host.dropped_moves
+            ),
+        }
+        .into());
+    }
     for (i, g) in guests.iter().enumerate() {
         if retired[i] {
             continue;

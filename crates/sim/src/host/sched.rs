@@ -182,6 +182,9 @@ pub struct Host {
     pub preempt_lengths: hdrhistogram::Histogram<u64>,
     /// Host context switches.
     pub switches: u64,
+    /// Balancer moves the run queues did not allow when applied (a bug if
+    /// ever non-zero; `--check` fails on it).
+    pub dropped_moves: u64,
 }
 
 impl Host {
@@ -220,6 +223,7 @@ impl Host {
             vcpus: Vec::new(),
             preempt_lengths: hdrhistogram::Histogram::new(3).expect("histogram"),
             switches: 0,
+            dropped_moves: 0,
         };
         for (g, gs) in spec.guests.iter().enumerate() {
             let mut ids = Vec::new();
