@@ -152,13 +152,36 @@ impl EventQueue {
         let i = cpu + slot as usize;
         assert!(self.seq < SEQ_LIMIT, "event sequence numbers exhausted");
         self.evs[i] = ev;
+        let key = node(time, self.seq, i);
         if self.popped == i {
             // the popped key is overwritten by this walk
             self.popped = NO_LEAF;
+            self.replay(i, key);
         } else {
             self.settle();
+            self.fix(i, key);
         }
-        self.fix(i, node(time, self.seq, i));
+    }
+
+    /// Re-arm the slot whose key was the minimum of the whole tree (the
+    /// one just popped) with `key`: the old key sat in every node from the
+    /// leaf to the root, so every one of them changes and the walk stores
+    /// at each level without testing for an early stop (the replay of a
+    /// tournament after its winner's leaf changed).
+    #[inline]
+    fn replay(&mut self, leaf: usize, key: Node) {
+        let tree = &mut self.tree[..];
+        // the tree's length is a power of two: masking an index with
+        // `len - 1` keeps it in bounds without a check per level
+        let mask = tree.len() - 1;
+        let mut k = leaf + self.m;
+        let mut me = key;
+        tree[k & mask] = me;
+        while k > 1 {
+            me = me.min(tree[(k ^ 1) & mask]);
+            k >>= 1;
+            tree[k & mask] = me;
+        }
     }
 
     /// Cancel the event in `cpu`'s slot.
