@@ -518,6 +518,10 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     affinity: affinity::AffinityState,
     /// Pools of tasks started by `Op::Fork` (engine/fork.rs).
     forks: fork::ForkPools,
+    /// Each CPU's core id (the topology's place, kept compact).
+    cpu_core: Vec<u32>,
+    /// Busy hardware threads per core (`Engine::busy_threads`).
+    core_busy: Vec<u8>,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -670,6 +674,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             omp: omp::Omp::default(),
             affinity: Default::default(),
             forks: Default::default(),
+            cpu_core: (0..n).map(|c| topo.place(c).core as u32).collect(),
+            // every CPU boots idle
+            core_busy: vec![0; topo.places().iter().map(|p| p.core + 1).max().unwrap_or(1)],
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
