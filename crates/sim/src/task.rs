@@ -331,7 +331,19 @@ pub struct Pc {
 impl Pc {
     /// Resolve loop structure and return the next real op, or None at the end
     /// of the program. Does not advance past the returned op.
+    #[inline]
     pub fn current(&mut self, prog: &[Op]) -> Option<Op> {
+        // the common case, an op that is no loop marker, inline at the
+        // caller; loop bookkeeping out of line
+        match prog.get(self.pc as usize) {
+            Some(&op) if !matches!(op, Op::Loop(_) | Op::EndLoop) => Some(op),
+            _ => self.resolve_loops(prog),
+        }
+    }
+
+    /// [`Self::current`] at a loop marker or the end of the program.
+    #[inline(never)]
+    fn resolve_loops(&mut self, prog: &[Op]) -> Option<Op> {
         loop {
             let op = *prog.get(self.pc as usize)?;
             match op {

@@ -30,17 +30,34 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[c].mode = mode;
         self.note_idle_wait(c);
         let is_busy = mode == Mode::Busy;
-        if was_busy != is_busy && self.topo.threads_per_core() > 1 {
-            self.retime_core(c);
+        if was_busy != is_busy {
+            let core = self.cpu_core[c] as usize;
+            if is_busy {
+                self.core_busy[core] += 1;
+            } else {
+                self.core_busy[core] -= 1;
+            }
+            if self.topo.threads_per_core() > 1 {
+                self.retime_core(c);
+            }
         }
     }
 
+    /// Busy hardware threads of `c`'s core: a count per core kept by
+    /// `set_mode` (the only place a CPU becomes busy or stops being so),
+    /// so a segment start reads two small arrays rather than the topology's
+    /// sibling list and every sibling's CPU record.
     pub(super) fn busy_threads(&self, c: usize) -> usize {
-        self.topo
-            .smt_siblings(c)
-            .iter()
-            .filter(|&&s| self.cpus[s as usize].mode == Mode::Busy)
-            .count()
+        let n = self.core_busy[self.cpu_core[c] as usize] as usize;
+        debug_assert_eq!(
+            n,
+            self.topo
+                .smt_siblings(c)
+                .iter()
+                .filter(|&&s| self.cpus[s as usize].mode == Mode::Busy)
+                .count()
+        );
+        n
     }
 
     /// The number of busy threads of `c`'s core changed: settle every

@@ -105,9 +105,22 @@ enum TaskState {
     Exited,
 }
 
+/// A task's engine state. The fields are laid out in the order written
+/// (`repr(C)`), those every op of the running task reads or writes first,
+/// so that an event touches the task's first cache lines only (on large
+/// machines the task array is far beyond the private caches); the record
+/// starts on a line.
+#[repr(C, align(64))]
 struct Task {
-    spec: TaskSpec,
+    /// The op being executed (resolved by `start_op`).
+    op: Op,
     pc: Pc,
+    /// Work left in the current Compute op.
+    op_left: Nanos,
+    /// Bytes left in the current Read/Write op.
+    bytes_left: u32,
+    /// The current op already paid its syscall entry (resumed after a block).
+    resumed: bool,
     state: TaskState,
     /// task_cpu(): the CPU whose run queue holds it, or held it last.
     cpu: usize,
@@ -116,19 +129,12 @@ struct Task {
     /// That CPU's switch count (`CpuTime::switches`) when it was last
     /// switched in there: how many tasks ran there since, for its refill.
     ran_at_switch: u64,
-    /// Work left in the current Compute op.
-    op_left: Nanos,
-    /// Bytes left in the current Read/Write op.
-    bytes_left: u32,
-    /// The current op already paid its syscall entry (resumed after a block).
-    resumed: bool,
+    spec: TaskSpec,
+    pelt: Pelt,
     /// A task joining this one.
     joiner: Option<TaskId>,
     /// Exited children not yet reaped.
     unreaped: u32,
-    pelt: Pelt,
-    /// The op being executed (resolved by `start_op`).
-    op: Op,
     /// Time variables (Op::Stamp).
     vars: [Nanos; crate::task::TASK_VARS],
     /// The per-CPU lock it holds: (set, CPU).
@@ -149,26 +155,31 @@ enum Mode {
     Busy,
 }
 
+/// A CPU's engine state, laid out in the order written (`repr(C)`): what
+/// every event on the CPU reads (generation, mode, the segment clock, debt
+/// and pending work) in its first lines, the run queue next, accounting
+/// and the idle governor's history last; the record starts on a line.
+#[repr(C, align(64))]
 struct Cpu<R> {
-    rq: R,
-    pelt: Pelt,
     gen: u32,
+    need_resched: bool,
     mode: Mode,
     /// Kernel work owed, charged at the start of the next segment.
     debt: Nanos,
-    need_resched: bool,
     /// The running segment.
     seg: SegmentClock,
-    /// Busy/idle time accounting.
-    time: CpuTime,
-    /// mm of the last user task run here (lazy TLB: idle keeps it).
-    last_mm: Option<u32>,
-    /// Idle governor history.
-    idle: IdleGovernor,
     /// Periodic tick.
     tick: TickState,
     /// Balancing work the CPU owes before it schedules.
     bal: CpuBalance,
+    /// mm of the last user task run here (lazy TLB: idle keeps it).
+    last_mm: Option<u32>,
+    rq: R,
+    pelt: Pelt,
+    /// Busy/idle time accounting.
+    time: CpuTime,
+    /// Idle governor history.
+    idle: IdleGovernor,
 }
 
 /// Load-balancing work pending on a CPU, run when it next decides what to
@@ -535,6 +546,10 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     affinity: affinity::AffinityState,
     /// Pools of tasks started by `Op::Fork` (engine/fork.rs).
     forks: fork::ForkPools,
+    /// Each CPU's core id (the topology's place, kept compact).
+    cpu_core: Vec<u32>,
+    /// Busy hardware threads per core (`Engine::busy_threads`).
+    core_busy: Vec<u8>,
 }
 
 /// One task's placement counts (see `Engine::track_tasks`).
@@ -691,6 +706,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             omp: omp::Omp::default(),
             affinity: Default::default(),
             forks: Default::default(),
+            cpu_core: (0..n).map(|c| topo.place(c).core as u32).collect(),
+            // every CPU boots idle
+            core_busy: vec![0; topo.places().iter().map(|p| p.core + 1).max().unwrap_or(1)],
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
