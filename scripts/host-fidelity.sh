@@ -43,7 +43,7 @@ busy_warning() {
 }
 # A cloud VM's CPUs can change speed for minutes at a time (a fixed
 # compute loop took 0.40 s and 1.16 s on this project's 2-vCPU guest on
-# the same day, at nice -20 both times): the profile and the native runs see
+# the same day, at nice -20 both times): the profile and the native runs must see
 # the same machine. A fixed awk loop is timed before the calibration,
 # between it and the native runs, and after them.
 speed_probe() {
