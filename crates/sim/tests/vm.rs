@@ -324,3 +324,32 @@ fn a_vcpu_woken_by_another_vcpus_ipi_is_woken_by_that_vcpus_thread() {
         "{w:?}"
     );
 }
+
+/// A host switch-in costs what the engine charges a task: the switch, the
+/// mm switch when the CPU last ran another process, and the refill by
+/// reuse distance; a vCPU adds the VM entry. A vCPU and one noisy thread
+/// on one host CPU alternate (one other thread in between: no refill); with
+/// two noisy threads, each of the vCPU's later turns follows two others
+/// (refill after 2 others, halfway to the table's 3-others point).
+#[test]
+fn a_host_switch_in_pays_the_mm_switch_and_the_refill_by_reuse_distance() {
+    let c = sim::costs::MachineCosts::for_machine("xeon-12c24t");
+    let turn = c.ctx_switch_ns + spec::EXIT_ENTRY_NS + c.mm_switch_extra_ns;
+    let s = small_host("pin = [0]", "tasks = 1\ncpus = \"0\"");
+    let vm = simulate_vm(&s, &[spin_ms(50)], &opt()).unwrap();
+    let v = &vm.vm[0].vcpus[0];
+    assert!(v.preemptions >= 10, "{v:?}");
+    assert_eq!(v.entry_ns, (v.preemptions + 1) * turn, "{v:?}");
+    let s = small_host("pin = [0]", "tasks = 2\ncpus = \"0\"");
+    let vm = simulate_vm(&s, &[spin_ms(50)], &opt()).unwrap();
+    let v = &vm.vm[0].vcpus[0];
+    let refill = c.switch_refill(2, true);
+    assert_eq!(refill, c.refill_process_ns[0] / 2);
+    let extra = v.entry_ns - (v.preemptions + 1) * turn;
+    // the first turn refills nothing (the thread never ran), every later
+    // one after two others at most
+    assert!(
+        extra.is_multiple_of(refill) && extra >= refill && extra <= v.preemptions * refill,
+        "{v:?}: {extra} beyond the switches"
+    );
+}

@@ -104,6 +104,10 @@ pub(super) struct Thread {
     pub(super) pelt: Pelt,
     /// Times its host CPU changed (wake-up placement or balancing).
     pub(super) migrations: u64,
+    /// The host CPU it last ran on (None before its first run).
+    last_ran: Option<usize>,
+    /// That CPU's switch count when it last switched in there.
+    ran_at_switch: u64,
 }
 
 pub(super) struct HostCpu {
@@ -115,6 +119,11 @@ pub(super) struct HostCpu {
     idle: bool,
     tick_armed: bool,
     tick_offset: Nanos,
+    /// Switches to a thread on this CPU so far (the refill's reuse distance).
+    switch_seq: u64,
+    /// The process whose address space the CPU last ran (a guest's QEMU
+    /// process, or a noisy thread's own).
+    last_proc: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -207,6 +216,8 @@ impl Host {
                 tick_armed: false,
                 // sched_skew_tick: per-CPU tick phase
                 tick_offset: rng.below(tick),
+                switch_seq: 0,
+                last_proc: None,
             })
             .collect();
         let mut h = Host {
@@ -257,6 +268,8 @@ impl Host {
             preempted_at: None,
             pelt: Pelt::new(0),
             migrations: 0,
+            last_ran: None,
+            ran_at_switch: 0,
         });
         self.threads.len() - 1
     }
@@ -621,7 +634,7 @@ impl Host {
         self.k.lists.move_to_front(c, n as u32);
         self.switches += 1;
         self.threads[n].gen = self.threads[n].gen.wrapping_add(1);
-        let start = delay + self.costs.switch_ns;
+        let start = delay + self.costs.switch_ns + self.switch_in_refill(c, n);
         match self.threads[n].kind {
             ThreadKind::Noisy => self.set_state(n, ThreadState::Running),
             ThreadKind::Vcpu { .. } => {
@@ -642,6 +655,38 @@ impl Host {
             }
         }
         self.arm_tick(c);
+    }
+
+    /// What thread `n` pays to switch in on host CPU `c` beyond the switch
+    /// itself, as the engine charges a task (engine/schedule.rs): the mm
+    /// switch when the CPU last ran another process (the vCPUs of one guest
+    /// are threads of its QEMU process; a noisy thread is a process of its
+    /// own), and the cache refill of the host machine's profile, by reuse
+    /// distance when it last ran here and the full refill when it last ran
+    /// elsewhere (a host migration). What a vCPU's guest state spans beyond
+    /// that (its guest's working set) is not known, so no lines are charged
+    /// for the distance it moved.
+    fn switch_in_refill(&mut self, c: usize, n: usize) -> Nanos {
+        let proc_ = match self.threads[n].kind {
+            ThreadKind::Vcpu { guest, .. } => guest,
+            ThreadKind::Noisy => self.vcpus.len() + n,
+        };
+        let cpu = &mut self.cpus[c];
+        cpu.switch_seq += 1;
+        let seq = cpu.switch_seq;
+        let mm_changed = cpu.last_proc != Some(proc_);
+        cpu.last_proc = Some(proc_);
+        let mc = &self.k.mc;
+        let mut cost = if mm_changed { mc.mm_switch_extra_ns } else { 0 };
+        let t = &mut self.threads[n];
+        cost += match t.last_ran {
+            Some(from) if from == c => mc.switch_refill(seq - 1 - t.ran_at_switch, mm_changed),
+            Some(_) => mc.switch_refill(u64::MAX, mm_changed),
+            None => 0,
+        };
+        t.last_ran = Some(c);
+        t.ran_at_switch = seq;
+        cost
     }
 
     /// Host CPU `c` enters its idle loop: idle_stamp, the halt state's exit
