@@ -276,6 +276,35 @@ impl MachineCosts {
         piecewise(1, &REFILL_OTHERS, t, others)
     }
 
+    /// What a task (or host thread) pays to switch in on `cpu` beyond the
+    /// plain switch: the mm switch when the CPU last ran another address
+    /// space (`mm_changed`), and the cache refill: by reuse distance when
+    /// it last ran on `cpu` (`seq`, the CPU's switch count including this
+    /// one, against `ran_at_switch`, the count at its last switch-in
+    /// there: one other task in between is 2 - 1), the full refill when it
+    /// last ran elsewhere (none of its working set is in this CPU's private
+    /// caches), nothing on its first run.
+    #[inline]
+    pub fn switch_in_extra(
+        &self,
+        last_ran: Option<usize>,
+        cpu: usize,
+        seq: u64,
+        ran_at_switch: u64,
+        mm_changed: bool,
+    ) -> Nanos {
+        let mm = if mm_changed {
+            self.mm_switch_extra_ns
+        } else {
+            0
+        };
+        mm + match last_ran {
+            Some(from) if from == cpu => self.switch_refill(seq - 1 - ran_at_switch, mm_changed),
+            Some(_) => self.switch_refill(u64::MAX, mm_changed),
+            None => 0,
+        }
+    }
+
     /// What a pipe or unix-socket call costs beyond its hot figure
     /// (`pipe_syscall_ns`, `unix_syscall_ns`): the file reference a thread
     /// of a multi-threaded process takes (`shared_fd`), and the cache

@@ -137,30 +137,23 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.counters.context_switches += 1;
                     self.cpus[c].time.switches += 1;
                     let mm = self.tasks[ni].spec.mm;
-                    let mut cost = self.costs.ctx_switch_ns;
                     let mm_changed = self.cpus[c].last_mm != Some(mm);
-                    if mm_changed {
-                        cost += self.costs.mm_switch_extra_ns;
-                    }
                     self.cpus[c].last_mm = Some(mm);
                     let seq = self.cpus[c].time.switches;
-                    match self.tasks[ni].last_ran {
-                        // back on its CPU: refill what the tasks that ran
-                        // here since evicted (the count includes this
-                        // switch, so one other task in between is 2 - 1)
-                        Some(from) if from == c => {
-                            let others = seq - 1 - self.tasks[ni].ran_at_switch;
-                            cost += self.costs.switch_refill(others, mm_changed);
-                        }
-                        // migrated: none of its working set is in this
-                        // CPU's private caches; its data lines come from
-                        // the old CPU at their distance
-                        Some(from) => {
-                            let d = self.topo.distance(from, c);
-                            cost += self.costs.switch_refill(u64::MAX, mm_changed);
-                            cost += self.tasks[ni].spec.footprint_lines as u64 * self.costs.c2c(d);
-                        }
-                        None => {}
+                    let last_ran = self.tasks[ni].last_ran;
+                    let mut cost = self.costs.ctx_switch_ns
+                        + self.costs.switch_in_extra(
+                            last_ran,
+                            c,
+                            seq,
+                            self.tasks[ni].ran_at_switch,
+                            mm_changed,
+                        );
+                    // migrated: its data lines come from the old CPU at
+                    // their distance
+                    if let Some(from) = last_ran.filter(|&f| f != c) {
+                        let d = self.topo.distance(from, c);
+                        cost += self.tasks[ni].spec.footprint_lines as u64 * self.costs.c2c(d);
                     }
                     self.tasks[ni].ran_at_switch = seq;
                     self.cpus[c].debt += cost;

@@ -676,14 +676,11 @@ impl Host {
         let seq = cpu.switch_seq;
         let mm_changed = cpu.last_proc != Some(proc_);
         cpu.last_proc = Some(proc_);
-        let mc = &self.k.mc;
-        let mut cost = if mm_changed { mc.mm_switch_extra_ns } else { 0 };
         let t = &mut self.threads[n];
-        cost += match t.last_ran {
-            Some(from) if from == c => mc.switch_refill(seq - 1 - t.ran_at_switch, mm_changed),
-            Some(_) => mc.switch_refill(u64::MAX, mm_changed),
-            None => 0,
-        };
+        let cost = self
+            .k
+            .mc
+            .switch_in_extra(t.last_ran, c, seq, t.ran_at_switch, mm_changed);
         t.last_ran = Some(c);
         t.ran_at_switch = seq;
         cost
