@@ -94,7 +94,10 @@ fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
             // enough (spans of a few million, values of microseconds) and
             // keeps u128 division off the switch path
             let (span, at) = (k1 - k0, x - k0);
-            return if v1 >= v0 {
+            return if v1 == v0 {
+                // a flat piece (an all-zero table): no division
+                v0
+            } else if v1 > v0 {
                 v0 + (v1 - v0) * at / span
             } else {
                 v0 - (v0 - v1) * at / span

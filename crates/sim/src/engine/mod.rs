@@ -494,6 +494,9 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     chan_buffered: [u64; 3],
     /// CPUs the run may use (at least 1): the depth above is per CPU.
     run_cpus: u64,
+    /// `(DEPTH_BASE_BYTES + 1) * run_cpus`: below it the depth per CPU is
+    /// within the depth table's free base.
+    depth_free_bytes: u64,
     tick_ns: Nanos,
     violation: Option<InvariantError>,
     /// The load balancer (None: tasks move only when they wake).
@@ -675,6 +678,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             mm_tasks: Vec::new(),
             chan_buffered: [0; 3],
             run_cpus,
+            depth_free_bytes: (crate::costs::DEPTH_BASE_BYTES + 1).saturating_mul(run_cpus),
             tick_ns,
             violation: None,
             balancer: None,

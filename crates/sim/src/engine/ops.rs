@@ -89,8 +89,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let kind = self.chans[chan as usize].kind;
                 let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
                 let queued = self.chan_buffered[kind as usize];
-                // divide only past the depth table's free base
-                let per_cpu = if queued <= crate::costs::DEPTH_BASE_BYTES {
+                // divide only past the depth table's free base: queued /
+                // run_cpus <= DEPTH_BASE_BYTES exactly when queued is below
+                // depth_free_bytes (the hot path skips the division)
+                let per_cpu = if queued < self.depth_free_bytes {
                     0
                 } else {
                     queued / self.run_cpus
