@@ -497,6 +497,8 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     /// `(DEPTH_BASE_BYTES + 1) * run_cpus`: below it the depth per CPU is
     /// within the depth table's free base.
     depth_free_bytes: u64,
+    /// Per `ChanKind`: its depth table is all zero (no lookup needed).
+    depth_flat: [bool; 3],
     tick_ns: Nanos,
     violation: Option<InvariantError>,
     /// The load balancer (None: tasks move only when they wake).
@@ -653,6 +655,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let root_line = lines.alloc();
         let run_cpus = (cfg.allowed.weight() as u64).max(1);
         let idle_cpus = cfg.allowed.weight() as u32;
+        // by ChanKind: Pipe, UnixStream, TcpStream (no depth table)
+        let depth_flat = [
+            costs.pipe_depth_ns.iter().all(|&v| v == 0),
+            costs.unix_depth_ns.iter().all(|&v| v == 0),
+            true,
+        ];
         let mut e = Engine {
             topo,
             sd,
@@ -679,6 +687,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             chan_buffered: [0; 3],
             run_cpus,
             depth_free_bytes: (crate::costs::DEPTH_BASE_BYTES + 1).saturating_mul(run_cpus),
+            depth_flat,
             tick_ns,
             violation: None,
             balancer: None,

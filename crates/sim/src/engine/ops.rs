@@ -89,10 +89,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let kind = self.chans[chan as usize].kind;
                 let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
                 let queued = self.chan_buffered[kind as usize];
-                // divide only past the depth table's free base: queued /
+                // divide only past the depth table's free base (queued /
                 // run_cpus <= DEPTH_BASE_BYTES exactly when queued is below
-                // depth_free_bytes (the hot path skips the division)
-                let per_cpu = if queued < self.depth_free_bytes {
+                // depth_free_bytes) and for a table that is not all zero
+                let per_cpu = if queued < self.depth_free_bytes || self.depth_flat[kind as usize] {
                     0
                 } else {
                     queued / self.run_cpus
