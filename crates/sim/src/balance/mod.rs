@@ -187,6 +187,14 @@ impl Requests {
     }
 }
 
+/// Jiffies since boot at simulated time `now`: a run starts on a machine up
+/// (and idle) for 300 s, so every balance interval has long passed
+/// (`sd->last_balance` and `rq->next_balance` start in the past). The engine
+/// and the host's scheduler both count time this way.
+pub fn jiffies_at(now: Nanos, tick_ns: Nanos, hz: u64) -> u64 {
+    now / tick_ns + 300 * hz
+}
+
 /// The view of the machine a balancer works on, for one call. Accessors that
 /// read another CPU's state charge the read to `this_cpu`, the CPU doing the
 /// work (which differs from the CPU balanced for under nohz idle balance).

@@ -118,9 +118,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             root_line: self.root_line,
             stats: &mut self.bstats,
             now: self.now,
-            // the run starts on a machine up (and idle) for 300 s: every
-            // balance interval has long passed
-            jiffies: self.now / self.tick_ns + 300 * self.costs.hz,
+            jiffies: crate::balance::jiffies_at(self.now, self.tick_ns, self.costs.hz),
             hz: self.costs.hz,
             this_cpu,
             cost_ns: 0,

@@ -106,9 +106,7 @@ impl Host {
             root_line: k.root_line,
             stats: &mut k.bstats,
             now: self.now,
-            // as the engine: a host up (and idle) for 300 s, every balance
-            // interval long passed
-            jiffies: self.now / k.tick_ns + 300 * k.mc.hz,
+            jiffies: crate::balance::jiffies_at(self.now, k.tick_ns, k.mc.hz),
             hz: k.mc.hz,
             this_cpu,
             cost_ns: 0,
