@@ -75,6 +75,21 @@ pub fn calc_delta_fair(delta: u64, weight: u64) -> u64 {
     }
 }
 
+/// The largest key an entity may have and be eligible (entity_eligible:
+/// `avg >= key * load`), or None when no key is: for load > 0 that is
+/// exactly `key <= floor(avg / load)`, which a scan tests with one division
+/// instead of a 128-bit product per entity.
+#[inline]
+fn max_eligible_key(avg: i64, load: i64) -> Option<i64> {
+    if load > 0 {
+        Some(avg.div_euclid(load))
+    } else if avg >= 0 {
+        Some(i64::MAX)
+    } else {
+        None
+    }
+}
+
 /// Tunables of the EEVDF discipline that vary by kernel version.
 #[derive(Clone, Copy, Debug)]
 pub struct EevdfParams {
@@ -375,8 +390,11 @@ impl CfsRq {
         }
         let mut best: Option<u32> = None;
         let mut first: Option<u32> = None;
-        // eligibility: avg >= key * load, with (avg, load) fixed for the scan
+        // eligibility: avg >= key * load, with (avg, load) fixed for the
+        // scan; for load > 0 exactly key <= floor(avg / load), one division
+        // instead of a 128-bit product per entity
         let (avg, load) = self.avg_and_load(ents);
+        let max_key = max_eligible_key(avg, load);
         for &t in &self.queued {
             let se = &ents[t as usize];
             let earlier = |o: Option<u32>| match o {
@@ -390,7 +408,7 @@ impl CfsRq {
             if earlier(first) {
                 first = Some(t);
             }
-            if avg as i128 >= self.key(se) as i128 * load as i128 && earlier(best) {
+            if max_key.is_some_and(|m| self.key(se) <= m) && earlier(best) {
                 best = Some(t);
             }
         }
@@ -476,6 +494,34 @@ mod tests {
         (0..n)
             .map(|_| Entity::new(NICE_0_LOAD, 3_000_000))
             .collect()
+    }
+
+    #[test]
+    fn the_eligible_key_bound_is_the_products_rule() {
+        use proptest::prelude::*;
+        proptest!(|(avg in any::<i64>(), load in 0i64..1 << 40, key in any::<i64>())| {
+            let product = avg as i128 >= key as i128 * load as i128;
+            let bound = max_eligible_key(avg, load).is_some_and(|m| key <= m);
+            prop_assert_eq!(bound, product, "avg {} load {} key {}", avg, load, key);
+        });
+        // the edges: keys around the bound, negative sums
+        for (avg, load) in [
+            (-7i64, 2i64),
+            (7, 2),
+            (-1, 3),
+            (0, 1),
+            (0, 0),
+            (-5, 0),
+            (i64::MIN, 1),
+        ] {
+            for key in [-5i64, -4, -3, -1, 0, 1, 3, 4, i64::MIN, i64::MAX] {
+                let product = avg as i128 >= key as i128 * load as i128;
+                assert_eq!(
+                    max_eligible_key(avg, load).is_some_and(|m| key <= m),
+                    product
+                );
+            }
+        }
     }
 
     #[test]
