@@ -52,6 +52,10 @@ pub struct Entity {
     pub protected: bool,
     /// SCHED_IDLE policy.
     pub idle_policy: bool,
+    /// DELAY_DEQUEUE (6.12): it blocked while not eligible and stays on the
+    /// queue (`se->sched_delayed`), not runnable, until a pick selects it
+    /// or it is woken in place.
+    pub delayed: bool,
 }
 
 impl Entity {
@@ -105,6 +109,8 @@ pub struct EevdfParams {
     pub run_to_parity: bool,
     /// WAKEUP_PREEMPTION feature.
     pub wakeup_preemption: bool,
+    /// DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12).
+    pub delay_dequeue: bool,
 }
 
 impl Default for EevdfParams {
@@ -116,6 +122,7 @@ impl Default for EevdfParams {
             place_deadline_initial: true,
             run_to_parity: true,
             wakeup_preemption: true,
+            delay_dequeue: false,
         }
     }
 }
@@ -130,6 +137,9 @@ pub struct CfsRq {
     queued_min: Option<Option<u64>>,
     /// The entity currently running (may be off the queue while it blocks).
     pub curr: Option<u32>,
+    /// Delayed entities (DELAY_DEQUEUE): still queued (in `queued` or as
+    /// `curr`), in the sums and in `load_weight`, but not in `nr_running`.
+    pub nr_delayed: u32,
     /// Monotonic floor of vruntime; keys are relative to it.
     pub min_vruntime: u64,
     /// Sum over `queued` of key * weight (kernel avg_vruntime).
@@ -275,7 +285,8 @@ impl CfsRq {
                 .vruntime
                 .wrapping_add(calc_delta_fair(se.slice, se.weight));
             se.protected = false;
-            resched = self.nr_running > 1;
+            // cfs_rq->nr_queued counts delayed entities (6.12+)
+            resched = self.nr_running + self.nr_delayed > 1;
         }
         self.update_min_vruntime(ents);
         resched
@@ -355,6 +366,102 @@ impl CfsRq {
         self.nr_running -= 1;
         if se.idle_policy {
             self.nr_idle -= 1;
+        }
+        self.update_min_vruntime(ents);
+    }
+
+    /// dequeue_entity for a task that blocks (DEQUEUE_SLEEP). Under
+    /// DELAY_DEQUEUE (6.12, kernel/sched/fair.c `dequeue_entity`) a sleeper
+    /// that is not eligible is only marked delayed: it keeps its vruntime
+    /// and stays in the queue, in V and in the load, so the service it is
+    /// ahead by is paid off while others run. Returns true if delayed;
+    /// otherwise it is dequeued as before and keeps its lag.
+    pub fn dequeue_sleep(
+        &mut self,
+        ents: &mut [Entity],
+        id: u32,
+        now: Nanos,
+        p: &EevdfParams,
+    ) -> bool {
+        if p.delay_dequeue {
+            self.update_curr(ents, now);
+            if !self.entity_eligible(ents, &ents[id as usize]) {
+                let se = &mut ents[id as usize];
+                se.delayed = true;
+                self.nr_running -= 1;
+                self.nr_delayed += 1;
+                if se.idle_policy {
+                    self.nr_idle -= 1;
+                }
+                return true;
+            }
+        }
+        self.dequeue(ents, id, now, p);
+        false
+    }
+
+    /// pick_next_entity (6.12+): a delayed entity that the pick selects is
+    /// dequeued for good (`finish_delayed_dequeue_entity`: its lag is taken
+    /// now, a positive one clipped to 0 under DELAY_ZERO) and the pick is
+    /// made again.
+    pub fn pick_next_task(
+        &mut self,
+        ents: &mut [Entity],
+        now: Nanos,
+        p: &EevdfParams,
+    ) -> Option<u32> {
+        loop {
+            match self.pick_eevdf(ents, p) {
+                Some(id) if ents[id as usize].delayed => {
+                    // back among the counted, so that dequeue takes it out
+                    let se = &mut ents[id as usize];
+                    se.delayed = false;
+                    self.nr_delayed -= 1;
+                    self.nr_running += 1;
+                    if se.idle_policy {
+                        self.nr_idle += 1;
+                    }
+                    self.dequeue(ents, id, now, p);
+                    let se = &mut ents[id as usize];
+                    se.vlag = se.vlag.min(0);
+                }
+                next => return next,
+            }
+        }
+    }
+
+    /// A delayed entity is woken where it is (ttwu_runnable ->
+    /// requeue_delayed_entity, 6.12+): with a positive lag (it has been
+    /// paid) it is placed again at zero lag (DELAY_ZERO), otherwise it keeps
+    /// its vruntime and deadline. Like Linux 6.18 this takes the lag without
+    /// charging the running entity first.
+    pub fn requeue_delayed(&mut self, ents: &mut [Entity], id: u32, p: &EevdfParams) {
+        debug_assert!(ents[id as usize].delayed && self.curr != Some(id));
+        let v = self.avg_vruntime(ents);
+        let se = ents[id as usize];
+        let limit = calc_delta_fair((2 * se.slice).max(p.tick_ns), se.weight) as i64;
+        let lag = (v.wrapping_sub(se.vruntime) as i64).clamp(-limit, limit);
+        if lag > 0 {
+            let pos = self
+                .queued
+                .iter()
+                .position(|&t| t == id)
+                .expect("requeue of a delayed task not queued");
+            self.queue_remove(pos, se.vruntime);
+            self.sum_sub(&se);
+            let mut se = se;
+            se.vlag = 0;
+            self.place_entity(ents, &mut se, false, p);
+            ents[id as usize] = se;
+            self.sum_add(&se);
+            self.queue_push(id, se.vruntime);
+        }
+        let se = &mut ents[id as usize];
+        se.delayed = false;
+        self.nr_delayed -= 1;
+        self.nr_running += 1;
+        if se.idle_policy {
+            self.nr_idle += 1;
         }
         self.update_min_vruntime(ents);
     }

@@ -20,6 +20,14 @@ pub trait RunQueue: Default {
     ) -> bool;
     /// Remove a task that blocks, exits or migrates.
     fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams);
+    /// Remove a task that blocks, or keep it queued as delayed
+    /// (DELAY_DEQUEUE); true if delayed.
+    fn dequeue_sleep(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) -> bool;
+    /// The task to run next, after dequeuing for good any delayed task the
+    /// pick selects.
+    fn pick_next_task(&mut self, ents: &mut [Entity], now: Nanos, p: &EevdfParams) -> Option<u32>;
+    /// Wake a delayed task where it is queued (ttwu_runnable).
+    fn requeue_delayed(&mut self, ents: &mut [Entity], id: u32, p: &EevdfParams);
     /// The task that should run next (may be the current one).
     fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32>;
     /// Make `next` current, putting the previous current back if runnable.
@@ -65,6 +73,15 @@ impl RunQueue for CfsRq {
     }
     fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32> {
         self.pick_eevdf(ents, p)
+    }
+    fn dequeue_sleep(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) -> bool {
+        CfsRq::dequeue_sleep(self, ents, id, now, p)
+    }
+    fn pick_next_task(&mut self, ents: &mut [Entity], now: Nanos, p: &EevdfParams) -> Option<u32> {
+        CfsRq::pick_next_task(self, ents, now, p)
+    }
+    fn requeue_delayed(&mut self, ents: &mut [Entity], id: u32, p: &EevdfParams) {
+        CfsRq::requeue_delayed(self, ents, id, p)
     }
     fn set_next(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
         CfsRq::set_next(self, ents, next, now)

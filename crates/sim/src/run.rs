@@ -721,13 +721,14 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             topo.name()
         )));
     }
-    let (domains, vcpu_check, sched_idle, slice, idle_loop) = match &opt.policy {
+    let (domains, vcpu_check, sched_idle, slice, idle_loop, delay_dequeue) = match &opt.policy {
         PolicyChoice::Linux(f) => (
             f.domain_options(),
             f.vcpu_preempt_check(),
             f.sched_idle_as_idle(),
             f.base_slice_ns(),
             f.idle,
+            f.delay_dequeue,
         ),
         PolicyChoice::ScxDefault => (
             DomainOptions::default(),
@@ -735,6 +736,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             true,
             opt.eevdf.base_slice,
             crate::idle_loop::IdleLoopFeatures::default(),
+            opt.eevdf.delay_dequeue,
         ),
     };
     let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
@@ -745,6 +747,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
     let mut eevdf = opt.eevdf;
     eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
     eevdf.base_slice = slice;
+    eevdf.delay_dequeue = delay_dequeue;
     let first = allowed.first().unwrap_or(0);
     let cfg = EngineConfig {
         eevdf,

@@ -13,13 +13,22 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             })
         };
         let mut on_rq = vec![0u32; self.tasks.len()];
+        let mut delayed_on = vec![None; self.tasks.len()];
         for (c, cpu) in self.cpus.iter().enumerate() {
-            let mut n = cpu.rq.queued().len() as u32;
+            // delayed sleepers (DELAY_DEQUEUE) are queued but not running
+            let mut n = 0;
             for &t in cpu.rq.queued() {
-                on_rq[t as usize] += 1;
+                if self.ents[t as usize].delayed {
+                    delayed_on[t as usize] = Some(c);
+                } else {
+                    on_rq[t as usize] += 1;
+                    n += 1;
+                }
             }
             if let Some(cur) = cpu.rq.curr() {
-                if self.ents[cur as usize].on_rq {
+                if self.ents[cur as usize].delayed {
+                    delayed_on[cur as usize] = Some(c);
+                } else if self.ents[cur as usize].on_rq {
                     on_rq[cur as usize] += 1;
                     n += 1;
                 }
@@ -42,6 +51,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         for (t, task) in self.tasks.iter().enumerate() {
             let runnable = task.state == TaskState::Runnable;
+            if self.ents[t].delayed
+                && (!matches!(task.state, TaskState::Blocked(_)) || delayed_on[t] != Some(task.cpu))
+            {
+                return err(format!(
+                    "task {t}: delayed, {:?}, queued on {:?}, task_cpu {}",
+                    task.state, delayed_on[t], task.cpu
+                ));
+            }
             if runnable && on_rq[t] != 1 {
                 return err(format!("task {t} runnable but on {} run queues", on_rq[t]));
             }

@@ -491,9 +491,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tasks[ti].state = TaskState::Blocked(why);
         self.tasks[ti].resumed = false;
         self.update_rq_pelt(c);
+        // a delayed sleeper (DELAY_DEQUEUE) stays queued, but leaves
+        // cfs_tasks here: the balancer never moves one (the kernel keeps it
+        // listed and moves it only for migrate_load; not modelled)
         self.cpus[c]
             .rq
-            .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
+            .dequeue_sleep(&mut self.ents, t, self.now, &self.cfg.eevdf);
         self.cfs_lists.unlink(t);
         self.sync_rq_state(c);
     }

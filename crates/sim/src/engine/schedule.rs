@@ -97,7 +97,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if let Some(p) = prev.filter(|&p| self.tasks[p as usize].state == TaskState::Runnable) {
             self.update_task_pelt(p as usize, true, true);
         }
-        let next = self.cpus[c].rq.pick_next(&self.ents, &self.cfg.eevdf);
+        let next = self.cpus[c]
+            .rq
+            .pick_next_task(&mut self.ents, now, &self.cfg.eevdf);
         // next waited runnable until now
         if let Some(n) = next.filter(|&n| Some(n) != prev) {
             self.update_task_pelt(n as usize, true, false);

@@ -197,6 +197,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.traced() {
             self.trace_waking(waker_cpu, t, prev);
         }
+        if self.ents[ti].delayed {
+            self.ttwu_runnable(t, prev, waker_cpu, from_irq);
+            return;
+        }
         let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
         if self.vm.is_some() {
             self.vm_note_wakeup(t, cpu);
@@ -217,6 +221,35 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.trace_wakeup(t, waker_cpu, cpu, prev, false);
         }
         self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
+    }
+
+    /// ttwu_runnable (kernel/sched/core.c, 6.12+): a delayed task is still
+    /// queued on `cpu`, so it wakes there, with no placement and no
+    /// migration (requeue_delayed_entity), and is checked against the
+    /// running task unless it is the running task.
+    fn ttwu_runnable(&mut self, t: TaskId, cpu: usize, waker_cpu: usize, from_irq: bool) {
+        // the A/A check's dummy cost, as for every wake-up
+        self.cpus[waker_cpu].debt += self.costs.dummy_wakeup_ns;
+        self.counters.wakeups += 1;
+        self.update_rq_pelt(cpu);
+        self.cpus[cpu]
+            .rq
+            .requeue_delayed(&mut self.ents, t, &self.cfg.eevdf);
+        // enqueued again: back on cfs_tasks (block took it off)
+        self.cfs_lists.push_front(cpu, t);
+        self.sync_rq_state(cpu);
+        self.note_nr_running(cpu);
+        // the waker takes the task's run-queue lock
+        let line = self.cpu_state[cpu].line;
+        let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);
+        self.cpus[waker_cpu].debt += c;
+        let lead = self.batch_lead + c;
+        if self.traced() {
+            self.trace_wakeup(t, waker_cpu, cpu, cpu, false);
+        }
+        if self.cpus[cpu].rq.curr() != Some(t) {
+            self.wakeup_preempt(t, cpu, waker_cpu, lead, false, from_irq);
+        }
     }
 
     /// Enqueue `t` on `cpu` (ttwu_do_activate / wake_up_new_task tail) and

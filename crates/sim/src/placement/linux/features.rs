@@ -194,6 +194,9 @@ pub struct Features {
     /// sd_init default imbalance_pct: 117 (>= 5.10) or 125.
     pub imbalance_pct_default: u32,
     base_slice_ns: u64,
+    /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12): not
+    /// yet on in any profile (docs/eevdf.md says what is missing).
+    pub delay_dequeue: bool,
     /// The load balancer's toggles (the `sis_util` above also decides
     /// whether the balancer produces nr_idle_scan).
     pub lb: LbFeatures,
@@ -269,6 +272,7 @@ static FEATURES: &[(&str, &str, &str)] = &[
     ("wake_wide", "on|off", "wake_wide flip heuristic (off: always want affine)"),
     ("sync_wakeups", "on|off", "honour WF_SYNC in wake_affine"),
     ("imbalance_pct_default", "117|125", "sd_init default imbalance_pct (125 before 5.10)"),
+    ("delay_dequeue", "on|off", "EEVDF DELAY_DEQUEUE+DELAY_ZERO (6.12): an ineligible sleeper stays queued, wakes in place; off in every profile for now"),
 ];
 
 fn parse_version(name: &str) -> Option<(u32, u32)> {
@@ -388,6 +392,7 @@ impl Features {
             sync_wakeups: true,
             imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
             base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
+            delay_dequeue: false,
             lb: LbFeatures::for_version(v),
             idle: IdleLoopFeatures::for_version(v),
             numa_balancing: NumaFeatures::for_version(v),
@@ -460,6 +465,7 @@ impl Features {
             "wake_affine_prev_idle" => self.wake_affine_prev_idle = b()?,
             "wake_wide" => self.wake_wide = b()?,
             "sync_wakeups" => self.sync_wakeups = b()?,
+            "delay_dequeue" => self.delay_dequeue = b()?,
             "imbalance_pct_default" => {
                 self.imbalance_pct_default = match value {
                     "117" => 117,
