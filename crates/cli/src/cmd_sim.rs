@@ -790,10 +790,16 @@ fn placement_text(r: &SimResult) -> String {
         r.counters.preemptions
     );
     let total: u64 = p.stages.values().sum();
+    // delayed tasks (DELAY_DEQUEUE) woken where they are queued: no decision
+    let in_place = match r.counters.wakeups_in_place {
+        0 => String::new(),
+        n => format!(" ({n} wake-ups in place)"),
+    };
     s += &format!(
-        "Placement ({}): {} decisions, {:.2} CPUs probed per wakeup, probe cost {:.3} ms, {} migrations\n",
+        "Placement ({}): {} decisions{}, {:.2} CPUs probed per wakeup, probe cost {:.3} ms, {} migrations\n",
         p.policy,
         total,
+        in_place,
         p.probes_per_wakeup.mean,
         p.probe_cost_ns as f64 / 1e6,
         r.counters.migrations

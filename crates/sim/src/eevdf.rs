@@ -3,8 +3,15 @@
 //! `update_entity_lag`, `update_deadline`, `pick_eevdf`,
 //! `check_preempt_wakeup`). Flat hierarchy (no cgroups).
 //!
-//! Not modelled yet: DELAY_DEQUEUE (6.12), PREEMPT_SHORT, NEXT_BUDDY (off by
-//! default). The run-queue discipline sits behind [`CfsRq`] so a CFS variant
+//! DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12) is modelled
+//! (`EevdfParams::delay_dequeue`, on for 6.12+ profiles: `dequeue_sleep`,
+//! `pick_next_task`, `requeue_delayed`). Not modelled yet: PREEMPT_SHORT and
+//! custom slices (every task has the base slice, so it would never act),
+//! 6.17's protection limited to the shortest queued slice and its resched
+//! at the end of protection, PLACE_REL_DEADLINE, NEXT_BUDDY (off by
+//! default). docs/eevdf.md.
+//!
+//! The run-queue discipline sits behind [`CfsRq`] so a CFS variant
 //! (kernels before 6.6) can be added beside it.
 //!
 //! The queue is a plain vector scanned linearly: per-CPU queues hold a few

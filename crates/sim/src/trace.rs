@@ -116,6 +116,9 @@ pub enum TraceEvent {
         probes: u32,
         /// Modelled cost of the decision, ns.
         cost_ns: Nanos,
+        /// A delayed task woken where it is queued (ttwu_runnable): no
+        /// placement ran.
+        in_place: bool,
     },
     /// `sched_migrate_task`: `task` moves from `orig` to `dest`, done on
     /// `cpu`.

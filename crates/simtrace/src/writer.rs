@@ -524,6 +524,7 @@ impl TraceSink for PerfettoWriter {
                 stage,
                 probes,
                 cost_ns,
+                in_place,
             } => {
                 let t = self.tasks[task as usize].clone();
                 let w = proto::SchedWakeup {
@@ -542,6 +543,17 @@ impl TraceSink for PerfettoWriter {
                         Event::SchedWakeup(w)
                     },
                 );
+                if in_place {
+                    // ttwu_runnable: a delayed task, still queued, wakes
+                    // where it is; no select_task_rq ran
+                    let args = vec![
+                        arg_s("task", t.comm),
+                        arg_u("pid", t.pid as u64),
+                        arg_u("target_cpu", target_cpu as u64),
+                    ];
+                    self.instant(now, cpu, "ttwu_runnable: woken in place".into(), args);
+                    return;
+                }
                 let stage = match stage {
                     Some(s) => self.stage_names[s as usize].clone(),
                     None => "none (placed by the workload)".to_string(),

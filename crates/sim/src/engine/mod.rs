@@ -279,6 +279,9 @@ pub struct RunCounters {
     pub events: u64,
     /// Successful try_to_wake_up calls (including new tasks).
     pub wakeups: u64,
+    /// Of those, wake-ups of a delayed task where it is queued
+    /// (ttwu_runnable, DELAY_DEQUEUE): no placement ran.
+    pub wakeups_in_place: u64,
     /// Wake-ups that moved the task to another CPU.
     pub migrations: u64,
     /// Context switches.

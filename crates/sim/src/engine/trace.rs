@@ -173,6 +173,27 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         prev: usize,
         new: bool,
     ) {
+        self.trace_wakeup_as(t, by, cpu, prev, new, false);
+    }
+
+    /// `sched_wakeup` of a delayed task woken where it is queued
+    /// (ttwu_runnable): no placement ran.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn trace_wakeup_in_place(&mut self, t: TaskId, by: usize, cpu: usize) {
+        self.trace_pick(None, 0, 0);
+        self.trace_wakeup_as(t, by, cpu, cpu, false, true);
+    }
+
+    fn trace_wakeup_as(
+        &mut self,
+        t: TaskId,
+        by: usize,
+        cpu: usize,
+        prev: usize,
+        new: bool,
+        in_place: bool,
+    ) {
         let n = self.pick_note;
         self.emit(TraceEvent::Wakeup {
             cpu: by as u32,
@@ -183,6 +204,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             stage: n.stage,
             probes: n.probes,
             cost_ns: n.cost_ns,
+            in_place,
         });
     }
 

@@ -231,6 +231,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // the A/A check's dummy cost, as for every wake-up
         self.cpus[waker_cpu].debt += self.costs.dummy_wakeup_ns;
         self.counters.wakeups += 1;
+        self.counters.wakeups_in_place += 1;
         self.update_rq_pelt(cpu);
         self.cpus[cpu]
             .rq
@@ -245,7 +246,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[waker_cpu].debt += c;
         let lead = self.batch_lead + c;
         if self.traced() {
-            self.trace_wakeup(t, waker_cpu, cpu, cpu, false);
+            self.trace_wakeup_in_place(t, waker_cpu, cpu);
         }
         if self.cpus[cpu].rq.curr() != Some(t) {
             self.wakeup_preempt(t, cpu, waker_cpu, lead, false, from_irq);

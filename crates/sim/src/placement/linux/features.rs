@@ -194,8 +194,8 @@ pub struct Features {
     /// sd_init default imbalance_pct: 117 (>= 5.10) or 125.
     pub imbalance_pct_default: u32,
     base_slice_ns: u64,
-    /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12): not
-    /// yet on in any profile (docs/eevdf.md says what is missing).
+    /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12; on
+    /// from that version, docs/eevdf.md).
     pub delay_dequeue: bool,
     /// The load balancer's toggles (the `sis_util` above also decides
     /// whether the balancer produces nr_idle_scan).
@@ -272,7 +272,7 @@ static FEATURES: &[(&str, &str, &str)] = &[
     ("wake_wide", "on|off", "wake_wide flip heuristic (off: always want affine)"),
     ("sync_wakeups", "on|off", "honour WF_SYNC in wake_affine"),
     ("imbalance_pct_default", "117|125", "sd_init default imbalance_pct (125 before 5.10)"),
-    ("delay_dequeue", "on|off", "EEVDF DELAY_DEQUEUE+DELAY_ZERO (6.12): an ineligible sleeper stays queued, wakes in place; off in every profile for now"),
+    ("delay_dequeue", "on|off", "EEVDF DELAY_DEQUEUE+DELAY_ZERO (6.12): an ineligible sleeper stays queued and wakes in place"),
 ];
 
 fn parse_version(name: &str) -> Option<(u32, u32)> {
@@ -392,7 +392,7 @@ impl Features {
             sync_wakeups: true,
             imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
             base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
-            delay_dequeue: false,
+            delay_dequeue: ge(6, 12),
             lb: LbFeatures::for_version(v),
             idle: IdleLoopFeatures::for_version(v),
             numa_balancing: NumaFeatures::for_version(v),
