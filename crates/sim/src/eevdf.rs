@@ -443,12 +443,15 @@ impl CfsRq {
     /// its vruntime and deadline. Like Linux 6.18 this takes the lag without
     /// charging the running entity first.
     pub fn requeue_delayed(&mut self, ents: &mut [Entity], id: u32, p: &EevdfParams) {
-        debug_assert!(ents[id as usize].delayed && self.curr != Some(id));
+        debug_assert!(ents[id as usize].delayed);
         let v = self.avg_vruntime(ents);
         let se = ents[id as usize];
         let limit = calc_delta_fair((2 * se.slice).max(p.tick_ns), se.weight) as i64;
         let lag = (v.wrapping_sub(se.vruntime) as i64).clamp(-limit, limit);
-        if lag > 0 {
+        // a delayed task is put back in the queue at its next pick, so the
+        // engine wakes none that is still curr; should one be, it only
+        // becomes runnable again where it is
+        if lag > 0 && self.curr != Some(id) {
             let pos = self
                 .queued
                 .iter()
@@ -646,6 +649,68 @@ mod tests {
         assert_eq!(nice_to_weight(19), 15);
         assert_eq!(nice_to_weight(-20), 88761);
         assert_eq!(nice_to_weight(-99), 88761);
+    }
+
+    /// DELAY_DEQUEUE: a sleeper ahead of V stays queued and in V with its
+    /// vruntime; woken before it is paid off it keeps that vruntime; a pick
+    /// that selects it once it is eligible dequeues it for good with its
+    /// positive lag clipped to 0. A sleeper behind V leaves at once with
+    /// its positive lag, as in 6.6.
+    #[test]
+    fn delayed_dequeue_keeps_an_ineligible_sleeper_queued() {
+        let p = EevdfParams {
+            delay_dequeue: true,
+            ..EevdfParams::default()
+        };
+        let mut e = ents(2);
+        let mut rq = CfsRq::default();
+        rq.enqueue(&mut e, 0, 0, false, &p);
+        rq.enqueue(&mut e, 1, 0, false, &p);
+        // 0 runs 1 ms: ahead of V by 0.5 ms, so not eligible
+        rq.set_next(&mut e, Some(0), 0);
+        let v0 = e[0].vruntime + 1_000_000;
+        assert!(rq.dequeue_sleep(&mut e, 0, 1_000_000, &p), "delayed");
+        assert!(e[0].delayed && e[0].on_rq);
+        assert_eq!(e[0].vruntime, v0);
+        assert_eq!((rq.nr_running, rq.nr_delayed), (1, 1));
+        // still counted in V: (v0 + v1) / 2
+        assert_eq!(rq.avg_vruntime(&e), (v0 + e[1].vruntime) / 2);
+        // woken at once: not paid off, so it keeps its vruntime
+        rq.set_next(&mut e, Some(1), 1_000_000);
+        rq.update_curr(&mut e, 1_200_000);
+        rq.requeue_delayed(&mut e, 0, &p);
+        assert!(!e[0].delayed);
+        assert_eq!(e[0].vruntime, v0);
+        assert_eq!((rq.nr_running, rq.nr_delayed), (2, 0));
+        // 0 runs again, sleeps ahead again, and 1 runs long enough to pass it
+        rq.set_next(&mut e, Some(0), 1_200_000);
+        assert!(rq.dequeue_sleep(&mut e, 0, 2_400_000, &p));
+        rq.set_next(&mut e, Some(1), 2_400_000);
+        rq.update_curr(&mut e, 6_000_000);
+        assert!(rq.entity_eligible(&e, &e[0]), "paid off");
+        // 1 (now ahead, not eligible) is resched: the pick selects 0,
+        // delayed, dequeues it for good (its lag of +0.8 ms clipped to 0)
+        // and picks again, finding only 1
+        assert!(!rq.entity_eligible(&e, &e[1]));
+        assert_eq!(rq.pick_next_task(&mut e, 6_000_000, &p), Some(1));
+        assert!(!e[0].on_rq && !e[0].delayed);
+        assert_eq!(e[0].vlag, 0, "a positive lag is clipped (DELAY_ZERO)");
+        assert_eq!((rq.nr_running, rq.nr_delayed), (1, 0));
+    }
+
+    /// Without DELAY_DEQUEUE a sleeper ahead of V leaves with its negative
+    /// lag, as in 6.6.
+    #[test]
+    fn without_delayed_dequeue_a_sleeper_leaves_with_its_lag() {
+        let p = EevdfParams::default();
+        let mut e = ents(2);
+        let mut rq = CfsRq::default();
+        rq.enqueue(&mut e, 0, 0, false, &p);
+        rq.enqueue(&mut e, 1, 0, false, &p);
+        rq.set_next(&mut e, Some(0), 0);
+        assert!(!rq.dequeue_sleep(&mut e, 0, 1_000_000, &p));
+        assert!(!e[0].on_rq && !e[0].delayed);
+        assert_eq!(e[0].vlag, -500_000);
     }
 
     /// Three equal new tasks: each is placed at V with half a slice of
