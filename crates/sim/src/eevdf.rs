@@ -7,9 +7,10 @@
 //! (`EevdfParams::delay_dequeue`, on for 6.12+ profiles: `dequeue_sleep`,
 //! `pick_next_task`, `requeue_delayed`). Not modelled yet: PREEMPT_SHORT and
 //! custom slices (every task has the base slice, so it would never act),
-//! 6.17's protection limited to the shortest queued slice and its resched
-//! at the end of protection, PLACE_REL_DEADLINE, NEXT_BUDDY (off by
-//! default). docs/eevdf.md.
+//! 6.17's protection limited to the shortest queued slice (the deadline
+//! again with equal slices), PLACE_REL_DEADLINE, NEXT_BUDDY (off by
+//! default). 6.17's resched at the end of protection is modelled
+//! (`EevdfParams::resched_unprotected`). docs/eevdf.md.
 //!
 //! The run-queue discipline sits behind [`CfsRq`] so a CFS variant
 //! (kernels before 6.6) can be added beside it.
@@ -118,6 +119,10 @@ pub struct EevdfParams {
     pub wakeup_preemption: bool,
     /// DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12).
     pub delay_dequeue: bool,
+    /// update_curr reschedules a running entity whose slice protection
+    /// has ended, eligible or not (6.17, 0b9ca2dcabc3 "sched/fair: Always
+    /// trigger resched at the end of a protected period").
+    pub resched_unprotected: bool,
 }
 
 impl Default for EevdfParams {
@@ -130,6 +135,7 @@ impl Default for EevdfParams {
             run_to_parity: true,
             wakeup_preemption: true,
             delay_dequeue: false,
+            resched_unprotected: false,
         }
     }
 }
@@ -147,6 +153,8 @@ pub struct CfsRq {
     /// Delayed entities (DELAY_DEQUEUE): still queued (in `queued` or as
     /// `curr`), in the sums and in `load_weight`, but not in `nr_running`.
     pub nr_delayed: u32,
+    /// `EevdfParams::resched_unprotected`, set by `configure`.
+    resched_unprotected: bool,
     /// Monotonic floor of vruntime; keys are relative to it.
     pub min_vruntime: u64,
     /// Sum over `queued` of key * weight (kernel avg_vruntime).
@@ -287,13 +295,19 @@ impl CfsRq {
         se.sum_exec += delta;
         se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, se.weight));
         let mut resched = false;
+        // cfs_rq->nr_queued counts delayed entities (6.12+)
+        let others = self.nr_running + self.nr_delayed > 1;
         if se.on_rq && (se.vruntime.wrapping_sub(se.deadline) as i64) >= 0 {
             se.deadline = se
                 .vruntime
                 .wrapping_add(calc_delta_fair(se.slice, se.weight));
             se.protected = false;
-            // cfs_rq->nr_queued counts delayed entities (6.12+)
-            resched = self.nr_running + self.nr_delayed > 1;
+            resched = others;
+        } else if self.resched_unprotected && se.on_rq && !se.protected {
+            // 6.17: protection over (the deadline passed and the same entity
+            // was picked again, which does not renew it): every update asks
+            // for a pick while others are queued
+            resched = others;
         }
         self.update_min_vruntime(ents);
         resched
@@ -375,6 +389,11 @@ impl CfsRq {
             self.nr_idle -= 1;
         }
         self.update_min_vruntime(ents);
+    }
+
+    /// Take the run-queue rules that live in the queue itself from `p`.
+    pub fn configure(&mut self, p: &EevdfParams) {
+        self.resched_unprotected = p.resched_unprotected;
     }
 
     /// dequeue_entity for a task that blocks (DEQUEUE_SLEEP). Under
@@ -696,6 +715,39 @@ mod tests {
         assert!(!e[0].on_rq && !e[0].delayed);
         assert_eq!(e[0].vlag, 0, "a positive lag is clipped (DELAY_ZERO)");
         assert_eq!((rq.nr_running, rq.nr_delayed), (1, 0));
+    }
+
+    /// 6.17: once the running entity's protection has ended (its deadline
+    /// passed and the pick chose it again, which does not renew it), every
+    /// update asks for a pick while another entity is queued; 6.6 asks only
+    /// when the deadline passes.
+    #[test]
+    fn an_unprotected_curr_is_resched_at_every_update_from_6_17() {
+        for rule in [false, true] {
+            let p = EevdfParams {
+                resched_unprotected: rule,
+                ..EevdfParams::default()
+            };
+            let mut e = ents(2);
+            let mut rq = CfsRq::default();
+            rq.configure(&p);
+            rq.enqueue(&mut e, 0, 0, false, &p);
+            rq.enqueue(&mut e, 1, 0, false, &p);
+            // 1 runs 10 ms first: far ahead, not eligible for a long time
+            rq.set_next(&mut e, Some(1), 0);
+            rq.update_curr(&mut e, 10_000_000);
+            rq.set_next(&mut e, Some(0), 10_000_000);
+            assert!(e[0].protected);
+            // 0 passes its deadline (3 ms): resched either way
+            assert!(rq.update_curr(&mut e, 13_000_000));
+            assert!(!e[0].protected);
+            // the pick keeps 0 (1 is still ahead), without renewing protection
+            assert_eq!(rq.pick_next_task(&mut e, 13_000_000, &p), Some(0));
+            rq.set_next(&mut e, Some(0), 13_000_000);
+            assert!(!e[0].protected);
+            // a later update before the new deadline
+            assert_eq!(rq.update_curr(&mut e, 14_000_000), rule, "rule {rule}");
+        }
     }
 
     /// Without DELAY_DEQUEUE a sleeper ahead of V leaves with its negative

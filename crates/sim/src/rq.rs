@@ -18,6 +18,8 @@ pub trait RunQueue: Default {
         initial: bool,
         p: &EevdfParams,
     ) -> bool;
+    /// Take the rules that act inside the queue (update_curr's) from `p`.
+    fn configure(&mut self, p: &EevdfParams);
     /// Remove a task that blocks, exits or migrates.
     fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams);
     /// Remove a task that blocks, or keep it queued as delayed
@@ -73,6 +75,9 @@ impl RunQueue for CfsRq {
     }
     fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32> {
         self.pick_eevdf(ents, p)
+    }
+    fn configure(&mut self, p: &EevdfParams) {
+        CfsRq::configure(self, p)
     }
     fn dequeue_sleep(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) -> bool {
         CfsRq::dequeue_sleep(self, ents, id, now, p)

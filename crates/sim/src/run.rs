@@ -721,24 +721,25 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             topo.name()
         )));
     }
-    let (domains, vcpu_check, sched_idle, slice, idle_loop, delay_dequeue) = match &opt.policy {
-        PolicyChoice::Linux(f) => (
-            f.domain_options(),
-            f.vcpu_preempt_check(),
-            f.sched_idle_as_idle(),
-            f.base_slice_ns(),
-            f.idle,
-            f.delay_dequeue,
-        ),
-        PolicyChoice::ScxDefault => (
-            DomainOptions::default(),
-            true,
-            true,
-            opt.eevdf.base_slice,
-            crate::idle_loop::IdleLoopFeatures::default(),
-            opt.eevdf.delay_dequeue,
-        ),
-    };
+    let (domains, vcpu_check, sched_idle, slice, idle_loop, (delay_dequeue, resched_unprotected)) =
+        match &opt.policy {
+            PolicyChoice::Linux(f) => (
+                f.domain_options(),
+                f.vcpu_preempt_check(),
+                f.sched_idle_as_idle(),
+                f.base_slice_ns(),
+                f.idle,
+                (f.delay_dequeue, f.resched_unprotected),
+            ),
+            PolicyChoice::ScxDefault => (
+                DomainOptions::default(),
+                true,
+                true,
+                opt.eevdf.base_slice,
+                crate::idle_loop::IdleLoopFeatures::default(),
+                (opt.eevdf.delay_dequeue, opt.eevdf.resched_unprotected),
+            ),
+        };
     let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
     let mut costs = opt.machine_costs(topo);
     if opt.costs {
@@ -748,6 +749,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
     eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
     eevdf.base_slice = slice;
     eevdf.delay_dequeue = delay_dequeue;
+    eevdf.resched_unprotected = resched_unprotected;
     let first = allowed.first().unwrap_or(0);
     let cfg = EngineConfig {
         eevdf,

@@ -599,7 +599,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let mut rng = crate::rng::Rng::stream(seed, 1);
         let cpus = (0..n)
             .map(|_| Cpu {
-                rq: R::default(),
+                rq: {
+                    let mut rq = R::default();
+                    rq.configure(&cfg.eevdf);
+                    rq
+                },
                 pelt: Pelt::new(0),
                 gen: 0,
                 mode: Mode::Idle {

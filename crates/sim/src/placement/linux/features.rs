@@ -197,6 +197,9 @@ pub struct Features {
     /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12; on
     /// from that version, docs/eevdf.md).
     pub delay_dequeue: bool,
+    /// update_curr reschedules once slice protection has ended (6.17,
+    /// docs/eevdf.md).
+    pub resched_unprotected: bool,
     /// The load balancer's toggles (the `sis_util` above also decides
     /// whether the balancer produces nr_idle_scan).
     pub lb: LbFeatures,
@@ -272,6 +275,7 @@ static FEATURES: &[(&str, &str, &str)] = &[
     ("wake_wide", "on|off", "wake_wide flip heuristic (off: always want affine)"),
     ("sync_wakeups", "on|off", "honour WF_SYNC in wake_affine"),
     ("imbalance_pct_default", "117|125", "sd_init default imbalance_pct (125 before 5.10)"),
+    ("resched_unprotected", "on|off", "EEVDF update_curr reschedules once slice protection has ended, eligible or not (6.17)"),
     ("delay_dequeue", "on|off", "EEVDF DELAY_DEQUEUE+DELAY_ZERO (6.12): an ineligible sleeper stays queued and wakes in place"),
 ];
 
@@ -393,6 +397,7 @@ impl Features {
             imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
             base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
             delay_dequeue: ge(6, 12),
+            resched_unprotected: ge(6, 17),
             lb: LbFeatures::for_version(v),
             idle: IdleLoopFeatures::for_version(v),
             numa_balancing: NumaFeatures::for_version(v),
@@ -466,6 +471,7 @@ impl Features {
             "wake_wide" => self.wake_wide = b()?,
             "sync_wakeups" => self.sync_wakeups = b()?,
             "delay_dequeue" => self.delay_dequeue = b()?,
+            "resched_unprotected" => self.resched_unprotected = b()?,
             "imbalance_pct_default" => {
                 self.imbalance_pct_default = match value {
                     "117" => 117,
