@@ -727,7 +727,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
                 f.domain_options(),
                 f.vcpu_preempt_check(),
                 f.sched_idle_as_idle(),
-                f.base_slice_ns(),
+                f.base_slice_ns(topo.nr_cpus()),
                 f.idle,
                 (f.delay_dequeue, f.resched_unprotected),
             ),

@@ -89,7 +89,7 @@ fn two_saturated_guests_share_the_host_cpus_half_and_half() {
     // host tick that notices it is used (plus the switch and entry)
     let slice = sim::placement::linux::Features::kernel("latest")
         .unwrap()
-        .base_slice_ns();
+        .base_slice_ns(24);
     let tick = 1_000_000_000 / sim::costs::MachineCosts::for_machine("xeon-12c24t").hz;
     let turn = slice.div_ceil(tick) * tick;
     let p50 = vm.host.preemption_ns.p50;

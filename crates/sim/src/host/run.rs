@@ -216,7 +216,7 @@ fn host_params(
     let c = machine_costs(&spec.machine, &topo, &spec.origin, "host.machine")?;
     let tick_ns = 1_000_000_000 / c.hz.max(1);
     let params = EevdfParams {
-        base_slice: f.base_slice_ns(),
+        base_slice: f.base_slice_ns(topo.nr_cpus()),
         tick_ns,
         ..EevdfParams::default()
     };

@@ -193,6 +193,8 @@ pub struct Features {
     pub sync_wakeups: bool,
     /// sd_init default imbalance_pct: 117 (>= 5.10) or 125.
     pub imbalance_pct_default: u32,
+    /// sysctl_sched_base_slice before scaling by the CPU count (see
+    /// `base_slice_ns`).
     base_slice_ns: u64,
     /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12; on
     /// from that version, docs/eevdf.md).
@@ -395,7 +397,7 @@ impl Features {
             wake_wide: true,
             sync_wakeups: true,
             imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
-            base_slice_ns: if ge(6, 15) { 2_800_000 } else { 3_000_000 },
+            base_slice_ns: if ge(6, 15) { 700_000 } else { 750_000 },
             delay_dequeue: ge(6, 12),
             resched_unprotected: ge(6, 17),
             lb: LbFeatures::for_version(v),
@@ -571,10 +573,14 @@ impl Features {
         o
     }
 
-    /// EEVDF base slice: 3 ms, 2.8 ms from 6.15 (only `latest`, which
-    /// models a >= 6.15 tree).
-    pub fn base_slice_ns(&self) -> u64 {
-        self.base_slice_ns
+    /// EEVDF base slice on a machine of `online_cpus` CPUs: 0.75 ms, 0.70 ms
+    /// from 6.15 (commit 2ae891b82695; only `latest`, which models a >= 6.15
+    /// tree), times 1 + log2 of the online CPUs counted up to 8
+    /// (kernel/sched/fair.c `get_update_sysctl_factor`, the default
+    /// SCHED_TUNABLESCALING_LOG): 3 ms and 2.8 ms on 8 CPUs or more.
+    pub fn base_slice_ns(&self, online_cpus: usize) -> u64 {
+        let factor = 1 + online_cpus.clamp(1, 8).ilog2() as u64;
+        self.base_slice_ns * factor
     }
 
     /// Whether available_idle_cpu checks vcpu_is_preempted (for WakeEnv).
