@@ -197,3 +197,17 @@ fn the_host_balances_and_places_floating_threads() {
         assert!(c["host_migrations"].is_u64(), "{c}");
     }
 }
+
+/// schbench's per-CPU lock in guests: a spinner whose vCPU the host has
+/// paused when the lock is released retries when the vCPU runs again, not
+/// at once (which ran a guest CPU whose thread was off: `--check` failed on
+/// these seeds once delayed dequeue made the interleaving common).
+#[test]
+fn a_spinner_on_a_paused_vcpu_retries_when_it_runs_again() {
+    for seed in ["1", "3", "4", "6", "7"] {
+        let text = run(&[
+            "sim", "schbench", "-r", "2", "--seed", seed, "--host", "vm2x8", "--check",
+        ]);
+        assert!(text.contains("[vm2]"), "{text}");
+    }
+}

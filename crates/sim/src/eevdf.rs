@@ -463,13 +463,16 @@ impl CfsRq {
     /// charging the running entity first.
     pub fn requeue_delayed(&mut self, ents: &mut [Entity], id: u32, p: &EevdfParams) {
         debug_assert!(ents[id as usize].delayed);
+        debug_assert!(
+            self.curr != Some(id),
+            "a delayed curr is requeued by the pick, never woken"
+        );
         let v = self.avg_vruntime(ents);
         let se = ents[id as usize];
         let limit = calc_delta_fair((2 * se.slice).max(p.tick_ns), se.weight) as i64;
         let lag = (v.wrapping_sub(se.vruntime) as i64).clamp(-limit, limit);
-        // a delayed task is put back in the queue at its next pick, so the
-        // engine wakes none that is still curr; should one be, it only
-        // becomes runnable again where it is
+        // (a delayed curr, which the engine never wakes, would only become
+        // runnable again where it is)
         if lag > 0 && self.curr != Some(id) {
             let pos = self
                 .queued

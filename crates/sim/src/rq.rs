@@ -55,6 +55,8 @@ pub trait RunQueue: Default {
     fn nr_running(&self) -> u32;
     /// Runnable SCHED_IDLE tasks.
     fn nr_idle(&self) -> u32;
+    /// Delayed sleepers still queued (DELAY_DEQUEUE).
+    fn nr_delayed(&self) -> u32;
     /// Total load weight of the runnable tasks.
     fn load_weight(&self) -> u64;
 }
@@ -117,6 +119,9 @@ impl RunQueue for CfsRq {
     }
     fn nr_idle(&self) -> u32 {
         self.nr_idle
+    }
+    fn nr_delayed(&self) -> u32 {
+        self.nr_delayed
     }
     fn load_weight(&self) -> u64 {
         self.load_weight

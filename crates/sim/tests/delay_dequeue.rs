@@ -59,6 +59,7 @@ fn a_socket_pair_on_one_cpu_alternates_in_phases_with_delay_dequeue() {
 /// message delivered, every task exited).
 #[test]
 fn delayed_sleepers_keep_the_invariants_on_many_cpus() {
+    let mut in_place = 0;
     for (pipe, threads) in [(true, true), (false, false), (false, true)] {
         let hb = Hackbench {
             groups: 4,
@@ -71,6 +72,9 @@ fn delayed_sleepers_keep_the_invariants_on_many_cpus() {
             let r = run(true, &hb, &[0, 1, 2, 3, 4, 5, 6, 7], seed);
             assert!(r.time_ns > 0);
             assert!(r.counters.wakeups > 0);
+            in_place += r.counters.wakeups_in_place;
         }
     }
+    // the runs did exercise delayed tasks
+    assert!(in_place > 100, "{in_place} wake-ups in place");
 }

@@ -33,6 +33,9 @@ pub struct Summary {
     pub placements: BTreeMap<String, u64>,
     /// Fork placements whose target differs from the parent's CPU.
     pub fork_moves: u64,
+    /// Delayed tasks woken where they were queued (`ttwu_runnable`
+    /// instants: no placement).
+    pub woken_in_place: u64,
     /// Placement instants by stage.
     pub stages: BTreeMap<String, u64>,
     /// Probes summed over the placement instants.
@@ -123,6 +126,8 @@ pub fn summarize(bytes: &[u8]) -> Result<Summary, prost::DecodeError> {
                         .cloned()
                         .unwrap_or_default();
                     *s.counters.entry(track).or_default() += 1;
+                } else if name.starts_with("ttwu_runnable") {
+                    s.woken_in_place += 1;
                 } else if name.starts_with("select_task_rq") {
                     let arg = |n: &str| {
                         t.debug_annotations

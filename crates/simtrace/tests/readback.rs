@@ -61,8 +61,10 @@ fn hackbench_trace_counts_match_the_runs_counters() {
     assert_eq!(s.balance_moves, balance_moved);
     // one placement instant per wake-up (a delayed task's is woken where it
     // is queued, without one), its stage as the summary counts
+    assert_eq!(s.woken_in_place, c.wakeups_in_place);
+    assert!(s.woken_in_place > 0, "latest has delayed dequeue");
     assert_eq!(
-        s.placements.values().sum::<u64>() + c.wakeups_in_place,
+        s.placements.values().sum::<u64>() + s.woken_in_place,
         c.wakeups
     );
     for (stage, n) in &r.placement.stages {

@@ -72,6 +72,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if s == c || self.cpus[s].mode != Mode::Busy || self.cpus[s].seg.speed == speed {
                 continue;
             }
+            if self.vm.is_some() && self.vm_run_state(s) != super::vcpu::VcpuRun::Running {
+                // a guest CPU whose vCPU is off: its segment is settled and
+                // disarmed; it runs at the new speed when re-armed
+                self.cpus[s].seg.speed = speed;
+                continue;
+            }
             let done = self.settle_segment(s);
             if let Some(t) = self.cpus[s].seg.task {
                 let op_left = &mut self.tasks[t as usize].op_left;

@@ -17,9 +17,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         for (c, cpu) in self.cpus.iter().enumerate() {
             // delayed sleepers (DELAY_DEQUEUE) are queued but not running
             let mut n = 0;
+            let mut delayed = 0;
             for &t in cpu.rq.queued() {
                 if self.ents[t as usize].delayed {
-                    delayed_on[t as usize] = Some(c);
+                    if delayed_on[t as usize].replace(c).is_some() {
+                        return err(format!("task {t}: delayed on two run queues"));
+                    }
+                    delayed += 1;
                 } else {
                     on_rq[t as usize] += 1;
                     n += 1;
@@ -27,11 +31,23 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             if let Some(cur) = cpu.rq.curr() {
                 if self.ents[cur as usize].delayed {
-                    delayed_on[cur as usize] = Some(c);
+                    if delayed_on[cur as usize].replace(c).is_some() {
+                        return err(format!("task {cur}: delayed on two run queues"));
+                    }
+                    delayed += 1;
                 } else if self.ents[cur as usize].on_rq {
                     on_rq[cur as usize] += 1;
                     n += 1;
                 }
+            }
+            if delayed != cpu.rq.nr_delayed() {
+                return err(format!(
+                    "cpu {c}: nr_delayed {} but {delayed} delayed tasks queued",
+                    cpu.rq.nr_delayed()
+                ));
+            }
+            if delayed > 0 && matches!(cpu.mode, Mode::Idle { .. }) {
+                return err(format!("cpu {c}: idle with {delayed} delayed tasks queued"));
             }
             if n != cpu.rq.nr_running() {
                 return err(format!(

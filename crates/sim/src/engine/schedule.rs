@@ -97,6 +97,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if let Some(p) = prev.filter(|&p| self.tasks[p as usize].state == TaskState::Runnable) {
             self.update_task_pelt(p as usize, true, true);
         }
+        // the pick may dequeue delayed tasks (their load leaves the rq):
+        // the rq's signals are brought to now first, as dequeue_entity does
+        if self.cpus[c].rq.nr_delayed() > 0 {
+            self.update_rq_pelt(c);
+        }
         let next = self.cpus[c]
             .rq
             .pick_next_task(&mut self.ents, now, &self.cfg.eevdf);

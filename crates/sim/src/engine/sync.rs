@@ -429,13 +429,22 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let line = self.locksets[set as usize].lines[cpu];
             let cost = self.lines.read(line, x, self.topo, &self.costs);
             self.cpus[x].debt += cost;
-            self.settle_segment(x);
+            // a guest CPU whose vCPU is off: its segment was settled and
+            // disarmed by the pause; it retries when the vCPU runs again
+            let off = self.vm.is_some() && self.vm_run_state(x) != super::vcpu::VcpuRun::Running;
+            if !off {
+                self.settle_segment(x);
+            }
             self.cpus[x].gen = self.cpus[x].gen.wrapping_add(1);
             self.events.clear_slot(x, Slot::Main);
             self.cpus[x].seg.work = 0;
             self.cpus[x].seg.debt = 0;
             self.cpus[x].seg.spin = false;
-            self.continue_cpu(x);
+            if off {
+                self.vm_retry_spin(x);
+            } else {
+                self.continue_cpu(x);
+            }
         }
     }
 }

@@ -63,6 +63,9 @@ pub(super) struct VmState {
     off_since: Vec<Nanos>,
     /// Events that arrived while the vCPU was not running, in order.
     deferred: Vec<Vec<Event>>,
+    /// Per vCPU: its task was spinning for a lock that was released while
+    /// the vCPU was off; it retries when the vCPU runs again.
+    retry_spin: Vec<bool>,
     /// Per task: when it was woken and whether onto a preempted vCPU.
     woken: Vec<Option<(Nanos, bool)>>,
     /// Halts found since the co-simulation last asked.
@@ -84,6 +87,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             run: vec![VcpuRun::Halted; n],
             off_since: vec![0; n],
             deferred: vec![Vec::new(); n],
+            retry_spin: vec![false; n],
             woken: Vec::new(),
             halts: Vec::new(),
             kicked_by: vec![None; n],
@@ -104,6 +108,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// The machine's CPUs.
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
+    }
+
+    /// The spinner on guest CPU `c`, whose vCPU is off, saw its lock
+    /// released: it retries when the vCPU runs again (`vm_resume`).
+    pub(super) fn vm_retry_spin(&mut self, c: usize) {
+        if let Some(v) = self.vm.as_mut() {
+            v.retry_spin[c] = true;
+        }
     }
 
     /// Where the thread of guest CPU `c` is, as the guest sees it.
@@ -345,6 +357,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         v.stats.off_ns[c] += now - v.off_since[c];
         v.run[c] = VcpuRun::Running;
         let deferred = std::mem::take(&mut v.deferred[c]);
+        let retry_spin = std::mem::take(&mut v.retry_spin[c]);
         self.now = now;
         self.lines.now = now;
         self.cpu_state[c].vcpu_preempted = false;
@@ -353,7 +366,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.ents[cur as usize].exec_start = now;
             }
         }
-        if self.cpus[c].mode == Mode::Busy {
+        if retry_spin && self.cpus[c].mode == Mode::Busy {
+            // the lock it spun for was released meanwhile: retry now, as
+            // release_spinners does for a running spinner
+            self.cpus[c].seg.start = now;
+            self.continue_cpu(c);
+        } else if self.cpus[c].mode == Mode::Busy {
             self.cpus[c].seg.start = now;
             self.arm_segment(c);
         }

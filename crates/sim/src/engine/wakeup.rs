@@ -248,8 +248,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.traced() {
             self.trace_wakeup_in_place(t, waker_cpu, cpu);
         }
+        if self.vm.is_some() {
+            self.vm_note_wakeup(t, cpu);
+        }
         if self.cpus[cpu].rq.curr() != Some(t) {
-            self.wakeup_preempt(t, cpu, waker_cpu, lead, false, from_irq);
+            // check_preempt_wakeup_fair's update_curr may itself ask for a
+            // pick (deadline passed, or protection over from 6.17); the
+            // requeue did not charge curr first
+            let now = self.now;
+            let resched = self.cpus[cpu].rq.update_curr(&mut self.ents, now);
+            self.wakeup_preempt(t, cpu, waker_cpu, lead, resched, from_irq);
         }
     }
 
