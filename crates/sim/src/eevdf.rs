@@ -366,19 +366,9 @@ impl CfsRq {
     /// stays curr (off the queue) until the next pick.
     pub fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {
         self.update_curr(ents, now);
-        // update_entity_lag
-        let v = self.avg_vruntime(ents);
-        let se = ents[id as usize];
-        let limit = calc_delta_fair((2 * se.slice).max(p.tick_ns), se.weight) as i64;
-        let lag = (v.wrapping_sub(se.vruntime) as i64).clamp(-limit, limit);
+        let lag = self.entity_lag(ents, id, p);
         if self.curr != Some(id) {
-            let pos = self
-                .queued
-                .iter()
-                .position(|&t| t == id)
-                .expect("dequeue of a task not queued");
-            self.queue_remove(pos, se.vruntime);
-            self.sum_sub(&se);
+            self.unqueue(ents, id);
         }
         let se = &mut ents[id as usize];
         se.vlag = lag;
@@ -389,6 +379,28 @@ impl CfsRq {
             self.nr_idle -= 1;
         }
         self.update_min_vruntime(ents);
+    }
+
+    /// update_entity_lag: V - v of `id`, clamped to two slices (at least a
+    /// tick) of its virtual time.
+    fn entity_lag(&self, ents: &[Entity], id: u32, p: &EevdfParams) -> i64 {
+        let v = self.avg_vruntime(ents);
+        let se = &ents[id as usize];
+        let limit = calc_delta_fair((2 * se.slice).max(p.tick_ns), se.weight) as i64;
+        (v.wrapping_sub(se.vruntime) as i64).clamp(-limit, limit)
+    }
+
+    /// Take queued (not current) `id` out of the queue and the sums
+    /// (__dequeue_entity and avg_vruntime_sub).
+    fn unqueue(&mut self, ents: &[Entity], id: u32) {
+        let se = ents[id as usize];
+        let pos = self
+            .queued
+            .iter()
+            .position(|&t| t == id)
+            .expect("an entity taken out of a queue it is not in");
+        self.queue_remove(pos, se.vruntime);
+        self.sum_sub(&se);
     }
 
     /// Take the run-queue rules that live in the queue itself from `p`.
@@ -467,21 +479,12 @@ impl CfsRq {
             self.curr != Some(id),
             "a delayed curr is requeued by the pick, never woken"
         );
-        let v = self.avg_vruntime(ents);
-        let se = ents[id as usize];
-        let limit = calc_delta_fair((2 * se.slice).max(p.tick_ns), se.weight) as i64;
-        let lag = (v.wrapping_sub(se.vruntime) as i64).clamp(-limit, limit);
+        let lag = self.entity_lag(ents, id, p);
         // (a delayed curr, which the engine never wakes, would only become
         // runnable again where it is)
         if lag > 0 && self.curr != Some(id) {
-            let pos = self
-                .queued
-                .iter()
-                .position(|&t| t == id)
-                .expect("requeue of a delayed task not queued");
-            self.queue_remove(pos, se.vruntime);
-            self.sum_sub(&se);
-            let mut se = se;
+            self.unqueue(ents, id);
+            let mut se = ents[id as usize];
             se.vlag = 0;
             self.place_entity(ents, &mut se, false, p);
             ents[id as usize] = se;
