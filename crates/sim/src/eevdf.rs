@@ -632,6 +632,16 @@ impl CfsRq {
 mod tests {
     use super::*;
 
+    /// Two new equal entities queued on a run queue configured by `p`.
+    fn two_queued(p: &EevdfParams) -> (Vec<Entity>, CfsRq) {
+        let mut e = ents(2);
+        let mut rq = CfsRq::default();
+        rq.configure(p);
+        rq.enqueue(&mut e, 0, 0, false, p);
+        rq.enqueue(&mut e, 1, 0, false, p);
+        (e, rq)
+    }
+
     fn ents(n: usize) -> Vec<Entity> {
         (0..n)
             .map(|_| Entity::new(NICE_0_LOAD, 3_000_000))
@@ -687,10 +697,7 @@ mod tests {
             delay_dequeue: true,
             ..EevdfParams::default()
         };
-        let mut e = ents(2);
-        let mut rq = CfsRq::default();
-        rq.enqueue(&mut e, 0, 0, false, &p);
-        rq.enqueue(&mut e, 1, 0, false, &p);
+        let (mut e, mut rq) = two_queued(&p);
         // 0 runs 1 ms: ahead of V by 0.5 ms, so not eligible
         rq.set_next(&mut e, Some(0), 0);
         let v0 = e[0].vruntime + 1_000_000;
@@ -734,11 +741,7 @@ mod tests {
                 resched_unprotected: rule,
                 ..EevdfParams::default()
             };
-            let mut e = ents(2);
-            let mut rq = CfsRq::default();
-            rq.configure(&p);
-            rq.enqueue(&mut e, 0, 0, false, &p);
-            rq.enqueue(&mut e, 1, 0, false, &p);
+            let (mut e, mut rq) = two_queued(&p);
             // 1 runs 10 ms first: far ahead, not eligible for a long time
             rq.set_next(&mut e, Some(1), 0);
             rq.update_curr(&mut e, 10_000_000);
@@ -761,10 +764,7 @@ mod tests {
     #[test]
     fn without_delayed_dequeue_a_sleeper_leaves_with_its_lag() {
         let p = EevdfParams::default();
-        let mut e = ents(2);
-        let mut rq = CfsRq::default();
-        rq.enqueue(&mut e, 0, 0, false, &p);
-        rq.enqueue(&mut e, 1, 0, false, &p);
+        let (mut e, mut rq) = two_queued(&p);
         rq.set_next(&mut e, Some(0), 0);
         assert!(!rq.dequeue_sleep(&mut e, 0, 1_000_000, &p));
         assert!(!e[0].on_rq && !e[0].delayed);
@@ -817,10 +817,7 @@ mod tests {
     #[test]
     fn lag_is_preserved_across_sleep() {
         let p = EevdfParams::default();
-        let mut e = ents(2);
-        let mut rq = CfsRq::default();
-        rq.enqueue(&mut e, 0, 0, false, &p);
-        rq.enqueue(&mut e, 1, 0, false, &p);
+        let (mut e, mut rq) = two_queued(&p);
         let first = rq.pick_eevdf(&e, &p).unwrap();
         rq.set_next(&mut e, Some(first), 0);
         rq.update_curr(&mut e, 1_000_000);

@@ -164,6 +164,25 @@ impl EventQueue {
     /// where an ancestor's minimum does not change.
     #[inline]
     fn fix(&mut self, leaf: usize, key: Node) {
+        self.walk::<true>(leaf, key);
+    }
+
+    /// Re-arm the slot whose key was the minimum of the whole tree (the
+    /// one just popped) with `key`: the old key sat in every node from the
+    /// leaf to the root, so every one of them changes and the walk stores
+    /// at each level without testing for an early stop (the replay of a
+    /// tournament after its winner's leaf changed).
+    #[inline]
+    fn replay(&mut self, leaf: usize, key: Node) {
+        self.walk::<false>(leaf, key);
+    }
+
+    /// The walk from slot `leaf` to the root that stores `key` and each
+    /// level's new minimum; with `EARLY_STOP` it ends where the parent
+    /// already holds that minimum. A constant, so each caller compiles to
+    /// its own loop, without the test where it cannot fire.
+    #[inline(always)]
+    fn walk<const EARLY_STOP: bool>(&mut self, leaf: usize, key: Node) {
         let groups = &mut self.groups[..];
         // node x = first_leaf + leaf (>= 1) lives at groups[(x-1)/4][(x-1)%4]
         let mut x = self.first_leaf + leaf;
@@ -176,31 +195,11 @@ impl EventQueue {
                 self.root = me;
                 return;
             }
-            let (gp, gj) = ((p - 1) / 4, (p - 1) % 4);
-            if groups[gp].0[gj] == me {
-                return; // nothing above changes
-            }
-            x = p;
-        }
-    }
-
-    /// Re-arm the slot whose key was the minimum of the whole tree (the
-    /// one just popped) with `key`: the old key sat in every node from the
-    /// leaf to the root, so every one of them changes and the walk stores
-    /// at each level without testing for an early stop (the replay of a
-    /// tournament after its winner's leaf changed).
-    #[inline]
-    fn replay(&mut self, leaf: usize, key: Node) {
-        let groups = &mut self.groups[..];
-        let mut x = self.first_leaf + leaf;
-        let mut me = key;
-        loop {
-            let (p, j) = ((x - 1) / 4, (x - 1) % 4);
-            groups[p].0[j] = me;
-            me = group_min(&groups[p]);
-            if p == 0 {
-                self.root = me;
-                return;
+            if EARLY_STOP {
+                let (gp, gj) = ((p - 1) / 4, (p - 1) % 4);
+                if groups[gp].0[gj] == me {
+                    return; // nothing above changes
+                }
             }
             x = p;
         }

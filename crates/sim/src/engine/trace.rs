@@ -162,30 +162,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// `sched_wakeup` / `sched_wakeup_new` of `t` on `cpu`, placed on
-    /// `by` (the placement kept in `pick_note`).
+    /// `by` (the placement kept in `pick_note`); `in_place`: a delayed task
+    /// woken where it is queued (ttwu_runnable), no placement ran.
     #[cold]
     #[inline(never)]
     pub(super) fn trace_wakeup(
-        &mut self,
-        t: TaskId,
-        by: usize,
-        cpu: usize,
-        prev: usize,
-        new: bool,
-    ) {
-        self.trace_wakeup_as(t, by, cpu, prev, new, false);
-    }
-
-    /// `sched_wakeup` of a delayed task woken where it is queued
-    /// (ttwu_runnable): no placement ran.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn trace_wakeup_in_place(&mut self, t: TaskId, by: usize, cpu: usize) {
-        self.trace_pick(None, 0, 0);
-        self.trace_wakeup_as(t, by, cpu, cpu, false, true);
-    }
-
-    fn trace_wakeup_as(
         &mut self,
         t: TaskId,
         by: usize,

@@ -169,7 +169,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.traced() {
             // sched_wakeup_new (wake_up_new_task; its __set_task_cpu
             // fires no sched_migrate_task)
-            self.trace_wakeup(t, parent_cpu, cpu, parent_cpu, true);
+            self.trace_wakeup(t, parent_cpu, cpu, parent_cpu, true, false);
         }
         self.activate(t, cpu, parent_cpu, true, lead, false);
     }
@@ -218,7 +218,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.traced() {
             // ttwu_do_activate: sched_wakeup follows the enqueue and the
             // preemption check, before any switch they cause
-            self.trace_wakeup(t, waker_cpu, cpu, prev, false);
+            self.trace_wakeup(t, waker_cpu, cpu, prev, false, false);
         }
         self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
     }
@@ -246,7 +246,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[waker_cpu].debt += c;
         let lead = self.batch_lead + c;
         if self.traced() {
-            self.trace_wakeup_in_place(t, waker_cpu, cpu);
+            // no placement ran
+            self.trace_pick(None, 0, 0);
+            self.trace_wakeup(t, waker_cpu, cpu, cpu, false, true);
         }
         if self.vm.is_some() {
             self.vm_note_wakeup(t, cpu);
