@@ -183,7 +183,26 @@ impl LineTable {
         costs: &MachineCosts,
     ) -> Nanos {
         let l = &self.lines[line as usize];
-        let cost = if l.writer == NOBODY || (l.writer as usize == cpu && !l.shared) {
+        if l.writer as usize == cpu && !l.shared {
+            // written last by `cpu` and read by nobody since (a read by
+            // another CPU sets `shared`; the writer's own reads change
+            // nothing): the line is already in the state this write leaves
+            return 0;
+        }
+        self.write_moved(line, cpu, topo, costs)
+    }
+
+    /// [`Self::write`] when the line changes hands or state.
+    #[inline(never)]
+    fn write_moved(
+        &mut self,
+        line: LineId,
+        cpu: usize,
+        topo: &Topology,
+        costs: &MachineCosts,
+    ) -> Nanos {
+        let l = &self.lines[line as usize];
+        let cost = if l.writer == NOBODY {
             0
         } else if l.writer as usize != cpu {
             let d = topo.distance(l.writer as usize, cpu);

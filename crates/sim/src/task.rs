@@ -337,6 +337,21 @@ impl Pc {
         // caller; loop bookkeeping out of line
         match prog.get(self.pc as usize) {
             Some(&op) if !matches!(op, Op::Loop(_) | Op::EndLoop) => Some(op),
+            Some(Op::EndLoop) => {
+                // the end of a loop body that goes round again (a receiver's
+                // one-op loop meets this at every other op): back to the
+                // body's first op, which is usually a plain one
+                if let Some(top) = self.loops.last_mut().filter(|top| top.1 > 1) {
+                    top.1 -= 1;
+                    self.pc = top.0;
+                    if let Some(&op) = prog.get(self.pc as usize) {
+                        if !matches!(op, Op::Loop(_) | Op::EndLoop) {
+                            return Some(op);
+                        }
+                    }
+                }
+                self.resolve_loops(prog)
+            }
             _ => self.resolve_loops(prog),
         }
     }

@@ -452,7 +452,22 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
     }
 
+    /// Wake whom `w` names on `chan`. Most calls find nobody waiting (a
+    /// pipe write to a non-empty pipe, a read that left room): that test is
+    /// inline at the caller, the wake-ups out of line.
+    #[inline]
     pub(super) fn do_wakes(&mut self, c: usize, waker: TaskId, chan: ChanId, w: Wakes) {
+        let ch = &self.chans[chan as usize];
+        let waiting = ((w.one_reader || w.all_readers) && !ch.readers.is_empty())
+            || (w.pollers && !ch.pollers.is_empty())
+            || ((w.one_writer || w.all_writers) && !ch.writers.is_empty());
+        if waiting {
+            self.wake_waiters(c, waker, chan, w);
+        }
+    }
+
+    #[inline(never)]
+    fn wake_waiters(&mut self, c: usize, waker: TaskId, chan: ChanId, w: Wakes) {
         let ch = chan as usize;
         // Pipe and socket wake-ups are sync (wake_up_interruptible_sync_poll).
         let flags = wf::SYNC;
