@@ -104,19 +104,59 @@ pub struct Channel {
     pub payload: bool,
 }
 
-/// Who must be woken after an operation.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Wakes {
+/// Who must be woken after an operation: a set of the flags below, one
+/// byte (returned by value, it stays one store and one load: five separate
+/// flags were read back wider than they were written, a store-forwarding
+/// stall on every channel call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wakes(u8);
+
+impl Wakes {
     /// Wake one blocked reader (exclusive wait: pipes).
-    pub one_reader: bool,
+    pub const ONE_READER: Wakes = Wakes(1);
     /// Wake every blocked reader (non-exclusive wait: unix stream sockets).
-    pub all_readers: bool,
+    pub const ALL_READERS: Wakes = Wakes(2);
     /// Wake every poller.
-    pub pollers: bool,
+    pub const POLLERS: Wakes = Wakes(4);
     /// Wake one blocked writer (exclusive, pipes).
-    pub one_writer: bool,
+    pub const ONE_WRITER: Wakes = Wakes(8);
     /// Wake every blocked writer (sockets: non-exclusive wait).
-    pub all_writers: bool,
+    pub const ALL_WRITERS: Wakes = Wakes(16);
+    /// Nobody.
+    pub const NONE: Wakes = Wakes(0);
+
+    /// `self` plus `flag` when `cond` holds.
+    #[inline]
+    pub fn with(self, flag: Wakes, cond: bool) -> Wakes {
+        Wakes(self.0 | if cond { flag.0 } else { 0 })
+    }
+
+    /// Any of `flags` is set.
+    #[inline]
+    pub fn any(self, flags: Wakes) -> bool {
+        self.0 & flags.0 != 0
+    }
+
+    /// See [`Self::ONE_READER`].
+    pub fn one_reader(self) -> bool {
+        self.any(Self::ONE_READER)
+    }
+    /// See [`Self::ALL_READERS`].
+    pub fn all_readers(self) -> bool {
+        self.any(Self::ALL_READERS)
+    }
+    /// See [`Self::POLLERS`].
+    pub fn pollers(self) -> bool {
+        self.any(Self::POLLERS)
+    }
+    /// See [`Self::ONE_WRITER`].
+    pub fn one_writer(self) -> bool {
+        self.any(Self::ONE_WRITER)
+    }
+    /// See [`Self::ALL_WRITERS`].
+    pub fn all_writers(self) -> bool {
+        self.any(Self::ALL_WRITERS)
+    }
 }
 
 impl Channel {
@@ -225,21 +265,20 @@ impl Channel {
             // pipe_write: wake readers if the pipe was empty (or polled);
             // a writer that slept here wakes the next writer if there is
             // still room (wake_next_writer).
-            ChanKind::Pipe => Wakes {
-                one_reader: was_empty || self.poll_usage,
-                pollers: was_empty || self.poll_usage,
-                one_writer: resumed && !self.pipe_full() && !self.writers.is_empty(),
-                ..Default::default()
-            },
+            ChanKind::Pipe => Wakes::NONE
+                .with(Wakes::ONE_READER, was_empty || self.poll_usage)
+                .with(Wakes::POLLERS, was_empty || self.poll_usage)
+                .with(
+                    Wakes::ONE_WRITER,
+                    resumed && !self.pipe_full() && !self.writers.is_empty(),
+                ),
             // sock_def_readable on every send; unix_stream_data_wait is a
             // non-exclusive wait, so every blocked reader is woken. TCP's
             // tcp_data_ready does the same from the loopback softirq (on
             // the sender's CPU), and sk_wait_data waits non-exclusively.
-            ChanKind::UnixStream | ChanKind::TcpStream => Wakes {
-                all_readers: true,
-                pollers: true,
-                ..Default::default()
-            },
+            ChanKind::UnixStream | ChanKind::TcpStream => Wakes::NONE
+                .with(Wakes::ALL_READERS, true)
+                .with(Wakes::POLLERS, true),
         };
         (IoResult::Done(done), wakes)
     }
@@ -283,21 +322,20 @@ impl Channel {
         self.buffered -= done as u64;
         self.bytes_read += done as u64;
         let wakes = match self.kind {
-            ChanKind::Pipe => Wakes {
-                one_writer: was_full,
-                one_reader: resumed && self.buffered > 0 && !self.readers.is_empty(),
-                ..Default::default()
-            },
-            ChanKind::UnixStream => Wakes {
-                all_writers: freed && !was_writable && self.wmem_alloc * 4 <= self.sndbuf,
-                ..Default::default()
-            },
+            ChanKind::Pipe => Wakes::NONE.with(Wakes::ONE_WRITER, was_full).with(
+                Wakes::ONE_READER,
+                resumed && self.buffered > 0 && !self.readers.is_empty(),
+            ),
+            ChanKind::UnixStream => Wakes::NONE.with(
+                Wakes::ALL_WRITERS,
+                freed && !was_writable && self.wmem_alloc * 4 <= self.sndbuf,
+            ),
             // the window reopens (tcp_cleanup_rbuf -> the sender's
             // sk_write_space) once half the receive buffer is free again
-            ChanKind::TcpStream => Wakes {
-                all_writers: tcp_was_short && self.buffered * 2 <= TCP_RMEM_DEFAULT,
-                ..Default::default()
-            },
+            ChanKind::TcpStream => Wakes::NONE.with(
+                Wakes::ALL_WRITERS,
+                tcp_was_short && self.buffered * 2 <= TCP_RMEM_DEFAULT,
+            ),
         };
         (IoResult::Done(done), wakes)
     }
@@ -323,20 +361,20 @@ mod tests {
     fn pipe_wakes_reader_only_when_empty_and_writer_when_full() {
         let mut c = Channel::new(ChanKind::Pipe, 0);
         let (_, w) = c.write(100, 0, false);
-        assert!(w.one_reader);
+        assert!(w.one_reader());
         let (_, w) = c.write(100, 0, false);
-        assert!(!w.one_reader);
+        assert!(!w.one_reader());
         while let (IoResult::Done(_), _) = c.write(100, 0, false) {}
         // pipe_read wakes a writer whenever the pipe was full at the start
         // of the read, even if no page was freed (5.5+ was_full rule) ...
         for _ in 0..40 {
             let (r, w) = c.read(100, false, |_, _| {});
             assert_eq!(r, IoResult::Done(100));
-            assert!(w.one_writer);
+            assert!(w.one_writer());
         }
         // ... and the first page is now free, so the pipe is no longer full.
         let (_, w) = c.read(100, false, |_, _| {});
-        assert!(!w.one_writer);
+        assert!(!w.one_writer());
     }
 
     #[test]
@@ -358,13 +396,13 @@ mod tests {
         let (r, w) = c.write(100_000, 2, false);
         // split into loopback segments
         assert_eq!(r, IoResult::Done(100_000));
-        assert!(w.all_readers);
+        assert!(w.all_readers());
         let (r, _) = c.write(100_000, 2, false);
         assert_eq!(r, IoResult::Done(31_072), "up to tcp_rmem[1]");
         assert_eq!(c.write(1, 2, false).0, IoResult::WouldBlock);
         let mut woke = false;
         while let (IoResult::Done(_), w) = c.read(10_000, false, |_, _| {}) {
-            woke |= w.all_writers;
+            woke |= w.all_writers();
         }
         assert!(woke, "a full receiver reopens the window");
         assert_eq!(c.bytes_read, 131_072);
@@ -384,7 +422,7 @@ mod tests {
         let mut woke_at = None;
         for i in 0..n {
             let (_, w) = c.read(100, false, |_, _| {});
-            if w.all_writers {
+            if w.all_writers() {
                 woke_at = Some(i + 1);
                 break;
             }

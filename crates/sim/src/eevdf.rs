@@ -140,16 +140,19 @@ impl Default for EevdfParams {
     }
 }
 
-/// The fair run queue of one CPU.
+/// The fair run queue of one CPU. Laid out in the order written
+/// (`repr(C)`): the current entity, which the engine reads at every event,
+/// first.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct CfsRq {
+    /// The entity currently running (may be off the queue while it blocks).
+    pub curr: Option<u32>,
     /// Queued entities other than the current one (task ids).
     pub queued: Vec<u32>,
     /// Cached minimum vruntime of `queued` (queued entities' vruntimes do
     /// not change): `Some(None)` empty, `Some(Some(v))` valid, `None` stale.
     queued_min: Option<Option<u64>>,
-    /// The entity currently running (may be off the queue while it blocks).
-    pub curr: Option<u32>,
     /// Delayed entities (DELAY_DEQUEUE): still queued (in `queued` or as
     /// `curr`), in the sums and in `load_weight`, but not in `nr_running`.
     pub nr_delayed: u32,

@@ -292,11 +292,12 @@ pub enum Op {
     Fork(ForkPoolId),
 }
 
-/// A task description given by a workload.
+/// A task description given by a workload. Laid out in the order written
+/// (`repr(C)`): the program and the mm, which the engine reads at every op,
+/// come first.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct TaskSpec {
-    /// Name (comm).
-    pub name: String,
     /// The program, shared by the tasks that run the same one (hackbench's
     /// senders of a group: each sender's program names every channel of
     /// its group, so private copies would grow with the square of the
@@ -304,6 +305,8 @@ pub struct TaskSpec {
     pub program: Program,
     /// Address space id: threads of a process share one.
     pub mm: u32,
+    /// Name (comm).
+    pub name: String,
     /// Parent task (None for the initial task).
     pub parent: Option<TaskId>,
     /// Created by `Spawn` (false: runnable at time 0).

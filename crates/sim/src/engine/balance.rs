@@ -314,7 +314,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.apply_balance(c, req, cost);
         }
         if let Some(dst) = p.stopper {
-            self.run_stopper(c, dst);
+            self.run_stopper(c, dst as usize);
         }
         // after an idle tick or the nohz balance the idle loop goes on
         // without a newidle pass; after the stopper, __schedule runs one
@@ -353,7 +353,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The stopper of `src` is woken: it preempts whatever runs there.
     pub(super) fn stopper_wakes(&mut self, src: usize, dst: usize) {
-        self.cpus[src].bal.stopper = Some(dst);
+        self.cpus[src].bal.stopper = Some(dst as u32);
         match self.cpus[src].mode {
             Mode::Idle { .. } => self.kick_idle_cpu(src, src, 0),
             Mode::Waking => {}

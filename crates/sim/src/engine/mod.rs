@@ -122,6 +122,10 @@ struct Task {
     /// The current op already paid its syscall entry (resumed after a block).
     resumed: bool,
     state: TaskState,
+    /// Its description; the program and the mm, which every op start
+    /// reads, are its first fields (`TaskSpec` is `repr(C)`), so they share
+    /// the record's second line with `state`.
+    spec: TaskSpec,
     /// task_cpu(): the CPU whose run queue holds it, or held it last.
     cpu: usize,
     /// CPU it last ran on (for migration refill).
@@ -129,7 +133,6 @@ struct Task {
     /// That CPU's switch count (`CpuTime::switches`) when it was last
     /// switched in there: how many tasks ran there since, for its refill.
     ran_at_switch: u64,
-    spec: TaskSpec,
     pelt: Pelt,
     /// A task joining this one.
     joiner: Option<TaskId>,
@@ -156,25 +159,28 @@ enum Mode {
 }
 
 /// A CPU's engine state, laid out in the order written (`repr(C)`): what
-/// every event on the CPU reads (generation, mode, the segment clock, debt
-/// and pending work) in its first lines, the run queue next, accounting
-/// and the idle governor's history last; the record starts on a line.
+/// every event on the CPU reads (generation, mode, debt, pending balance
+/// work, the segment clock and the run queue's current task) in its first
+/// two lines (`hot_fields_share_two_lines` checks it), the rest of the run
+/// queue next, accounting and the idle governor's history last; the record
+/// starts on a line.
 #[repr(C, align(64))]
 struct Cpu<R> {
     gen: u32,
     need_resched: bool,
-    mode: Mode,
     /// Kernel work owed, charged at the start of the next segment.
     debt: Nanos,
-    /// The running segment.
-    seg: SegmentClock,
-    /// Periodic tick.
-    tick: TickState,
+    mode: Mode,
     /// Balancing work the CPU owes before it schedules.
     bal: CpuBalance,
     /// mm of the last user task run here (lazy TLB: idle keeps it).
     last_mm: Option<u32>,
+    /// The running segment.
+    seg: SegmentClock,
+    /// The run queue (`CfsRq` keeps its current task first).
     rq: R,
+    /// Periodic tick.
+    tick: TickState,
     pelt: Pelt,
     /// Busy/idle time accounting.
     time: CpuTime,
@@ -193,7 +199,7 @@ struct CpuBalance {
     /// The nohz idle-balance kick arrived.
     ilb: bool,
     /// The stopper must push a task to this CPU (active balance).
-    stopper: Option<usize>,
+    stopper: Option<u32>,
     /// The stopper must move a task for NUMA balancing (engine/numa.rs).
     numa_stop: bool,
     /// Counted as idle in the idle-while-work-waits clock.
@@ -1093,6 +1099,53 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Event::IlbKick { cpu } => self.ilb_kick_arrives(cpu as usize),
             Event::Stopper { src, dst } => self.stopper_wakes(src as usize, dst as usize),
             Event::NumaStopper { cpu } => self.numa_stopper_wakes(cpu as usize),
+        }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use std::mem::{offset_of, size_of};
+
+    /// What a CPU's every event touches lies in the record's first two
+    /// cache lines (on large machines the CPU array is far beyond the
+    /// private caches, so each further line is a miss per event).
+    #[test]
+    fn hot_fields_share_two_lines() {
+        type C = super::Cpu<crate::eevdf::CfsRq>;
+        type R = crate::eevdf::CfsRq;
+        let curr = offset_of!(C, rq) + offset_of!(R, curr);
+        let ends = [
+            offset_of!(C, gen) + 4,
+            offset_of!(C, debt) + 8,
+            offset_of!(C, mode) + size_of::<super::Mode>(),
+            offset_of!(C, bal) + size_of::<super::CpuBalance>(),
+            offset_of!(C, seg) + size_of::<super::SegmentClock>(),
+            curr + size_of::<Option<u32>>(),
+        ];
+        for e in ends {
+            assert!(e <= 128, "a hot field ends at byte {e}");
+        }
+    }
+
+    /// The same for a task: what the start and the end of each of its ops
+    /// read (op, pc, what is left of it, its state, program and mm).
+    #[test]
+    fn a_tasks_hot_fields_share_two_lines() {
+        type T = super::Task;
+        type S = crate::task::TaskSpec;
+        let ends = [
+            offset_of!(T, op) + size_of::<crate::task::Op>(),
+            offset_of!(T, pc) + size_of::<crate::task::Pc>(),
+            offset_of!(T, op_left) + 8,
+            offset_of!(T, bytes_left) + 4,
+            offset_of!(T, resumed) + 1,
+            offset_of!(T, state) + size_of::<super::TaskState>(),
+            offset_of!(T, spec) + offset_of!(S, program) + size_of::<crate::task::Program>(),
+            offset_of!(T, spec) + offset_of!(S, mm) + 4,
+        ];
+        for e in ends {
+            assert!(e <= 128, "a hot field ends at byte {e}");
         }
     }
 }

@@ -458,9 +458,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     #[inline]
     pub(super) fn do_wakes(&mut self, c: usize, waker: TaskId, chan: ChanId, w: Wakes) {
         let ch = &self.chans[chan as usize];
-        let waiting = ((w.one_reader || w.all_readers) && !ch.readers.is_empty())
-            || (w.pollers && !ch.pollers.is_empty())
-            || ((w.one_writer || w.all_writers) && !ch.writers.is_empty());
+        let waiting = (w.any(Wakes::ONE_READER.with(Wakes::ALL_READERS, true))
+            && !ch.readers.is_empty())
+            || (w.pollers() && !ch.pollers.is_empty())
+            || (w.any(Wakes::ONE_WRITER.with(Wakes::ALL_WRITERS, true)) && !ch.writers.is_empty());
         if waiting {
             self.wake_waiters(c, waker, chan, w);
         }
@@ -471,28 +472,28 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ch = chan as usize;
         // Pipe and socket wake-ups are sync (wake_up_interruptible_sync_poll).
         let flags = wf::SYNC;
-        if w.one_reader {
+        if w.one_reader() {
             if let Some(r) = self.chans[ch].readers.pop_front() {
                 self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }
-        if w.all_readers {
+        if w.all_readers() {
             while let Some(r) = self.chans[ch].readers.pop_front() {
                 self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }
-        if w.pollers && !self.chans[ch].pollers.is_empty() {
+        if w.pollers() && !self.chans[ch].pollers.is_empty() {
             let pollers = std::mem::take(&mut self.chans[ch].pollers);
             for p in pollers {
                 self.try_to_wake_up(p, c, Some(waker), flags, false);
             }
         }
-        if w.one_writer {
+        if w.one_writer() {
             if let Some(r) = self.chans[ch].writers.pop_front() {
                 self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }
-        if w.all_writers {
+        if w.all_writers() {
             while let Some(r) = self.chans[ch].writers.pop_front() {
                 self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
