@@ -28,9 +28,16 @@ runs=${RUNS:-3}
 if [ $# -gt 0 ]; then
     machines=("$@")
 else
-    machines=(kvm-8vcpu kunpeng920-node kunpeng920 epyc-zen3 sapphire-rapids
+    # the 1024-CPU machine's own shape at 24 CPUs (one socket of SMT
+    # pairs, the same cost profile) comes second: the growth of the cost
+    # per event with the machine's size alone, apart from what SMT and
+    # the idle states of a machine add to each event
+    machines=(kvm-8vcpu kunpeng920-node "smp:sockets=1,cores=12,threads=2,cost=sapphire-rapids"
+        kunpeng920 epyc-zen3 sapphire-rapids
         "smp:sockets=8,cores=64,threads=2,nodes=8,cost=sapphire-rapids")
 fi
+rows=$(mktemp)
+trap 'rm -f "$rows"' EXIT
 
 printf "%-66s %5s %10s %9s %9s %9s %9s %8s %8s %12s %8s %8s\n" machine cpus events ns/event engine-ns place-ns bal-ns probes/ev rqreads/ev wakeups/wall-s wall/sim rss-MiB
 for m in "${machines[@]}"; do
@@ -51,5 +58,15 @@ print("%-66s %5d %10d %9.1f %9.1f %9.1f %9.1f %8.3f %8.3f %12.0f %8.2f %8s" % (
     sys.argv[1], int(sys.argv[2]), int(d["events"]), f("ns_per_event"), f("engine_ns_per_event"),
     f("placement_ns_per_event"), f("balance_ns_per_event"), f("probes_per_event"),
     f("balance_rq_reads_per_event"), f("wakeups_per_wall_s"), f("wall_per_sim"), d["peak_rss_mib"]))
-' "$m" "$cpus"
+' "$m" "$cpus" | tee -a "$rows"
 done
+# The growth of the engine's own cost (scan work excluded): the largest
+# machine against each 24-CPU one.
+python3 -c '
+import sys
+rows = [l.split() for l in open(sys.argv[1])]
+big = max(rows, key=lambda r: int(r[1]))
+for r in rows:
+    if int(r[1]) == 24 and int(big[1]) > 24:
+        print("engine ns/event at %s CPUs over %s: %.2f" % (big[1], r[0], float(big[4]) / float(r[4])))
+' "$rows"

@@ -4,7 +4,9 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use native::calibrate::{CalibrateConfig, Measurements, DEPTH_CHANNELS, DEPTH_QUEUE, RING_SIZES};
+use native::calibrate::{
+    CalibrateConfig, Measurements, DEPTH_CHANNELS, DEPTH_QUEUE, RING_SIZES, ROTATION_CHANNELS,
+};
 use sim::cost_profile;
 use sim::costs::{IdleState, MachineCosts};
 use std::collections::BTreeMap;
@@ -379,6 +381,39 @@ pub fn profile(
             key,
             format!(
                 "{measured}: {DEPTH_CHANNELS} {what} on one CPU, k messages of 100 B written to each in turn then read back, ns per call (k: time) {}; each k > 1 minus k = 1 (at least 0)",
+                points.join("; ")
+            ),
+        );
+    }
+    // Channels used in turn: each point minus the single channel.
+    for (rot, table, key, what) in [
+        (
+            &m.pipe_rotation_ns,
+            &mut c.pipe_rotation_ns,
+            "pipe_rotation_ns",
+            "pipes",
+        ),
+        (
+            &m.unix_rotation_ns,
+            &mut c.unix_rotation_ns,
+            "unix_rotation_ns",
+            "unix socketpairs",
+        ),
+    ] {
+        if rot.len() == ROTATION_CHANNELS.len() {
+            for (v, r) in table.iter_mut().zip(&rot[1..]) {
+                *v = ns(r - rot[0]);
+            }
+        }
+        let points: Vec<String> = ROTATION_CHANNELS
+            .iter()
+            .zip(rot)
+            .map(|(n, r)| format!("{n}: {r:.1}"))
+            .collect();
+        put(
+            key,
+            format!(
+                "{measured}: N {what} on one CPU, one 100 B message written to each in turn then each read back, ns per call (N: time) {}; each N > 1 minus N = 1 (at least 0)",
                 points.join("; ")
             ),
         );
@@ -767,6 +802,8 @@ mod tests {
             unix100_shared_fd_ns: 990.0,
             pipe_depth_ns: vec![150.0, 140.0, 150.0, 170.0, 175.0],
             unix_depth_ns: vec![300.0, 340.0, 370.0, 400.0, 450.0],
+            pipe_rotation_ns: vec![160.0, 159.0, 163.0, 173.0, 176.0],
+            unix_rotation_ns: vec![285.0, 298.0, 306.4, 319.6, 326.0],
             memory: native::calibrate::mem::MemoryFigures {
                 bytes: 256 << 20,
                 page_bytes: 4096,
@@ -795,6 +832,9 @@ mod tests {
         assert_eq!((c.pipe_shared_fd_ns, c.unix_shared_fd_ns), (30, 0));
         // each depth point minus the shallow one, never negative
         assert_eq!(c.pipe_depth_ns, [0, 0, 20, 25]);
+        // each rotation point minus the single channel, never negative
+        assert_eq!(c.pipe_rotation_ns, [0, 3, 13, 16]);
+        assert_eq!(c.unix_rotation_ns, [13, 21, 35, 41]);
         assert_eq!(c.unix_depth_ns, [40, 70, 100, 150]);
         assert_eq!(
             (c.tcp_send_ns, c.tcp_recv_ns, c.tcp_ps_per_byte),

@@ -31,6 +31,13 @@
 //!   longer fits the CPU's caches, as in hackbench with many groups. The
 //!   channels are non-blocking: a queue that cannot take `k` messages is
 //!   an error, not a hang.
+//! - `pipe_rotation`, `unix_rotation`: N pipes (socketpairs) on CPU `a`,
+//!   one 100 B message written to each in turn, then each read back, for
+//!   N in `ROTATION_CHANNELS` (1, 4, 16, 64, 160): between two calls on
+//!   one channel the CPU makes N - 1 calls on the others, so the growth
+//!   with N is what a call costs when the channel's kernel state, page or
+//!   skbs were evicted by the other channels' calls (hackbench's senders
+//!   write to every receiver in turn).
 //! - `rtt_thread`, `rtt_process`: a 1-byte pipe ping-pong (two pipes) with
 //!   an echoing thread (forked process) on the same CPU: per round trip two
 //!   context switches and four pipe calls.
@@ -141,6 +148,9 @@ pub const DEPTH_CHANNELS: usize = 160;
 /// Messages queued on each channel in the `*_depth` measurements.
 pub const DEPTH_QUEUE: [u64; 5] = [1, 16, 64, 128, 200];
 
+/// Channels of the `*_rotation` measurements (one message each).
+pub const ROTATION_CHANNELS: [usize; 5] = [1, 4, 16, 64, 160];
+
 /// Ring sizes of the `ring_*` measurements.
 pub const RING_SIZES: [usize; 6] = [2, 4, 8, 16, 32, 64];
 
@@ -169,6 +179,11 @@ pub struct Measurements {
     pub pipe_depth_ns: Vec<f64>,
     /// The same on unix socketpairs.
     pub unix_depth_ns: Vec<f64>,
+    /// ns per pipe call, one message at a time over each of
+    /// `ROTATION_CHANNELS` pipes in turn.
+    pub pipe_rotation_ns: Vec<f64>,
+    /// The same on unix socketpairs.
+    pub unix_rotation_ns: Vec<f64>,
     pub rtt_thread_same_cpu_ns: f64,
     pub rtt_process_same_cpu_ns: f64,
     /// ns per hop for each of `RING_SIZES`, threads.
@@ -440,9 +455,30 @@ impl Drop for ParkedThread {
 /// ns per call with that many 100 B messages queued on every channel
 /// (about `calls` calls per batch).
 fn depth_table(plan: &Plan, calls: u64, make: fn() -> Result<Fds>) -> Result<Vec<f64>> {
-    let chans = (0..DEPTH_CHANNELS)
-        .map(|_| make())
-        .collect::<Result<Vec<_>>>()?;
+    DEPTH_QUEUE
+        .iter()
+        .map(|&k| rotate(plan, calls, make, DEPTH_CHANNELS, k))
+        .collect()
+}
+
+/// For each of `ROTATION_CHANNELS`: that many channels made by `make`,
+/// each written one 100 B message in turn and then each read back, the
+/// median over the batches of ns per call (about `calls` calls per batch).
+/// Between two calls on one channel the CPU makes N - 1 calls on the
+/// others: the growth with N is what a call costs when the channel's
+/// kernel state (and its pipe page or skb) was evicted by the others'.
+fn rotation_table(plan: &Plan, calls: u64, make: fn() -> Result<Fds>) -> Result<Vec<f64>> {
+    ROTATION_CHANNELS
+        .iter()
+        .map(|&n| rotate(plan, calls, make, n, 1))
+        .collect()
+}
+
+/// `n` channels made by `make`, non-blocking; each written `k` 100 B
+/// messages in turn, then each read back: the median over the batches of
+/// ns per call (about `calls` calls per batch).
+fn rotate(plan: &Plan, calls: u64, make: fn() -> Result<Fds>, n: usize, k: u64) -> Result<f64> {
+    let chans = (0..n).map(|_| make()).collect::<Result<Vec<_>>>()?;
     for c in &chans {
         for fd in c.0 {
             // SAFETY: fcntl on an fd we own.
@@ -455,29 +491,24 @@ fn depth_table(plan: &Plan, calls: u64, make: fn() -> Result<Fds>) -> Result<Vec
     // a pipe's ends are [read, write], a socketpair's are symmetric
     let ends: Vec<(RawFd, RawFd)> = chans.iter().map(|c| (c.0[1], c.0[0])).collect();
     let mut buf = [b'-'; 100];
-    DEPTH_QUEUE
-        .iter()
-        .map(|&k| {
-            let per_round = 2 * DEPTH_CHANNELS as u64 * k;
-            let rounds = (calls / per_round).max(1);
-            plan.median(|| {
-                let t = now_ns();
-                for _ in 0..rounds {
-                    for &(w, _) in &ends {
-                        for _ in 0..k {
-                            wr(w, &buf)?;
-                        }
-                    }
-                    for &(_, r) in &ends {
-                        for _ in 0..k {
-                            rd(r, &mut buf)?;
-                        }
-                    }
+    let per_round = 2 * n as u64 * k;
+    let rounds = (calls / per_round).max(1);
+    plan.median(|| {
+        let t = now_ns();
+        for _ in 0..rounds {
+            for &(w, _) in &ends {
+                for _ in 0..k {
+                    wr(w, &buf)?;
                 }
-                Ok((now_ns() - t) as f64 / (rounds * per_round) as f64)
-            })
-        })
-        .collect()
+            }
+            for &(_, r) in &ends {
+                for _ in 0..k {
+                    rd(r, &mut buf)?;
+                }
+            }
+        }
+        Ok((now_ns() - t) as f64 / (rounds * per_round) as f64)
+    })
 }
 
 /// Times `n` calls of `f`, ns per call.
@@ -549,6 +580,9 @@ pub fn measure(cfg: &CalibrateConfig, progress: &mut dyn FnMut(&str)) -> Result<
     let calls = plan.n(100_000);
     m.pipe_depth_ns = depth_table(&plan, calls, pipe)?;
     m.unix_depth_ns = depth_table(&plan, calls, socketpair)?;
+    progress("pipes and sockets used in turn");
+    m.pipe_rotation_ns = rotation_table(&plan, calls, pipe)?;
+    m.unix_rotation_ns = rotation_table(&plan, calls, socketpair)?;
 
     progress("context switches");
     let iters = plan.n(50_000);

@@ -102,6 +102,13 @@ pub struct Channel {
     pub bytes_read: u64,
     /// Counts towards the run's payload totals.
     pub payload: bool,
+    /// The CPU of the last call that entered the kernel on this channel
+    /// (`u32::MAX`: none yet), and that CPU's channel-call count then: the
+    /// calls to other channels in between are the call's reuse distance
+    /// (`MachineCosts::channel_call_extra`).
+    pub last_cpu: u32,
+    /// See `last_cpu`.
+    pub last_call: u64,
 }
 
 /// Who must be woken after an operation: a set of the flags below, one
@@ -179,6 +186,8 @@ impl Channel {
             bytes_written: 0,
             bytes_read: 0,
             payload: true,
+            last_cpu: u32::MAX,
+            last_call: 0,
         }
     }
 

@@ -72,6 +72,18 @@ const UNIX_SHARED_FD_NS: Nanos = 31;
 const PIPE_DEPTH_NS: [Nanos; 4] = [0; 4];
 const UNIX_DEPTH_NS: [Nanos; 4] = [42, 72, 73, 76];
 
+/// Where the built-in profiles' rotation figures come from
+/// (`pipe_rotation_ns`, `unix_rotation_ns`).
+pub const CHANNEL_ROTATION_SOURCE: &str = "schedlab calibrate on the same guest, 2026-12-01: N channels on one CPU, one 100 B message written to each in turn then each read back, ns per call for N = 1, 4, 16, 64, 160: pipes 159.3, 161.2, 163.0, 173.0, 175.8, unix socketpairs 285.3, 298.3, 306.5, 319.5, 326.1; each N > 1 minus N = 1";
+const PIPE_ROTATION_NS: [Nanos; 4] = [2, 4, 14, 17];
+const UNIX_ROTATION_NS: [Nanos; 4] = [13, 21, 34, 41];
+
+/// Reuse distances at which the rotation tables (`pipe_rotation_ns`,
+/// `unix_rotation_ns`) are measured: calls on the CPU to other channels of
+/// the kind between two calls on one channel (N - 1 for N channels used in
+/// turn); distance 0 costs nothing extra.
+pub const ROTATION_CALLS: [u64; 4] = [3, 15, 63, 159];
+
 /// Payload bytes buffered per CPU at which the depth tables
 /// (`pipe_depth_ns`, `unix_depth_ns`) are measured: 160 channels with 16,
 /// 64, 128 and 200 messages of 100 B queued on each; the base point, 1
@@ -109,7 +121,7 @@ fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
 }
 
 /// Kunpeng 920's OS-cost factor (see `MachineCosts::for_machine`).
-pub const KUNPENG_OS_SCALE_MILLI: u32 = 1876;
+pub const KUNPENG_OS_SCALE_MILLI: u32 = 1884;
 
 const fn us(v: u64) -> Nanos {
     v * 1000
@@ -192,6 +204,12 @@ pub struct MachineCosts {
     /// The same for unix stream sockets (whose skbs take about 768 B per
     /// 100 B message), ns.
     pub unix_depth_ns: [Nanos; 4],
+    /// Extra per pipe call made after `ROTATION_CALLS` calls on the CPU to
+    /// other pipes since this pipe's last call there (its kernel state and
+    /// page evicted by theirs), against none, ns.
+    pub pipe_rotation_ns: [Nanos; 4],
+    /// The same for unix stream sockets, ns.
+    pub unix_rotation_ns: [Nanos; 4],
     /// Creating a thread (clone until the thread runs), ns.
     pub thread_create_ns: Nanos,
     /// Creating a process (fork until the child runs), ns.
@@ -310,26 +328,39 @@ impl MachineCosts {
 
     /// What a pipe or unix-socket call costs beyond its hot figure
     /// (`pipe_syscall_ns`, `unix_syscall_ns`): the file reference a thread
-    /// of a multi-threaded process takes (`shared_fd`), and the cache
-    /// misses of a call made while `buffered_per_cpu` payload bytes sit in
-    /// the run's channels of that kind per CPU in use (the depth table,
-    /// linear between its points, the last value beyond). TCP and the
-    /// other kinds: 0.
+    /// of a multi-threaded process takes (`shared_fd`), the cache misses of
+    /// a call made while `buffered_per_cpu` payload bytes sit in the run's
+    /// channels of that kind per CPU in use (the depth table), and those of
+    /// a call made after `reuse` calls on the CPU to other channels of the
+    /// kind since this channel's last one there (the rotation table; 0 when
+    /// the channel was last used elsewhere, whose lines the line model
+    /// charges). Both tables are linear between their points, the last
+    /// value beyond. TCP and the other kinds: 0.
     #[inline]
     pub fn channel_call_extra(
         &self,
         kind: crate::channel::ChanKind,
         shared_fd: bool,
         buffered_per_cpu: u64,
+        reuse: u64,
     ) -> Nanos {
         use crate::channel::ChanKind;
-        let (fd, depth) = match kind {
-            ChanKind::Pipe => (self.pipe_shared_fd_ns, &self.pipe_depth_ns),
-            ChanKind::UnixStream => (self.unix_shared_fd_ns, &self.unix_depth_ns),
+        let (fd, depth, rotation) = match kind {
+            ChanKind::Pipe => (
+                self.pipe_shared_fd_ns,
+                &self.pipe_depth_ns,
+                &self.pipe_rotation_ns,
+            ),
+            ChanKind::UnixStream => (
+                self.unix_shared_fd_ns,
+                &self.unix_depth_ns,
+                &self.unix_rotation_ns,
+            ),
             ChanKind::TcpStream => return 0,
         };
         (if shared_fd { fd } else { 0 })
             + piecewise(DEPTH_BASE_BYTES, &DEPTH_BYTES, depth, buffered_per_cpu)
+            + piecewise(0, &ROTATION_CALLS, rotation, reuse)
     }
 
     /// A contended line transfer at a distance.
@@ -386,6 +417,8 @@ impl MachineCosts {
             .chain(self.refill_process_ns.iter_mut())
             .chain(self.pipe_depth_ns.iter_mut())
             .chain(self.unix_depth_ns.iter_mut())
+            .chain(self.pipe_rotation_ns.iter_mut())
+            .chain(self.unix_rotation_ns.iter_mut())
         {
             *v = *v * k / 1000;
         }
@@ -436,6 +469,8 @@ impl MachineCosts {
             unix_shared_fd_ns: 0,
             pipe_depth_ns: [0; 4],
             unix_depth_ns: [0; 4],
+            pipe_rotation_ns: [0; 4],
+            unix_rotation_ns: [0; 4],
             thread_create_ns: 0,
             fork_ns: 0,
             thread_exit_ns: 0,
@@ -532,6 +567,8 @@ impl MachineCosts {
             m.unix_shared_fd_ns = UNIX_SHARED_FD_NS;
             m.pipe_depth_ns = PIPE_DEPTH_NS;
             m.unix_depth_ns = UNIX_DEPTH_NS;
+            m.pipe_rotation_ns = PIPE_ROTATION_NS;
+            m.unix_rotation_ns = UNIX_ROTATION_NS;
             m.thread_create_ns = us(13);
             m.fork_ns = us(94);
             m.thread_exit_ns = us(12);
@@ -815,42 +852,78 @@ mod tests {
         m.unix_shared_fd_ns = 20;
         m.pipe_depth_ns = [0; 4];
         m.unix_depth_ns = [40, 70, 70, 100];
+        m.pipe_rotation_ns = [2, 4, 14, 17];
+        m.unix_rotation_ns = [10, 20, 30, 40];
         // nothing extra for a single-threaded process with little queued
-        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, false, 0), 0);
-        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, false, 16_000), 0);
-        assert_eq!(m.channel_call_extra(ChanKind::Pipe, true, 0), 30);
-        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, true, 0), 20);
+        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, false, 0, 0), 0);
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 16_000, 0),
+            0
+        );
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, true, 0, 0), 30);
+        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, true, 0, 0), 20);
         // linear from (16 000, 0) to (256 000, 40), then between the points
         assert_eq!(
-            m.channel_call_extra(ChanKind::UnixStream, false, 136_000),
+            m.channel_call_extra(ChanKind::UnixStream, false, 136_000, 0),
             20
         );
         assert_eq!(
-            m.channel_call_extra(ChanKind::UnixStream, false, 256_000),
+            m.channel_call_extra(ChanKind::UnixStream, false, 256_000, 0),
             40
         );
         assert_eq!(
-            m.channel_call_extra(ChanKind::UnixStream, false, 640_000),
+            m.channel_call_extra(ChanKind::UnixStream, false, 640_000, 0),
             55
         );
         assert_eq!(
-            m.channel_call_extra(ChanKind::UnixStream, false, 2_624_000),
+            m.channel_call_extra(ChanKind::UnixStream, false, 2_624_000, 0),
             85
         );
         // the last value beyond the last point, the shared-table part added
         assert_eq!(
-            m.channel_call_extra(ChanKind::UnixStream, true, u64::MAX),
+            m.channel_call_extra(ChanKind::UnixStream, true, u64::MAX, 0),
             120
         );
-        assert_eq!(m.channel_call_extra(ChanKind::Pipe, false, u64::MAX), 0);
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, false, u64::MAX, 0), 0);
         // loopback TCP has its own measured costs
-        assert_eq!(m.channel_call_extra(ChanKind::TcpStream, true, u64::MAX), 0);
+        assert_eq!(
+            m.channel_call_extra(ChanKind::TcpStream, true, u64::MAX, 0),
+            0
+        );
         // and --costs off charges nothing
         let z = m.zeroed();
         assert_eq!(
-            z.channel_call_extra(ChanKind::UnixStream, true, u64::MAX),
+            z.channel_call_extra(ChanKind::UnixStream, true, u64::MAX, u64::MAX),
             0
         );
+    }
+
+    #[test]
+    fn a_channel_call_after_calls_to_other_channels_pays_the_rotation_table() {
+        let mut m = MachineCosts::for_machine("generic");
+        m.unix_shared_fd_ns = 20;
+        m.unix_depth_ns = [40, 70, 70, 100];
+        m.pipe_rotation_ns = [2, 4, 14, 17];
+        m.unix_rotation_ns = [10, 20, 30, 40];
+        let unix = |reuse| m.channel_call_extra(ChanKind::UnixStream, false, 0, reuse);
+        // the same channel again at once: nothing
+        assert_eq!(unix(0), 0);
+        // linear from (0, 0) to (3, 10), then between the points
+        assert_eq!(unix(1), 3);
+        assert_eq!(unix(3), 10);
+        assert_eq!(unix(9), 15);
+        assert_eq!(unix(63), 30);
+        assert_eq!(unix(111), 35);
+        // the last value beyond the last point
+        assert_eq!(unix(159), 40);
+        assert_eq!(unix(u64::MAX), 40);
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, false, 0, 63), 14);
+        // added to the shared table's and the depth table's parts
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, true, 256_000, 15),
+            20 + 40 + 20
+        );
+        assert_eq!(m.channel_call_extra(ChanKind::TcpStream, true, 0, 159), 0);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! What a pipe or socket call costs beyond its hot figure
 //! (`MachineCosts::channel_call_extra`), checked through the engine: a
 //! thread whose process has other threads pays the shared file table's
-//! reference on every call, and calls made while much data is queued in
-//! the run's channels pay the depth table at the bytes queued per CPU.
+//! reference on every call, calls made while much data is queued in the
+//! run's channels pay the depth table at the bytes queued per CPU, and a
+//! call after calls to other channels on its CPU pays the rotation table at
+//! their number.
 
 use sim::channel::ChanKind;
 use sim::costs::MachineCosts;
@@ -133,5 +135,41 @@ fn calls_with_much_queued_pay_the_depth_table_per_cpu_of_the_run() {
             want,
             "CPUs {cpus:?}"
         );
+    }
+}
+
+#[test]
+fn a_call_after_calls_to_other_channels_pays_the_rotation_table() {
+    // the calibration's pattern: one message written to each of n pipes in
+    // turn, then each read back, for three rounds; every call but each
+    // channel's first finds n - 1 calls to the others since its last one
+    // (100 pipes: 99, between the points 63 and 159, 300 + 100 * 36 / 96)
+    let rounds = 3u64;
+    for (n, rot) in [(1usize, 0u64), (4, 100), (16, 200), (64, 300), (100, 337)] {
+        let body = |c: &[u32]| {
+            let mut p = Vec::new();
+            for _ in 0..rounds {
+                p.extend(c.iter().map(|&ch| write(ch)));
+                p.extend(c.iter().map(|&ch| read(ch)));
+            }
+            p
+        };
+        let topo = topology::preset("kunpeng920-node").unwrap();
+        let sd = SchedDomains::build(&topo, &DomainOptions::default());
+        let mut c = costs();
+        c.pipe_rotation_ns = [100, 200, 300, 400];
+        let cfg = EngineConfig::checked(CpuMask::from_cpus([0]));
+        let mut e: Engine = Engine::new(&topo, &sd, c, cfg, Box::new(ScxDefault));
+        let chans: Vec<u32> = (0..n)
+            .map(|_| e.add_channel(ChanKind::Pipe, true))
+            .collect();
+        let mut p = vec![Op::Mark(0)];
+        p.extend(body(&chans));
+        p.extend([Op::Mark(1), Op::Exit]);
+        e.add_task(task("worker", p, 0));
+        e.run().unwrap();
+        let calls = 2 * rounds * n as u64;
+        let want = calls * CALL + (calls - n as u64) * rot;
+        assert_eq!(e.mark(1).unwrap() - e.mark(0).unwrap(), want, "{n} pipes");
     }
 }

@@ -88,11 +88,10 @@ fn four_clusters_slower_than_one_by_15_to_45_percent() {
 /// at one step: 2248 gave 4.260 s and 2249 4.322 s when this was written),
 /// so the fit is as close as that allows. Run it after any change to the
 /// OS costs or to what a message costs, and write the printed factor into
-/// costs.rs; it asserts nothing about the model, so it is ignored. Under
-/// linux-5.11 (2026-12-01) it printed 1933 (4.282 s); the factor in
-/// costs.rs, 1876, fitted under `latest` before that profile gained 6.12's
-/// EEVDF rules, gives 4.277 s under linux-5.11: 0.2 % from the target, so it
-/// was kept rather than move every Kunpeng result for 0.1 %.
+/// costs.rs; it asserts nothing about the model, so it is ignored. It runs
+/// under linux-5.11, the profile of the measurement's day. With the
+/// rotation table charged (2026-12-01) it printed 1884 (1883: 4.2762 s,
+/// 1884: 4.2868 s), the factor in costs.rs; before that it printed 1933.
 #[test]
 #[ignore = "a fitting procedure, not a check: run by hand"]
 fn refit_kunpeng_os_scale() {

@@ -173,12 +173,14 @@ struct Cpu<R> {
     mode: Mode,
     /// Balancing work the CPU owes before it schedules.
     bal: CpuBalance,
-    /// mm of the last user task run here (lazy TLB: idle keeps it).
-    last_mm: Option<u32>,
+    /// Pipe and socket calls made here (`Engine::channel_reuse`).
+    chan_calls: u64,
     /// The running segment.
     seg: SegmentClock,
     /// The run queue (`CfsRq` keeps its current task first).
     rq: R,
+    /// mm of the last user task run here (lazy TLB: idle keeps it).
+    last_mm: Option<u32>,
     /// Periodic tick.
     tick: TickState,
     pelt: Pelt,
@@ -636,6 +638,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     since: 0,
                 },
                 last_mm: None,
+                chan_calls: 0,
                 idle: IdleGovernor {
                     hist: [0; 8],
                     hist_pos: 0,

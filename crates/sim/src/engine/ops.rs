@@ -84,21 +84,31 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         n * costs.tcp_ps_per_byte / 1000,
                     ),
                 };
-                // a colder call: a shared file table (threads), data
-                // queued beyond the caches (costs::channel_call_extra)
-                let kind = self.chans[chan as usize].kind;
-                let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
-                let queued = self.chan_buffered[kind as usize];
-                // divide only past the depth table's free base (queued /
-                // run_cpus <= DEPTH_BASE_BYTES exactly when queued is below
-                // depth_free_bytes) and for a table that is not all zero
-                let per_cpu = if queued < self.depth_free_bytes || self.depth_flat[kind as usize] {
-                    0
+                if resumed {
+                    // the rest of a call that blocked: no entry again
+                    (copy, false)
                 } else {
-                    queued / self.run_cpus
-                };
-                let extra = costs.channel_call_extra(kind, shared_fd, per_cpu);
-                (if resumed { copy } else { sys + extra + copy }, false)
+                    // a colder call: a shared file table (threads), data
+                    // queued beyond the caches, other channels used on
+                    // this CPU since (costs::channel_call_extra)
+                    let kind = self.chans[chan as usize].kind;
+                    let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
+                    let queued = self.chan_buffered[kind as usize];
+                    // divide only past the depth table's free base (queued /
+                    // run_cpus <= DEPTH_BASE_BYTES exactly when queued is below
+                    // depth_free_bytes) and for a table that is not all zero
+                    let per_cpu =
+                        if queued < self.depth_free_bytes || self.depth_flat[kind as usize] {
+                            0
+                        } else {
+                            queued / self.run_cpus
+                        };
+                    let reuse = self.channel_reuse(c, chan);
+                    let extra = self
+                        .costs
+                        .channel_call_extra(kind, shared_fd, per_cpu, reuse);
+                    (sys + extra + copy, false)
+                }
             }
             Op::Poll { .. } | Op::WaitChild | Op::Join { .. } | Op::Sleep(_) | Op::USleep(_) => {
                 (if resumed { 0 } else { costs.syscall_ns }, false)
@@ -223,6 +233,24 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         self.start_segment_at(c, Some(t), work, user, mem_speed);
         true
+    }
+
+    /// A call on `chan` by CPU `c`: the calls `c` made to other channels
+    /// since this one's last call there (0 when it was last used on
+    /// another CPU, or never), and the call recorded. Only calls that
+    /// enter the kernel count, on both sides.
+    fn channel_reuse(&mut self, c: usize, chan: ChanId) -> u64 {
+        let calls = self.cpus[c].chan_calls;
+        self.cpus[c].chan_calls = calls + 1;
+        let ch = &mut self.chans[chan as usize];
+        let reuse = if ch.last_cpu == c as u32 {
+            calls - ch.last_call - 1
+        } else {
+            0
+        };
+        ch.last_cpu = c as u32;
+        ch.last_call = calls;
+        reuse
     }
 
     /// Apply the effect of `t`'s current op at the end of its segment.
