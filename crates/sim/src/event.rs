@@ -275,6 +275,14 @@ impl EventQueue {
         }
     }
 
+    /// The slot whose event is the tree's earliest, if any (a hint: a heap
+    /// event may come first, and a slot popped but not yet re-armed still
+    /// shows its old key).
+    #[inline]
+    pub fn next_slot_hint(&self) -> Option<usize> {
+        (self.root != EMPTY).then(|| node_slot(self.root))
+    }
+
     /// Number of pending heap events plus occupied slots.
     pub fn len(&self) -> usize {
         let slots = (0..self.evs.len())

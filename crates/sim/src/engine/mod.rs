@@ -961,8 +961,34 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             self.check_bounds(t)?;
             self.handle_event(t, ev)?;
+            self.prefetch_next();
         }
         self.end_run(stopped)
+    }
+
+    /// Ask the hardware for the record of the CPU whose event probably
+    /// comes next (its first two lines, what every event reads): on a
+    /// large machine it is far beyond the private caches, and its load
+    /// would otherwise start the next event's chain of dependent misses
+    /// (CPU, task, op, channel, line). A hint only: it changes no state and
+    /// cannot fault. (Prefetching the task's record too, from a per-CPU
+    /// array written at each re-arm, gained 1.8 % at 1024 CPUs and lost
+    /// 1.3 % at 24.)
+    #[inline]
+    fn prefetch_next(&self) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(c) = self.events.next_slot_hint() {
+            if let Some(cpu) = self.cpus.get(c) {
+                let p = cpu as *const Cpu<R> as *const i8;
+                // SAFETY: prefetching is a hint with no effect on memory or
+                // program state, and the address is that of a live record.
+                unsafe {
+                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                    _mm_prefetch::<_MM_HINT_T0>(p);
+                    _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+                }
+            }
+        }
     }
 
     /// The run's bounds for an event at `t`: time order, the simulated-time
