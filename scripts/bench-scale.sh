@@ -29,9 +29,9 @@ if [ $# -gt 0 ]; then
     machines=("$@")
 else
     # the 1024-CPU machine's own shape at 24 CPUs (one socket of SMT
-    # pairs, the same cost profile) comes second: the growth of the cost
-    # per event with the machine's size alone, apart from what SMT and
-    # the idle states of a machine add to each event
+    # pairs, the same cost profile) comes after kunpeng920-node: the growth
+    # of the cost per event with the machine's size alone, apart from what
+    # SMT and the idle states of a machine add to each event
     machines=(kvm-8vcpu kunpeng920-node "smp:sockets=1,cores=12,threads=2,cost=sapphire-rapids"
         kunpeng920 epyc-zen3 sapphire-rapids
         "smp:sockets=8,cores=64,threads=2,nodes=8,cost=sapphire-rapids")
@@ -64,9 +64,11 @@ done
 # machine against each 24-CPU one.
 python3 -c '
 import sys
-rows = [l.split() for l in open(sys.argv[1])]
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+if not rows:
+    sys.exit(0)
 big = max(rows, key=lambda r: int(r[1]))
 for r in rows:
-    if int(r[1]) == 24 and int(big[1]) > 24:
+    if int(r[1]) == 24 and int(big[1]) > 24 and float(r[4]) > 0:
         print("engine ns/event at %s CPUs over %s: %.2f" % (big[1], r[0], float(big[4]) / float(r[4])))
 ' "$rows"

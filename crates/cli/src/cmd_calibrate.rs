@@ -7,6 +7,7 @@ use clap::Args;
 use native::calibrate::{
     CalibrateConfig, Measurements, DEPTH_CHANNELS, DEPTH_QUEUE, RING_SIZES, ROTATION_CHANNELS,
 };
+use sim::channel::ChanKind;
 use sim::cost_profile;
 use sim::costs::{IdleState, MachineCosts};
 use std::collections::BTreeMap;
@@ -287,8 +288,53 @@ pub fn profile(
             );
         }
     }
+    // Channels used in turn: each point minus the single channel.
+    for (rot, table, key, what) in [
+        (
+            &m.pipe_rotation_ns,
+            &mut c.pipe_rotation_ns,
+            "pipe_rotation_ns",
+            "pipes",
+        ),
+        (
+            &m.unix_rotation_ns,
+            &mut c.unix_rotation_ns,
+            "unix_rotation_ns",
+            "unix socketpairs",
+        ),
+    ] {
+        if rot.len() == ROTATION_CHANNELS.len() {
+            for (v, r) in table.iter_mut().zip(&rot[1..]) {
+                *v = ns(r - rot[0]);
+            }
+        }
+        let points: Vec<String> = ROTATION_CHANNELS
+            .iter()
+            .zip(rot)
+            .map(|(n, r)| format!("{n}: {r:.1}"))
+            .collect();
+        put(
+            key,
+            format!(
+                "{measured}: N {what} on one CPU, one 100 B message written to each in turn then each read back, ns per call (N: time) {}; each N > 1 minus N = 1 (at least 0)",
+                points.join("; ")
+            ),
+        );
+    }
+    // what the engine charges from the rotation tables just made, for the
+    // two measurements below that contain it
+    let ring_rotation: Vec<f64> = RING_SIZES
+        .iter()
+        .map(|&n| c.channel_rotation_ns(ChanKind::Pipe, 2 * n as u64 - 2) as f64)
+        .collect();
+    let depth_rotation = [ChanKind::Pipe, ChanKind::UnixStream]
+        .map(|k| c.channel_rotation_ns(k, DEPTH_CHANNELS as u64 - 1) as f64);
     // Ring of N: per hop one pipe write, one read and `switches` switches;
     // per switch (N) minus per switch (2) is the refill after N - 1 others.
+    // Of a hop's two calls the read finds its pipe just written (reuse 0),
+    // the write finds it last used a round ago (2N - 2 calls to the other
+    // pipes): that part is the rotation table's, which the engine charges
+    // on its own, so it is taken out of the hop first.
     for (process, ring, sw, table, key) in [
         (
             false,
@@ -308,7 +354,8 @@ pub fn profile(
         let per_switch: Vec<f64> = ring
             .iter()
             .zip(sw)
-            .map(|(hop, s)| (hop - 2.0 * pipe_call) / s.max(1.0))
+            .zip(&ring_rotation)
+            .map(|((hop, s), rotation)| (hop - 2.0 * pipe_call - rotation) / s.max(1.0))
             .collect();
         for (v, ps) in table.iter_mut().zip(&per_switch[1..]) {
             *v = ns(ps - per_switch[0]);
@@ -321,7 +368,7 @@ pub fn profile(
         put(
             key,
             format!(
-                "{measured}: a pipe ring of N {} on one CPU, per hop (N: time, switches) {}; per switch = (hop - 2 x {pipe_call:.1} ns pipe call) / switches; each N > 2 minus N = 2",
+                "{measured}: a pipe ring of N {} on one CPU, per hop (N: time, switches) {}; per switch = (hop - 2 x {pipe_call:.1} ns pipe call - pipe_rotation_ns at 2N - 2 calls) / switches; each N > 2 minus N = 2",
                 if process { "processes" } else { "threads" },
                 points.join("; ")
             ),
@@ -367,9 +414,14 @@ pub fn profile(
             "unix socketpairs",
         ),
     ] {
+        // the k = 1 base paid the rotation table's last point (159 calls
+        // to the others) on every call, a depth of k on one call in k: the
+        // engine charges that part from the rotation table, so it is added
+        // back to each point (the two then sum to what was measured)
+        let rotation = depth_rotation[usize::from(key != "pipe_depth_ns")];
         if depth.len() == DEPTH_QUEUE.len() {
-            for (v, d) in table.iter_mut().zip(&depth[1..]) {
-                *v = ns(d - depth[0]);
+            for ((v, d), k) in table.iter_mut().zip(&depth[1..]).zip(&DEPTH_QUEUE[1..]) {
+                *v = ns(d - depth[0] + rotation * (1.0 - 1.0 / *k as f64));
             }
         }
         let points: Vec<String> = DEPTH_QUEUE
@@ -380,40 +432,7 @@ pub fn profile(
         put(
             key,
             format!(
-                "{measured}: {DEPTH_CHANNELS} {what} on one CPU, k messages of 100 B written to each in turn then read back, ns per call (k: time) {}; each k > 1 minus k = 1 (at least 0)",
-                points.join("; ")
-            ),
-        );
-    }
-    // Channels used in turn: each point minus the single channel.
-    for (rot, table, key, what) in [
-        (
-            &m.pipe_rotation_ns,
-            &mut c.pipe_rotation_ns,
-            "pipe_rotation_ns",
-            "pipes",
-        ),
-        (
-            &m.unix_rotation_ns,
-            &mut c.unix_rotation_ns,
-            "unix_rotation_ns",
-            "unix socketpairs",
-        ),
-    ] {
-        if rot.len() == ROTATION_CHANNELS.len() {
-            for (v, r) in table.iter_mut().zip(&rot[1..]) {
-                *v = ns(r - rot[0]);
-            }
-        }
-        let points: Vec<String> = ROTATION_CHANNELS
-            .iter()
-            .zip(rot)
-            .map(|(n, r)| format!("{n}: {r:.1}"))
-            .collect();
-        put(
-            key,
-            format!(
-                "{measured}: N {what} on one CPU, one 100 B message written to each in turn then each read back, ns per call (N: time) {}; each N > 1 minus N = 1 (at least 0)",
+                "{measured}: {DEPTH_CHANNELS} {what} on one CPU, k messages of 100 B written to each in turn then read back, ns per call (k: time) {}; each k > 1 minus k = 1, plus the rotation table's last point x (1 - 1/k) (k = 1 paid it on every call, k on one call in k; at least 0)",
                 points.join("; ")
             ),
         );
@@ -825,17 +844,22 @@ mod tests {
         );
         assert_eq!(c.copy_ps_per_byte, 10);
         assert_eq!((c.ctx_switch_ns, c.mm_switch_extra_ns), (2000, 100));
-        assert_eq!(c.refill_thread_ns, [100, 200, 300, 400, 500]);
-        assert_eq!(c.refill_process_ns, [1000, 2000, 3000, 4000, 5000]);
+        // less the pipe rotation table ([0, 3, 13, 16] below) at 2N - 2
+        // calls per hop, 0, 0, 2, 6, 12 and 14 ns for N = 2 .. 64: threads
+        // (3680 - 600 - 2) / 1.4 - 2000 = 198.6 at N = 8, ...
+        assert_eq!(c.refill_thread_ns, [100, 199, 296, 391, 490]);
+        assert_eq!(c.refill_process_ns, [1000, 1999, 2997, 3994, 4993]);
         assert_eq!((c.pipe_lines, c.unix_lines), (6, 7));
         // half the shared-table difference, never negative
         assert_eq!((c.pipe_shared_fd_ns, c.unix_shared_fd_ns), (30, 0));
-        // each depth point minus the shallow one, never negative
-        assert_eq!(c.pipe_depth_ns, [0, 0, 20, 25]);
         // each rotation point minus the single channel, never negative
         assert_eq!(c.pipe_rotation_ns, [0, 3, 13, 16]);
         assert_eq!(c.unix_rotation_ns, [13, 21, 35, 41]);
-        assert_eq!(c.unix_depth_ns, [40, 70, 100, 150]);
+        // each depth point minus the shallow one, plus the rotation table's
+        // last point x (1 - 1/k), never negative: pipes -10 + 16 x 15/16 at
+        // k = 16, ...; sockets 40 + 41 x 15/16, ...
+        assert_eq!(c.pipe_depth_ns, [5, 16, 36, 41]);
+        assert_eq!(c.unix_depth_ns, [78, 110, 141, 191]);
         assert_eq!(
             (c.tcp_send_ns, c.tcp_recv_ns, c.tcp_ps_per_byte),
             (1097, 262, 34)

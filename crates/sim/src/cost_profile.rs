@@ -114,7 +114,7 @@ const MEANINGS: &[(&str, &str)] = &[
     ),
     (
         "pipe_rotation_ns",
-        "extra per pipe call made after 3, 15, 63, 159 calls on the CPU to other pipes since this pipe's last call there, against none, ns",
+        "extra per pipe call made after 3, 15, 63, 159 calls on the CPU to other pipes or sockets since this pipe's last call there, against none, ns",
     ),
     (
         "unix_rotation_ns",

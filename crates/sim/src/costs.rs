@@ -55,9 +55,9 @@ pub const REFILL_OTHERS: [u64; 5] = [3, 7, 15, 31, 63];
 /// OS costs come from, which was gone when these were added; like them,
 /// they are taken for every preset (what a task's kernel working set and a
 /// channel's kernel state span is the kernel's, not the machine's).
-pub const REFILL_SOURCE: &str = "schedlab calibrate on an Intel Sapphire-Rapids-class KVM guest (2 vCPUs, Linux 6.18), 2026-12-01: pipe rings per hop 940, 1358, 1382, 1384, 1446, 1470 ns (threads) and 1016, 1583, 2062, 2084, 2136, 2279 ns (processes) for N = 2..64, about 1.4 switches per hop from N = 4; per switch = (hop - 2 x 145 ns) / switches, minus N = 2";
-const REFILL_THREAD_NS: [Nanos; 5] = [120, 138, 135, 183, 208];
-const REFILL_PROCESS_NS: [Nanos; 5] = [197, 519, 539, 585, 738];
+pub const REFILL_SOURCE: &str = "schedlab calibrate on an Intel Sapphire-Rapids-class KVM guest (2 vCPUs, Linux 6.18), 2026-12-01: pipe rings per hop 940, 1358, 1382, 1384, 1446, 1470 ns (threads) and 1016, 1583, 2062, 2084, 2136, 2279 ns (processes) for N = 2..64, about 1.4 switches per hop from N = 4; per switch = (hop - 2 x 145 ns - pipe_rotation_ns at 2N - 2 calls, 1, 2, 3, 7, 13, 15 ns) / switches, minus N = 2";
+const REFILL_THREAD_NS: [Nanos; 5] = [120, 137, 131, 175, 198];
+const REFILL_PROCESS_NS: [Nanos; 5] = [197, 518, 535, 577, 728];
 /// Channel line counts, the same measurement (see `REFILL_SOURCE`).
 pub const CHANNEL_LINES_SOURCE: &str = "schedlab calibrate on the same guest: 100 B write+read on CPUs 0 and 1 in turn, one shared channel against one each: pipe 863.2 - 503.3 = 360.0 ns, unix socketpair 1240.2 - 795.2 = 445.0 ns, over their c2c 62.3 ns: 6 and 7 lines";
 const PIPE_LINES: u32 = 6;
@@ -66,11 +66,11 @@ const UNIX_LINES: u32 = 7;
 /// Where the built-in profiles' shared-file-table and depth figures come
 /// from (`pipe_shared_fd_ns`, `unix_shared_fd_ns`, `pipe_depth_ns`,
 /// `unix_depth_ns`).
-pub const CHANNEL_CALL_SOURCE: &str = "schedlab calibrate on an Intel Sapphire-Rapids-class KVM guest (2 vCPUs, Linux 6.18, the other builds stopped), 2026-12-01: a 100 B write+read pair with a second thread alive against alone, pipe 340.5 - 271.5 ns, unix socketpair 594.9 - 533.2 ns, halved: 34 and 31 ns per call; 160 channels with k = 1, 16, 64, 128, 200 messages of 100 B queued on each, ns per call, pipes 175.4, 144.2, 144.6, 148.7, 149.7 (no point above k = 1: 0), unix socketpairs 329.4, 371.3, 401.1, 402.0, 405.7: 42, 72, 73, 76 ns over k = 1";
+pub const CHANNEL_CALL_SOURCE: &str = "schedlab calibrate on an Intel Sapphire-Rapids-class KVM guest (2 vCPUs, Linux 6.18, the other builds stopped), 2026-12-01: a 100 B write+read pair with a second thread alive against alone, pipe 340.5 - 271.5 ns, unix socketpair 594.9 - 533.2 ns, halved: 34 and 31 ns per call; 160 channels with k = 1, 16, 64, 128, 200 messages of 100 B queued on each, ns per call, pipes 175.4, 144.2, 144.6, 148.7, 149.7 (no point above k = 1: 0), unix socketpairs 329.4, 371.3, 401.1, 402.0, 405.7: 42, 72, 73, 76 ns over k = 1, plus the rotation table's last point (41 ns, which k = 1 paid on every call and k on one call in k) x (1 - 1/k): 80, 112, 113, 117 ns (pipes stay 0)";
 const PIPE_SHARED_FD_NS: Nanos = 34;
 const UNIX_SHARED_FD_NS: Nanos = 31;
 const PIPE_DEPTH_NS: [Nanos; 4] = [0; 4];
-const UNIX_DEPTH_NS: [Nanos; 4] = [42, 72, 73, 76];
+const UNIX_DEPTH_NS: [Nanos; 4] = [80, 112, 113, 117];
 
 /// Where the built-in profiles' rotation figures come from
 /// (`pipe_rotation_ns`, `unix_rotation_ns`).
@@ -79,9 +79,9 @@ const PIPE_ROTATION_NS: [Nanos; 4] = [2, 4, 14, 17];
 const UNIX_ROTATION_NS: [Nanos; 4] = [13, 21, 34, 41];
 
 /// Reuse distances at which the rotation tables (`pipe_rotation_ns`,
-/// `unix_rotation_ns`) are measured: calls on the CPU to other channels of
-/// the kind between two calls on one channel (N - 1 for N channels used in
-/// turn); distance 0 costs nothing extra.
+/// `unix_rotation_ns`) are measured: calls on the CPU to other channels
+/// between two calls on one channel (N - 1 for N channels of one kind used
+/// in turn); distance 0 costs nothing extra.
 pub const ROTATION_CALLS: [u64; 4] = [3, 15, 63, 159];
 
 /// Payload bytes buffered per CPU at which the depth tables
@@ -121,7 +121,7 @@ fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
 }
 
 /// Kunpeng 920's OS-cost factor (see `MachineCosts::for_machine`).
-pub const KUNPENG_OS_SCALE_MILLI: u32 = 1884;
+pub const KUNPENG_OS_SCALE_MILLI: u32 = 1897;
 
 const fn us(v: u64) -> Nanos {
     v * 1000
@@ -331,8 +331,8 @@ impl MachineCosts {
     /// of a multi-threaded process takes (`shared_fd`), the cache misses of
     /// a call made while `buffered_per_cpu` payload bytes sit in the run's
     /// channels of that kind per CPU in use (the depth table), and those of
-    /// a call made after `reuse` calls on the CPU to other channels of the
-    /// kind since this channel's last one there (the rotation table; 0 when
+    /// a call made after `reuse` calls on the CPU to other pipes and sockets
+    /// since this channel's last one there (the rotation table; 0 when
     /// the channel was last used elsewhere, whose lines the line model
     /// charges). Both tables are linear between their points, the last
     /// value beyond. TCP and the other kinds: 0.
@@ -361,6 +361,12 @@ impl MachineCosts {
         (if shared_fd { fd } else { 0 })
             + piecewise(DEPTH_BASE_BYTES, &DEPTH_BYTES, depth, buffered_per_cpu)
             + piecewise(0, &ROTATION_CALLS, rotation, reuse)
+    }
+
+    /// The rotation part of [`Self::channel_call_extra`] alone: the table
+    /// of `kind` at `reuse` calls to other channels. TCP: 0.
+    pub fn channel_rotation_ns(&self, kind: crate::channel::ChanKind, reuse: u64) -> Nanos {
+        self.channel_call_extra(kind, false, 0, reuse)
     }
 
     /// A contended line transfer at a distance.

@@ -103,7 +103,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         } else {
                             queued / self.run_cpus
                         };
-                    let reuse = self.channel_reuse(c, chan);
+                    let reuse = if kind == ChanKind::TcpStream {
+                        0 // no rotation table: its costs are measured apart
+                    } else {
+                        self.channel_reuse(c, chan)
+                    };
                     let extra = self
                         .costs
                         .channel_call_extra(kind, shared_fd, per_cpu, reuse);
@@ -235,10 +239,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         true
     }
 
-    /// A call on `chan` by CPU `c`: the calls `c` made to other channels
-    /// since this one's last call there (0 when it was last used on
-    /// another CPU, or never), and the call recorded. Only calls that
-    /// enter the kernel count, on both sides.
+    /// A call on pipe or unix socket `chan` by CPU `c`: the calls `c` made
+    /// to other pipes and unix sockets since this one's last call there (0
+    /// when it was last used on another CPU, or never), and the call
+    /// recorded. Only calls that enter the kernel count, on both sides; TCP
+    /// calls do not count. Each kind's table is measured with calls of that
+    /// kind alone; a CPU that mixes pipes and sockets counts them together.
     fn channel_reuse(&mut self, c: usize, chan: ChanId) -> u64 {
         let calls = self.cpus[c].chan_calls;
         self.cpus[c].chan_calls = calls + 1;
