@@ -455,13 +455,7 @@ impl CfsRq {
             match self.pick_eevdf(ents, p) {
                 Some(id) if ents[id as usize].delayed => {
                     // back among the counted, so that dequeue takes it out
-                    let se = &mut ents[id as usize];
-                    se.delayed = false;
-                    self.nr_delayed -= 1;
-                    self.nr_running += 1;
-                    if se.idle_policy {
-                        self.nr_idle += 1;
-                    }
+                    self.undelay(&mut ents[id as usize]);
                     self.dequeue(ents, id, now, p);
                     let se = &mut ents[id as usize];
                     se.vlag = se.vlag.min(0);
@@ -494,14 +488,18 @@ impl CfsRq {
             self.sum_add(&se);
             self.queue_push(id, se.vruntime);
         }
-        let se = &mut ents[id as usize];
+        self.undelay(&mut ents[id as usize]);
+        self.update_min_vruntime(ents);
+    }
+
+    /// A delayed entity counts as runnable again (it stays queued).
+    fn undelay(&mut self, se: &mut Entity) {
         se.delayed = false;
         self.nr_delayed -= 1;
         self.nr_running += 1;
         if se.idle_policy {
             self.nr_idle += 1;
         }
-        self.update_min_vruntime(ents);
     }
 
     /// yield_task_fair (6.6, kernel/sched/fair.c): unless the current
