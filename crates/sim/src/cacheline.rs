@@ -189,19 +189,6 @@ impl LineTable {
             // nothing): the line is already in the state this write leaves
             return 0;
         }
-        self.write_moved(line, cpu, topo, costs)
-    }
-
-    /// [`Self::write`] when the line changes hands or state.
-    #[inline(never)]
-    fn write_moved(
-        &mut self,
-        line: LineId,
-        cpu: usize,
-        topo: &Topology,
-        costs: &MachineCosts,
-    ) -> Nanos {
-        let l = &self.lines[line as usize];
         let cost = if l.writer == NOBODY {
             0
         } else if l.writer as usize != cpu {
