@@ -1,7 +1,7 @@
 //! The cache-line model for shared scheduler and channel state.
 //!
 //! Each modelled line remembers its last writer and which CPUs hold its
-//! current version (one bit per CPU). A read by
+//! current version (kept in the line's own record while they are few). A read by
 //! a CPU that has not seen the current version costs a one-way transfer (c2c)
 //! at the topological distance between writer and reader; a repeated read of a
 //! clean copy costs `clean_read_ns`. A write by a CPU that does not own the
@@ -25,36 +25,63 @@ use topology::Topology;
 /// Identifies a modelled cache line.
 pub type LineId = u32;
 
-const NOBODY: u32 = u32::MAX;
+/// No CPU (a line nobody has written, or nobody has read since its write).
+const NOBODY: u16 = u16::MAX;
+/// CPU ids a line's record keeps itself on a machine of more than 64 CPUs
+/// before its holders move to a row of bits.
+const NEAR_SLOTS: u8 = 4;
+/// Four empty 16-bit slots.
+const NEAR_EMPTY: u64 = u64::MAX;
+/// The low bit of each 16-bit slot.
+const LANE_LOW: u64 = 0x0001_0001_0001_0001;
+/// The high bit of each 16-bit slot.
+const LANE_HIGH: u64 = 0x8000_8000_8000_8000;
 
+/// One modelled line: 32 bytes, two to a host cache line, with the CPUs
+/// that read it since its last write kept inside the record while they
+/// are few. The run queue and channel lines a simulation touches on every
+/// event are then one host cache line each, whatever the simulated
+/// machine's size (a row of 1024 bits is two host lines of its own).
 #[derive(Clone, Copy)]
 struct Line {
-    writer: u32,
-    last_reader: u32,
-    shared: bool,
     /// When the last transfer of this line completes.
     busy_until: Nanos,
+    /// The CPUs other than the writer that hold the current version. On a
+    /// machine of at most 64 CPUs, one bit per CPU. On a larger one, up to
+    /// [`NEAR_SLOTS`] 16-bit CPU ids (`near_len` of them, the rest
+    /// all-ones) until a further CPU reads; from then on the set is the
+    /// line's row of bits (`spilled`), for the following versions too
+    /// while each has more holders than the slots hold, and `near` says
+    /// which words of the row may be non-zero (bit `w`: word `w`), so a
+    /// write clears only those and costs the same on 128 CPUs as on 4096.
+    near: u64,
+    writer: u16,
+    last_reader: u16,
     /// How many cache lines the modelled object spans: a transfer moves
     /// them all (a channel's kernel state is several lines; see
     /// `MachineCosts::pipe_lines`).
-    weight: u32,
-    /// Bit `w` set: word `w` of the line's `holders` row may be non-zero.
-    /// A write clears only those words, so its cost follows the CPUs that
-    /// read the line, not the machine's size (a row has at most 64 words:
-    /// `CpuMask::MAX_CPUS` is 4096).
-    dirty: u64,
+    weight: u16,
+    shared: bool,
+    /// Holders in the slots; in the row, holders of this version so far
+    /// (saturating).
+    near_len: u8,
+    spilled: bool,
 }
 
 /// All modelled lines of a run.
 pub struct LineTable {
-    /// Words of `holders` per line (one bit per CPU).
+    /// Words of bits per row (one bit per CPU); 1 on machines of at most
+    /// 64 CPUs, where the bits live in the line itself.
     words: usize,
     lines: Vec<Line>,
-    /// `holders[line * words..][cpu / 64] >> (cpu % 64) & 1`: `cpu` holds
-    /// the line's current version (has read or written it since the last
-    /// write). A bit per CPU rather than a version number per CPU: the
-    /// table is lines x CPUs, and hackbench alone has a line per channel.
-    holders: Vec<u64>,
+    /// On a machine of more than 64 CPUs, a row of holder bits per line,
+    /// `words` words each (`CpuMask::MAX_CPUS` is 4096: at most 64 words),
+    /// used while more than [`NEAR_SLOTS`] CPUs read a version. A row per
+    /// line in line order, not one allocated at a line's first spill: the
+    /// balancer reads the run-queue lines of a domain in CPU order, and
+    /// rows in that order cost 287 ns per event on 1024 CPUs, rows in the
+    /// order of first spills 293.
+    rows: Vec<u64>,
     /// Transfers charged (reads and writes that moved a line).
     pub transfers: u64,
     /// Of which found the line still in flight (contended).
@@ -70,14 +97,11 @@ pub struct LineTable {
 impl LineTable {
     /// A table for a machine of `ncpus` CPUs.
     pub fn new(ncpus: usize) -> Self {
-        assert!(
-            ncpus <= 64 * 64,
-            "a line's dirty-word summary covers 4096 CPUs"
-        );
+        assert!(ncpus <= 64 * 64, "a row's summary word covers 4096 CPUs");
         LineTable {
             words: ncpus.div_ceil(64).max(1),
             lines: Vec::new(),
-            holders: Vec::new(),
+            rows: Vec::new(),
             transfers: 0,
             contended: 0,
             transfer_ns: 0,
@@ -96,21 +120,26 @@ impl LineTable {
     pub fn alloc_lines(&mut self, weight: u32) -> LineId {
         let id = self.lines.len() as LineId;
         self.lines.push(Line {
+            busy_until: 0,
+            near: if self.words == 1 { 0 } else { NEAR_EMPTY },
             writer: NOBODY,
             last_reader: NOBODY,
+            weight: weight.clamp(1, u16::MAX as u32) as u16,
             shared: false,
-            busy_until: 0,
-            weight: weight.max(1),
-            dirty: 0,
+            near_len: 0,
+            spilled: false,
         });
-        self.holders.resize(self.holders.len() + self.words, 0);
+        if self.words > 1 {
+            self.rows.resize(self.rows.len() + self.words, 0);
+        }
         id
     }
 
     /// Bytes of table per line on a machine of `ncpus` CPUs (for memory
     /// estimates).
     pub fn bytes_per_line(ncpus: usize) -> usize {
-        std::mem::size_of::<Line>() + 8 * ncpus.div_ceil(64).max(1)
+        let words = ncpus.div_ceil(64).max(1);
+        std::mem::size_of::<Line>() + if words == 1 { 0 } else { 8 * words }
     }
 
     /// Number of lines.
@@ -132,19 +161,73 @@ impl LineTable {
         topo: &Topology,
         costs: &MachineCosts,
     ) -> Nanos {
-        let l = &mut self.lines[line as usize];
-        let word = &mut self.holders[line as usize * self.words + cpu / 64];
-        let bit = 1u64 << (cpu % 64);
-        let held = *word & bit != 0;
-        *word |= bit;
-        l.dirty |= 1 << (cpu / 64);
-        if l.writer == NOBODY || l.writer as usize == cpu || held {
+        let l = &self.lines[line as usize];
+        // the writer always holds the current version; a line nobody wrote
+        // is clean everywhere
+        if l.writer == NOBODY || l.writer as usize == cpu || self.note_holder(line, cpu) {
             return costs.clean_read_ns;
         }
+        let l = &mut self.lines[line as usize];
         l.shared = true;
-        l.last_reader = cpu as u32;
+        l.last_reader = cpu as u16;
         let d = topo.distance(l.writer as usize, cpu);
         self.transfer(line, d, costs)
+    }
+
+    /// Record that `cpu` (not the writer) holds `line`'s current version;
+    /// true when it already did.
+    #[inline]
+    fn note_holder(&mut self, line: LineId, cpu: usize) -> bool {
+        let words = self.words;
+        let l = &mut self.lines[line as usize];
+        if words == 1 {
+            let bit = 1u64 << cpu;
+            let held = l.near & bit != 0;
+            l.near |= bit;
+            return held;
+        }
+        if !l.spilled {
+            // is `cpu` in one of the 16-bit slots? (a slot equal to `cpu`
+            // XORs to zero; the test finds a zero slot exactly, and the
+            // empty slots, all ones, never match an id below 4096)
+            let x = l.near ^ (cpu as u64).wrapping_mul(LANE_LOW);
+            if x.wrapping_sub(LANE_LOW) & !x & LANE_HIGH != 0 {
+                return true;
+            }
+            if l.near_len < NEAR_SLOTS {
+                let shift = 16 * l.near_len as u32;
+                l.near = (l.near & !(0xffff << shift)) | ((cpu as u64) << shift);
+                l.near_len += 1;
+                return false;
+            }
+            self.spill(line);
+        }
+        let l = &mut self.lines[line as usize];
+        let (at, bit) = (cpu / 64, 1u64 << (cpu % 64));
+        let word = &mut self.rows[line as usize * words + at];
+        let held = *word & bit != 0;
+        *word |= bit;
+        l.near |= 1 << at;
+        // count this version's holders, to leave the row once a version
+        // has few again
+        l.near_len = l.near_len.saturating_add(!held as u8);
+        held
+    }
+
+    /// Move the holders in `line`'s slots to its row of bits (allocated on
+    /// the line's first spill, cleared by every write since).
+    #[cold]
+    fn spill(&mut self, line: LineId) {
+        let words = self.words;
+        let l = &mut self.lines[line as usize];
+        let (row, slots) = (line as usize * words, l.near);
+        l.spilled = true;
+        l.near = 0;
+        for slot in 0..NEAR_SLOTS as u32 {
+            let cpu = (slots >> (16 * slot)) as usize & 0xffff;
+            self.rows[row + cpu / 64] |= 1 << (cpu % 64);
+            l.near |= 1 << (cpu / 64);
+        }
     }
 
     /// Move `line` over distance `d` at [`LineTable::now`]: wait for a
@@ -199,22 +282,31 @@ impl LineTable {
             let d = topo.distance(l.last_reader as usize, cpu);
             self.transfer(line, d, costs)
         };
+        // a new version: only the writer holds it
+        let words = self.words;
         let l = &mut self.lines[line as usize];
-        l.writer = cpu as u32;
+        l.writer = cpu as u16;
         l.shared = false;
         l.last_reader = NOBODY;
-        // a new version: only the writer holds it. Only the words some
-        // reader may have set are cleared (`dirty`), so a write costs the
-        // same on 24 CPUs as on 4096.
-        let row = &mut self.holders[line as usize * self.words..][..self.words];
-        let (at, bit) = (cpu / 64, 1u64 << (cpu % 64));
-        let mut stale = l.dirty & !(1u64 << at);
-        while stale != 0 {
-            row[stale.trailing_zeros() as usize] = 0;
-            stale &= stale - 1;
+        if l.spilled {
+            // clear only the words some reader may have set
+            let row = &mut self.rows[line as usize * words..][..words];
+            let mut stale = l.near;
+            while stale != 0 {
+                row[stale.trailing_zeros() as usize] = 0;
+                stale &= stale - 1;
+            }
+            // a line many CPUs read (a run queue the balancer scans) keeps
+            // its row for the next version, until a version has no more
+            // holders than the record's slots
+            l.spilled = l.near_len > NEAR_SLOTS;
         }
-        row[at] = bit;
-        l.dirty = 1u64 << at;
+        l.near = if words == 1 || l.spilled {
+            0
+        } else {
+            NEAR_EMPTY
+        };
+        l.near_len = 0;
         cost
     }
 }
@@ -254,6 +346,11 @@ mod tests {
             "same cluster as the writer"
         );
         assert_eq!(t.contended, 0);
+    }
+
+    #[test]
+    fn a_line_record_is_half_a_host_cache_line() {
+        assert_eq!(std::mem::size_of::<Line>(), 32);
     }
 
     #[test]
@@ -307,50 +404,75 @@ mod tests {
 
         proptest! {
             #[test]
-            fn costs_match(ops in proptest::collection::vec((any::<bool>(), 0usize..12, 0u64..80), 1..300)) {
-                let spec = "sockets=2,cores=256,threads=2,nodes=2";
-                let topo = topology::SmpSpec::parse(spec).unwrap().build(spec).unwrap();
-                let costs = MachineCosts::for_machine("sapphire-rapids");
-                // CPUs spread over many holder words
+            fn costs_match(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..300)) {
+                // CPUs spread over many words of a row; more of them than a
+                // line keeps in its own record
                 let cpus = [0, 1, 63, 64, 200, 511, 512, 700, 777, 1000, 1022, 1023];
-                let mut t = LineTable::new(topo.nr_cpus());
-                let l = t.alloc();
-                let mut m = Model { writer: None, last_reader: None, shared: false, busy_until: 0, holders: HashSet::new() };
-                let mut now = 0;
-                for (write, i, dt) in ops {
-                    let cpu = cpus[i];
-                    now += dt;
-                    t.now = now;
-                    let want = if write {
-                        let cost = match m.writer {
-                            None => 0,
-                            Some(w) if w == cpu && !m.shared => 0,
-                            Some(w) if w != cpu => transfer(&mut m, now, topo.distance(w, cpu), &costs),
-                            Some(_) => {
-                                let r = m.last_reader.expect("shared implies a reader");
-                                transfer(&mut m, now, topo.distance(r, cpu), &costs)
-                            }
-                        };
-                        m.writer = Some(cpu);
-                        m.shared = false;
-                        m.last_reader = None;
-                        m.holders = HashSet::from([cpu]);
-                        cost
-                    } else {
-                        let held = !m.holders.insert(cpu);
-                        match m.writer {
-                            Some(w) if w != cpu && !held => {
-                                m.shared = true;
-                                m.last_reader = Some(cpu);
-                                transfer(&mut m, now, topo.distance(w, cpu), &costs)
-                            }
-                            _ => costs.clean_read_ns,
+                check("sockets=2,cores=256,threads=2,nodes=2", &cpus, ops)?;
+            }
+
+            #[test]
+            fn costs_match_on_a_machine_of_64_cpus_or_fewer(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..300)) {
+                let cpus = [0, 1, 2, 5, 17, 30, 31, 32, 40, 47, 62, 63];
+                check("sockets=2,cores=16,threads=2,nodes=2", &cpus, ops)?;
+            }
+        }
+
+        fn check(
+            spec: &str,
+            cpus: &[usize],
+            ops: Vec<(bool, usize, u64)>,
+        ) -> Result<(), TestCaseError> {
+            let topo = topology::SmpSpec::parse(spec).unwrap().build(spec).unwrap();
+            let costs = MachineCosts::for_machine("sapphire-rapids");
+            let mut t = LineTable::new(topo.nr_cpus());
+            let l = t.alloc();
+            let mut m = Model {
+                writer: None,
+                last_reader: None,
+                shared: false,
+                busy_until: 0,
+                holders: HashSet::new(),
+            };
+            let mut now = 0;
+            for (write, i, dt) in ops {
+                let cpu = cpus[i];
+                now += dt;
+                t.now = now;
+                let want = if write {
+                    let cost = match m.writer {
+                        None => 0,
+                        Some(w) if w == cpu && !m.shared => 0,
+                        Some(w) if w != cpu => transfer(&mut m, now, topo.distance(w, cpu), &costs),
+                        Some(_) => {
+                            let r = m.last_reader.expect("shared implies a reader");
+                            transfer(&mut m, now, topo.distance(r, cpu), &costs)
                         }
                     };
-                    let got = if write { t.write(l, cpu, &topo, &costs) } else { t.read(l, cpu, &topo, &costs) };
-                    prop_assert_eq!(got, want, "cpu {} write {}", cpu, write);
-                }
+                    m.writer = Some(cpu);
+                    m.shared = false;
+                    m.last_reader = None;
+                    m.holders = HashSet::from([cpu]);
+                    cost
+                } else {
+                    let held = !m.holders.insert(cpu);
+                    match m.writer {
+                        Some(w) if w != cpu && !held => {
+                            m.shared = true;
+                            m.last_reader = Some(cpu);
+                            transfer(&mut m, now, topo.distance(w, cpu), &costs)
+                        }
+                        _ => costs.clean_read_ns,
+                    }
+                };
+                let got = if write {
+                    t.write(l, cpu, &topo, &costs)
+                } else {
+                    t.read(l, cpu, &topo, &costs)
+                };
+                prop_assert_eq!(got, want, "cpu {} write {}", cpu, write);
             }
+            Ok(())
         }
     }
 }
