@@ -60,7 +60,7 @@ struct Line {
     /// How many cache lines the modelled object spans: a transfer moves
     /// them all (a channel's kernel state is several lines; see
     /// `MachineCosts::pipe_lines`).
-    weight: u16,
+    weight: u32,
     shared: bool,
     /// Holders in the slots; in the row, holders of this version so far
     /// (saturating).
@@ -124,7 +124,7 @@ impl LineTable {
             near: if self.words == 1 { 0 } else { NEAR_EMPTY },
             writer: NOBODY,
             last_reader: NOBODY,
-            weight: weight.clamp(1, u16::MAX as u32) as u16,
+            weight: weight.max(1),
             shared: false,
             near_len: 0,
             spilled: false,
@@ -351,6 +351,18 @@ mod tests {
     #[test]
     fn a_line_record_is_half_a_host_cache_line() {
         assert_eq!(std::mem::size_of::<Line>(), 32);
+    }
+
+    #[test]
+    fn an_object_of_many_lines_moves_them_all() {
+        // a profile may give a channel's state up to 10^9 lines
+        // (`pipe_lines`): the weight is not narrowed
+        let (topo, costs, mut t) = setup();
+        let l = t.alloc_lines(70_000);
+        t.now = 1000;
+        t.write(l, 0, &topo, &costs);
+        t.now = 2000;
+        assert_eq!(t.read(l, 4, &topo, &costs), 36 * 70_000);
     }
 
     #[test]
