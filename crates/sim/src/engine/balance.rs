@@ -293,15 +293,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// then goes back to idle without a newidle pass, as the idle loop
     /// does).
     pub(super) fn run_pending_balance(&mut self, c: usize) -> bool {
-        let p = self.cpus[c].bal;
-        if !(p.idle_tick || p.ilb || p.stopper.is_some() || p.numa_stop) {
+        let Some(p) = self.cpus[c].bal.take_pending() else {
             return false;
-        }
-        let bal = &mut self.cpus[c].bal;
-        bal.idle_tick = false;
-        bal.ilb = false;
-        bal.stopper = None;
-        bal.numa_stop = false;
+        };
         if p.numa_stop {
             self.run_numa_stopper(c);
         }
@@ -328,7 +322,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// The tick of an idle CPU whose tick still runs: it leaves its idle
     /// state (exit latency, no IPI) to run the softirq.
     pub(super) fn idle_tick(&mut self, c: usize) {
-        self.cpus[c].bal.idle_tick = true;
+        self.cpus[c].bal.request_idle_tick();
         self.kick_idle_cpu(c, c, 0);
     }
 
@@ -337,12 +331,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn ilb_kick_arrives(&mut self, cpu: usize) {
         match self.cpus[cpu].mode {
             Mode::Idle { .. } => {
-                self.cpus[cpu].bal.ilb = true;
+                self.cpus[cpu].bal.request_ilb();
                 // the IPI was sent earlier; only the exit latency is left
                 self.kick_idle_cpu(cpu, cpu, 0);
             }
             Mode::Waking if self.cpu_state[cpu].nr_running == 0 => {
-                self.cpus[cpu].bal.ilb = true;
+                self.cpus[cpu].bal.request_ilb();
             }
             _ => {
                 let (req, cost) = self.balance_call(cpu, |b, env| b.nohz_idle_balance(env, cpu));
@@ -353,7 +347,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The stopper of `src` is woken: it preempts whatever runs there.
     pub(super) fn stopper_wakes(&mut self, src: usize, dst: usize) {
-        self.cpus[src].bal.stopper = Some(dst as u32);
+        self.cpus[src].bal.request_stopper(dst as u32);
         match self.cpus[src].mode {
             Mode::Idle { .. } => self.kick_idle_cpu(src, src, 0),
             Mode::Waking => {}

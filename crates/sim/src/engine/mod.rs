@@ -208,6 +208,47 @@ struct CpuBalance {
     idle: bool,
     /// Counted as having a task waiting (nr_running >= 2).
     waiting: bool,
+    /// One of `idle_tick`, `ilb`, `stopper`, `numa_stop` is set: the one
+    /// test `continue_cpu` makes on every event (set by the `request_*`
+    /// methods, cleared by `take_pending`).
+    pending: bool,
+}
+
+impl CpuBalance {
+    fn request_idle_tick(&mut self) {
+        self.idle_tick = true;
+        self.pending = true;
+    }
+
+    fn request_ilb(&mut self) {
+        self.ilb = true;
+        self.pending = true;
+    }
+
+    fn request_stopper(&mut self, dst: u32) {
+        self.stopper = Some(dst);
+        self.pending = true;
+    }
+
+    fn request_numa_stop(&mut self) {
+        self.numa_stop = true;
+        self.pending = true;
+    }
+
+    /// The pending requests, cleared (`None`: nothing pending).
+    #[inline]
+    fn take_pending(&mut self) -> Option<CpuBalance> {
+        if !self.pending {
+            return None;
+        }
+        let p = *self;
+        self.idle_tick = false;
+        self.ilb = false;
+        self.stopper = None;
+        self.numa_stop = false;
+        self.pending = false;
+        Some(p)
+    }
 }
 
 /// Time during which some allowed CPU was idle while another had a

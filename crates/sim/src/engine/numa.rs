@@ -931,7 +931,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// The NUMA stopper of `c` is woken: it preempts what runs there and
     /// moves the pending task (`run_pending_balance`).
     pub(super) fn numa_stopper_wakes(&mut self, c: usize) {
-        self.cpus[c].bal.numa_stop = true;
+        self.cpus[c].bal.request_numa_stop();
         match self.cpus[c].mode {
             Mode::Idle { .. } => self.kick_idle_cpu(c, c, 0),
             Mode::Waking => {}
