@@ -416,7 +416,7 @@ mod tests {
 
         proptest! {
             #[test]
-            fn costs_match(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..300)) {
+            fn costs_match(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..600)) {
                 // CPUs spread over many words of a row; more of them than a
                 // line keeps in its own record
                 let cpus = [0, 1, 63, 64, 200, 511, 512, 700, 777, 1000, 1022, 1023];
@@ -424,12 +424,14 @@ mod tests {
             }
 
             #[test]
-            fn costs_match_on_a_machine_of_64_cpus_or_fewer(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..300)) {
+            fn costs_match_on_a_machine_of_64_cpus_or_fewer(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..600)) {
                 let cpus = [0, 1, 2, 5, 17, 30, 31, 32, 40, 47, 62, 63];
                 check("sockets=2,cores=16,threads=2,nodes=2", &cpus, ops)?;
             }
         }
 
+        /// Three lines side by side (their rows are neighbours on a large
+        /// machine), each op on the line `i % 3`.
         fn check(
             spec: &str,
             cpus: &[usize],
@@ -438,27 +440,33 @@ mod tests {
             let topo = topology::SmpSpec::parse(spec).unwrap().build(spec).unwrap();
             let costs = MachineCosts::for_machine("sapphire-rapids");
             let mut t = LineTable::new(topo.nr_cpus());
-            let l = t.alloc();
-            let mut m = Model {
-                writer: None,
-                last_reader: None,
-                shared: false,
-                busy_until: 0,
-                holders: HashSet::new(),
-            };
+            let lines = [t.alloc(), t.alloc(), t.alloc()];
+            let mut models: Vec<Model> = (0..3)
+                .map(|_| Model {
+                    writer: None,
+                    last_reader: None,
+                    shared: false,
+                    busy_until: 0,
+                    holders: HashSet::new(),
+                })
+                .collect();
             let mut now = 0;
-            for (write, i, dt) in ops {
+            for (k, (write, i, dt)) in ops.into_iter().enumerate() {
                 let cpu = cpus[i];
+                // the line: mostly the same one for a while, so versions
+                // gather readers, sometimes another
+                let which = (k / 7 + i) % 3;
+                let (l, m) = (lines[which], &mut models[which]);
                 now += dt;
                 t.now = now;
                 let want = if write {
                     let cost = match m.writer {
                         None => 0,
                         Some(w) if w == cpu && !m.shared => 0,
-                        Some(w) if w != cpu => transfer(&mut m, now, topo.distance(w, cpu), &costs),
+                        Some(w) if w != cpu => transfer(m, now, topo.distance(w, cpu), &costs),
                         Some(_) => {
                             let r = m.last_reader.expect("shared implies a reader");
-                            transfer(&mut m, now, topo.distance(r, cpu), &costs)
+                            transfer(m, now, topo.distance(r, cpu), &costs)
                         }
                     };
                     m.writer = Some(cpu);
@@ -472,7 +480,7 @@ mod tests {
                         Some(w) if w != cpu && !held => {
                             m.shared = true;
                             m.last_reader = Some(cpu);
-                            transfer(&mut m, now, topo.distance(w, cpu), &costs)
+                            transfer(m, now, topo.distance(w, cpu), &costs)
                         }
                         _ => costs.clean_read_ns,
                     }
@@ -482,7 +490,7 @@ mod tests {
                 } else {
                     t.read(l, cpu, &topo, &costs)
                 };
-                prop_assert_eq!(got, want, "cpu {} write {}", cpu, write);
+                prop_assert_eq!(got, want, "line {} cpu {} write {}", which, cpu, write);
             }
             Ok(())
         }
