@@ -80,7 +80,7 @@ pub struct LineTable {
     /// line in line order, not one allocated at a line's first spill: the
     /// balancer reads the run-queue lines of a domain in CPU order, and
     /// rows in that order cost 287 ns per event on 1024 CPUs, rows in the
-    /// order of first spills 293.
+    /// order of first spills 293 (docs/performance.md names the run).
     rows: Vec<u64>,
     /// Transfers charged (reads and writes that moved a line).
     pub transfers: u64,
@@ -214,8 +214,8 @@ impl LineTable {
         held
     }
 
-    /// Move the holders in `line`'s slots to its row of bits (allocated on
-    /// the line's first spill, cleared by every write since).
+    /// Move the holders in `line`'s slots to its row of bits (allocated
+    /// with the line; all zero while the line is not spilled).
     #[cold]
     fn spill(&mut self, line: LineId) {
         let words = self.words;
@@ -354,6 +354,60 @@ mod tests {
     }
 
     #[test]
+    fn spills_and_returns() {
+        // 1024 CPUs: a line keeps four readers in its record, moves to its
+        // row with the fifth, keeps the row for the next version only if
+        // that one has more than four readers too
+        let spec = "sockets=2,cores=256,threads=2,nodes=2";
+        let topo = topology::SmpSpec::parse(spec).unwrap().build(spec).unwrap();
+        let costs = MachineCosts::for_machine("sapphire-rapids");
+        let mut t = LineTable::new(topo.nr_cpus());
+        let (l, other) = (t.alloc(), t.alloc());
+        let clean = costs.clean_read_ns;
+        let mut now = 0;
+        let mut at = |t: &mut LineTable| {
+            now += 1000; // nothing in flight
+            t.now = now;
+        };
+        at(&mut t);
+        t.write(l, 0, &topo, &costs);
+        t.write(other, 0, &topo, &costs);
+        let readers = [5, 300, 600, 900, 1023, 512];
+        for &r in &readers {
+            at(&mut t);
+            assert!(t.read(l, r, &topo, &costs) > clean, "first read by {r}");
+            assert_eq!(t.read(l, r, &topo, &costs), clean, "again by {r}");
+        }
+        assert!(t.lines[l as usize].spilled);
+        // the other line's row is untouched
+        at(&mut t);
+        assert!(t.read(other, 600, &topo, &costs) > clean);
+        assert!(!t.lines[other as usize].spilled);
+        // a new version with six readers: still in the row
+        at(&mut t);
+        t.write(l, 2, &topo, &costs);
+        assert!(t.lines[l as usize].spilled);
+        for &r in &readers {
+            at(&mut t);
+            assert!(t.read(l, r, &topo, &costs) > clean, "after the write, {r}");
+        }
+        // a version with two readers: back in the record at the next write
+        at(&mut t);
+        t.write(l, 3, &topo, &costs);
+        for &r in &readers[..2] {
+            at(&mut t);
+            assert!(t.read(l, r, &topo, &costs) > clean);
+            assert_eq!(t.read(l, r, &topo, &costs), clean);
+        }
+        at(&mut t);
+        t.write(l, 4, &topo, &costs);
+        assert!(!t.lines[l as usize].spilled);
+        at(&mut t);
+        assert!(t.read(l, readers[5], &topo, &costs) > clean);
+        assert_eq!(t.read(l, readers[5], &topo, &costs), clean);
+    }
+
+    #[test]
     fn an_object_of_many_lines_moves_them_all() {
         // a profile may give a channel's state up to 10^9 lines
         // (`pipe_lines`): the weight is not narrowed
@@ -416,7 +470,7 @@ mod tests {
 
         proptest! {
             #[test]
-            fn costs_match(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..600)) {
+            fn costs_match(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80, 0usize..3), 1..600)) {
                 // CPUs spread over many words of a row; more of them than a
                 // line keeps in its own record
                 let cpus = [0, 1, 63, 64, 200, 511, 512, 700, 777, 1000, 1022, 1023];
@@ -424,18 +478,27 @@ mod tests {
             }
 
             #[test]
-            fn costs_match_on_a_machine_of_64_cpus_or_fewer(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80), 1..600)) {
+            fn costs_match_on_4096_cpus(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80, 0usize..3), 1..600)) {
+                // ids in the high bits of a 16-bit slot, rows of 64 words
+                let cpus = [0, 1, 64, 1023, 2047, 2048, 2049, 3000, 4032, 4094, 4095, 3];
+                check("sockets=16,cores=128,threads=2,nodes=16", &cpus, ops)?;
+            }
+
+            #[test]
+            fn costs_match_on_a_machine_of_64_cpus_or_fewer(ops in proptest::collection::vec((proptest::bool::weighted(0.2), 0usize..12, 0u64..80, 0usize..3), 1..600)) {
                 let cpus = [0, 1, 2, 5, 17, 30, 31, 32, 40, 47, 62, 63];
                 check("sockets=2,cores=16,threads=2,nodes=2", &cpus, ops)?;
             }
         }
 
         /// Three lines side by side (their rows are neighbours on a large
-        /// machine), each op on the line `i % 3`.
+        /// machine), each op on the line it draws: on a third of them, a
+        /// version gathers about four readers before the next write, so
+        /// lines spill (`spills_and_returns` pins that path).
         fn check(
             spec: &str,
             cpus: &[usize],
-            ops: Vec<(bool, usize, u64)>,
+            ops: Vec<(bool, usize, u64, usize)>,
         ) -> Result<(), TestCaseError> {
             let topo = topology::SmpSpec::parse(spec).unwrap().build(spec).unwrap();
             let costs = MachineCosts::for_machine("sapphire-rapids");
@@ -451,11 +514,8 @@ mod tests {
                 })
                 .collect();
             let mut now = 0;
-            for (k, (write, i, dt)) in ops.into_iter().enumerate() {
+            for (write, i, dt, which) in ops {
                 let cpu = cpus[i];
-                // the line: mostly the same one for a while, so versions
-                // gather readers, sometimes another
-                let which = (k / 7 + i) % 3;
                 let (l, m) = (lines[which], &mut models[which]);
                 now += dt;
                 t.now = now;
