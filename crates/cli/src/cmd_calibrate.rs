@@ -173,6 +173,16 @@ fn kernel_hz() -> Option<(u64, String)> {
     Some((hz, from))
 }
 
+/// A measured table for a source line: "x: y" per point, one decimal,
+/// joined by "; ".
+fn measured_points(xs: &[impl std::fmt::Display], ys: &[f64]) -> String {
+    xs.iter()
+        .zip(ys)
+        .map(|(x, y)| format!("{x}: {y:.1}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn ns(v: f64) -> u64 {
     v.max(0.0).round() as u64
 }
@@ -308,16 +318,11 @@ pub fn profile(
                 *v = ns(r - rot[0]);
             }
         }
-        let points: Vec<String> = ROTATION_CHANNELS
-            .iter()
-            .zip(rot)
-            .map(|(n, r)| format!("{n}: {r:.1}"))
-            .collect();
         put(
             key,
             format!(
                 "{measured}: N {what} on one CPU, one 100 B message written to each in turn then each read back, ns per call (N: time) {}; each N > 1 minus N = 1 (at least 0)",
-                points.join("; ")
+                measured_points(&ROTATION_CHANNELS, rot)
             ),
         );
     }
@@ -424,16 +429,11 @@ pub fn profile(
                 *v = ns(d - depth[0] + rotation * (1.0 - 1.0 / *k as f64));
             }
         }
-        let points: Vec<String> = DEPTH_QUEUE
-            .iter()
-            .zip(depth)
-            .map(|(k, d)| format!("{k}: {d:.1}"))
-            .collect();
         put(
             key,
             format!(
                 "{measured}: {DEPTH_CHANNELS} {what} on one CPU, k messages of 100 B written to each in turn then read back, ns per call (k: time) {}; each k > 1 minus k = 1, plus the rotation table's last point x (1 - 1/k) (k = 1 paid it on every call, k on one call in k; at least 0)",
-                points.join("; ")
+                measured_points(&DEPTH_QUEUE, depth)
             ),
         );
     }
