@@ -327,11 +327,36 @@ pub struct TaskSpec {
 pub struct Pc {
     /// Index of the next op.
     pub pc: u32,
-    /// (index of the first op of the body, iterations left).
-    pub loops: Vec<(u32, u32)>,
+    /// The innermost loop, (index of the first op of the body, iterations
+    /// left), kept in the task's record: every `EndLoop` reads it, and a
+    /// stack on the heap was one more cache line per op on large machines.
+    /// Iterations left is 0 when no loop is open (an open loop has at
+    /// least one left: `Loop(0)` is skipped).
+    top: (u32, u32),
+    /// The enclosing loops, outermost first.
+    outer: Vec<(u32, u32)>,
 }
 
 impl Pc {
+    /// The innermost open loop.
+    #[inline]
+    fn top_mut(&mut self) -> Option<&mut (u32, u32)> {
+        (self.top.1 > 0).then_some(&mut self.top)
+    }
+
+    /// Open a loop of `n` (> 0) iterations whose body starts at `body`.
+    fn push_loop(&mut self, body: u32, n: u32) {
+        if self.top.1 > 0 {
+            self.outer.push(self.top);
+        }
+        self.top = (body, n);
+    }
+
+    /// Close the innermost loop.
+    fn pop_loop(&mut self) {
+        self.top = self.outer.pop().unwrap_or((0, 0));
+    }
+
     /// Resolve loop structure and return the next real op, or None at the end
     /// of the program. Does not advance past the returned op.
     #[inline]
@@ -344,7 +369,7 @@ impl Pc {
                 // the end of a loop body that goes round again (a receiver's
                 // one-op loop meets this at every other op): back to the
                 // body's first op, which is usually a plain one
-                if let Some(top) = self.loops.last_mut().filter(|top| top.1 > 1) {
+                if let Some(top) = self.top_mut().filter(|top| top.1 > 1) {
                     top.1 -= 1;
                     self.pc = top.0;
                     if let Some(&op) = prog.get(self.pc as usize) {
@@ -385,15 +410,15 @@ impl Pc {
                         }
                         self.pc = i as u32 + 1;
                     } else {
-                        self.loops.push((self.pc + 1, n));
+                        self.push_loop(self.pc + 1, n);
                         self.pc += 1;
                     }
                 }
                 Op::EndLoop => {
-                    let top = self.loops.last_mut()?;
+                    let top = self.top_mut()?;
                     top.1 -= 1;
                     if top.1 == 0 {
-                        self.loops.pop();
+                        self.pop_loop();
                         self.pc += 1;
                     } else {
                         self.pc = top.0;
