@@ -11,8 +11,8 @@
 #   (default: a release build of this tree)
 # Environment: RUN, the `sim` arguments (default: the issue's hackbench
 #   case at 300 loops: `hackbench -p -T -g 10 -l 300 --machine
-#   kunpeng920-node`); CACHE=1 also simulates the caches (48 KiB L1, 4 MiB
-#   L2, this VM's) and prints first-level and last-level misses per event.
+#   kunpeng920-node`); CACHE=1 also simulates the caches (48 KiB L1, 2 MiB
+#   L2, this VM's per core) and prints first-level and last-level misses per event.
 # Needs valgrind (`apt-get install -y valgrind`).
 set -euo pipefail
 
@@ -27,7 +27,7 @@ for b in "$@"; do
     [ -x "$b" ] || { echo "instructions-per-event: $b: not an executable" >&2; exit 2; }
 done
 cache=()
-[ "${CACHE:-0}" = 1 ] && cache=(--cache-sim=yes --D1=49152,12,64 --LL=4194304,16,64)
+[ "${CACHE:-0}" = 1 ] && cache=(--cache-sim=yes --D1=49152,12,64 --LL=2097152,16,64)
 printf "%-50s %15s %12s %10s" binary instructions events per-event
 [ ${#cache[@]} -gt 0 ] && printf " %10s %10s" l1-miss/ev ll-miss/ev
 printf "\n"
