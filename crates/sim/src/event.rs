@@ -283,21 +283,12 @@ impl EventQueue {
         (self.root != EMPTY).then(|| node_slot(self.root))
     }
 
-    /// Ask the hardware for the payload of the slot whose event is the
-    /// tree's earliest (what the next `pop` of a slot event reads): a hint,
-    /// like [`Self::next_slot_hint`].
+    /// Ask the hardware for slot `slot`'s event payload (what `pop` reads
+    /// when that slot's event comes next; see [`Self::next_slot_hint`]).
     #[inline]
-    pub fn prefetch_next_payload(&self) {
-        #[cfg(target_arch = "x86_64")]
-        if self.root != EMPTY {
-            if let Some(ev) = self.evs.get(node_slot(self.root)) {
-                // SAFETY: prefetching is a hint with no effect on memory or
-                // program state, and the address is that of a live element.
-                unsafe {
-                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                    _mm_prefetch::<_MM_HINT_T0>(ev as *const Event as *const i8);
-                }
-            }
+    pub fn prefetch_slot(&self, slot: usize) {
+        if let Some(ev) = self.evs.get(slot) {
+            crate::prefetch::prefetch(ev, 1);
         }
     }
 

@@ -46,6 +46,7 @@ pub mod idle_loop;
 pub mod numa;
 pub mod pelt;
 pub mod placement;
+mod prefetch;
 pub mod rng;
 pub mod rq;
 pub mod run;

@@ -1018,18 +1018,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// 1.3 % at 24.)
     #[inline]
     fn prefetch_next(&self) {
-        self.events.prefetch_next_payload();
-        #[cfg(target_arch = "x86_64")]
         if let Some(c) = self.events.next_slot_hint() {
+            self.events.prefetch_slot(c);
             if let Some(cpu) = self.cpus.get(c) {
-                let p = cpu as *const Cpu<R> as *const i8;
-                // SAFETY: prefetching is a hint with no effect on memory or
-                // program state, and the address is that of a live record.
-                unsafe {
-                    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                    _mm_prefetch::<_MM_HINT_T0>(p);
-                    _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-                }
+                crate::prefetch::prefetch(cpu, 2);
             }
         }
     }
