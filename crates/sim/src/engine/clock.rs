@@ -5,7 +5,7 @@
 use super::{Engine, Mode};
 use crate::event::{Event, Slot};
 use crate::rq::RunQueue;
-use crate::task::TaskId;
+use crate::task::{Op, TaskId};
 use crate::Nanos;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -199,7 +199,28 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         cpu.seg.user = user;
         cpu.seg.spin = false;
         cpu.seg.task = task;
+        if let Some(t) = task {
+            self.note_next_hint(c, t);
+        }
         self.arm_segment(c);
+    }
+
+    /// Note what `c`'s next event will probably touch (large machines
+    /// only; see `Engine::next_hint`).
+    #[inline]
+    fn note_next_hint(&mut self, c: usize, t: TaskId) {
+        if self.next_hint.is_empty() {
+            return;
+        }
+        let task = &self.tasks[t as usize];
+        let chan_of = |op: Option<&Op>| match op {
+            Some(Op::Write { chan, .. } | Op::Read { chan, .. }) => Some(*chan),
+            _ => None,
+        };
+        let chan = chan_of(task.spec.program.get(task.pc.pc as usize))
+            .or(chan_of(Some(&task.op)))
+            .unwrap_or(u32::MAX);
+        self.next_hint[c] = super::NextHint { task: t, chan };
     }
 
     pub(super) fn preempt_segment(&mut self, c: usize) {
