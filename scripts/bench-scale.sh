@@ -11,7 +11,8 @@
 #
 # Usage: scripts/bench-scale.sh [MACHINE...]   (default: the list below)
 # Environment: SCHEDLAB (default: a release build of this tree), LOOPS
-# (default 300), RUNS (runs per machine, the median wall time is used;
+# (default 300), RUNS (rounds over all the machines, the median wall time
+# of each machine's runs is used;
 # default 3).
 #
 # Timing depends on the host and its load: compare builds on one quiet
@@ -37,19 +38,32 @@ else
         "smp:sockets=8,cores=64,threads=2,nodes=8,cost=sapphire-rapids")
 fi
 rows=$(mktemp)
-trap 'rm -f "$rows"' EXIT
+raw=$(mktemp)
+trap 'rm -f "$rows" "$raw"' EXIT
 
 printf "%-66s %5s %10s %9s %9s %9s %9s %8s %8s %12s %8s %8s\n" machine cpus events ns/event engine-ns place-ns bal-ns probes/ev rqreads/ev wakeups/wall-s wall/sim rss-MiB
+# Rounds over all the machines, not all the runs of one machine and then the
+# next: a stretch of load on the shared host then slows one run of every
+# machine, not every run of one (and the ratios below compare like with like).
+cpus_of=()
 for m in "${machines[@]}"; do
-    cpus=$("$SCHEDLAB" topology show "$m" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nr_cpus"])')
-    groups=$(( cpus / 10 > 0 ? cpus / 10 : 1 ))
-    for _ in $(seq "$runs"); do
-        "$SCHEDLAB" sim hackbench -p -T -g "$groups" -l "$loops" --machine "$m" --stats 2>&1 >/dev/null | grep '^stats: '
-    done | python3 -c '
+    cpus_of+=("$("$SCHEDLAB" topology show "$m" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["nr_cpus"])')")
+done
+for _ in $(seq "$runs"); do
+    for i in "${!machines[@]}"; do
+        m=${machines[$i]}
+        cpus=${cpus_of[$i]}
+        groups=$(( cpus / 10 > 0 ? cpus / 10 : 1 ))
+        "$SCHEDLAB" sim hackbench -p -T -g "$groups" -l "$loops" --machine "$m" --stats 2>&1 >/dev/null \
+            | grep '^stats: ' | sed "s|^|$i |" >>"$raw"
+    done
+done
+for i in "${!machines[@]}"; do
+    grep "^$i stats: " "$raw" | python3 -c '
 import sys
 rows = []
 for line in sys.stdin:
-    kv = dict(f.split("=", 1) for f in line.split()[1:])
+    kv = dict(f.split("=", 1) for f in line.split()[2:])
     rows.append(kv)
 rows.sort(key=lambda d: float(d["wall_s"]))
 d = rows[len(rows) // 2]
@@ -58,7 +72,7 @@ print("%-66s %5d %10d %9.1f %9.1f %9.1f %9.1f %8.3f %8.3f %12.0f %8.2f %8s" % (
     sys.argv[1], int(sys.argv[2]), int(d["events"]), f("ns_per_event"), f("engine_ns_per_event"),
     f("placement_ns_per_event"), f("balance_ns_per_event"), f("probes_per_event"),
     f("balance_rq_reads_per_event"), f("wakeups_per_wall_s"), f("wall_per_sim"), d["peak_rss_mib"]))
-' "$m" "$cpus" | tee -a "$rows"
+' "${machines[$i]}" "${cpus_of[$i]}" | tee -a "$rows"
 done
 # The growth of the engine's own cost (scan work excluded): the largest
 # machine against each 24-CPU one.
