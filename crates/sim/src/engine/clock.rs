@@ -206,7 +206,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// Note what `c`'s next event will probably touch (large machines
-    /// only; see `Engine::next_hint`).
+    /// only; see `Engine::next_hint`): the segment's task, the channel of
+    /// the op it runs (whose effect the segment's end applies) and that of
+    /// the op after it in the program (which the task starts then).
     #[inline]
     fn note_next_hint(&mut self, c: usize, t: TaskId) {
         if self.next_hint.is_empty() {
@@ -214,13 +216,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         let task = &self.tasks[t as usize];
         let chan_of = |op: Option<&Op>| match op {
-            Some(Op::Write { chan, .. } | Op::Read { chan, .. }) => Some(*chan),
-            _ => None,
+            Some(Op::Write { chan, .. } | Op::Read { chan, .. }) => *chan,
+            _ => u32::MAX,
         };
-        let chan = chan_of(task.spec.program.get(task.pc.pc as usize))
-            .or(chan_of(Some(&task.op)))
-            .unwrap_or(u32::MAX);
-        self.next_hint[c] = super::NextHint { task: t, chan };
+        let chan = chan_of(Some(&task.op));
+        let then = chan_of(task.spec.program.get(task.pc.pc as usize + 1));
+        self.next_hint[c] = super::NextHint {
+            task: t,
+            chan,
+            then,
+        };
     }
 
     pub(super) fn preempt_segment(&mut self, c: usize) {

@@ -191,13 +191,15 @@ struct Cpu<R> {
 }
 
 /// What a CPU's next event will probably touch, noted when its segment
-/// starts: the segment's task and the channel of that task's next op (or of
-/// the op just started, which a receiver's loop repeats). A hint only: a
+/// starts: the segment's task, the channel of the op the segment runs (its
+/// end applies the op: `apply_op`) and the channel of the op after it in
+/// the program (which the task starts then: `start_op`). A hint only: a
 /// wrong one costs a wasted prefetch.
 #[derive(Clone, Copy, Debug)]
 struct NextHint {
     task: u32,
     chan: u32,
+    then: u32,
 }
 
 impl Default for NextHint {
@@ -205,6 +207,7 @@ impl Default for NextHint {
         NextHint {
             task: u32::MAX,
             chan: u32::MAX,
+            then: u32::MAX,
         }
     }
 }
@@ -1060,6 +1063,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
                 if let Some(ch) = self.chans.get(h.chan as usize) {
                     crate::prefetch::prefetch(ch, 2);
+                }
+                if h.then != h.chan {
+                    if let Some(ch) = self.chans.get(h.then as usize) {
+                        crate::prefetch::prefetch(ch, 1);
+                    }
                 }
             }
         }
