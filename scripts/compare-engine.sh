@@ -3,7 +3,8 @@
 # set of `sim` runs covering the policies, kernels, SMT widths, --costs off
 # and --check. Meant for behaviour-preserving changes to the engine (a
 # refactor must not move a single event). The JSON fields `wall_s` and
-# `events_per_s` measure the host, not the simulation, and are ignored.
+# `events_per_s` measure the host, not the simulation, and `commit` names the
+# build, not the run: all three are ignored.
 #
 # Usage: scripts/compare-engine.sh OLD_BINARY NEW_BINARY
 #   e.g. scripts/compare-engine.sh /tmp/schedlab-base target/release/schedlab
@@ -42,7 +43,7 @@ cases+=(
 )
 
 # Host-dependent lines of the JSON record.
-host_fields='"(wall_s|events_per_s)"'
+host_fields='"(wall_s|events_per_s|commit)"'
 
 fail=0
 for c in "${cases[@]}"; do

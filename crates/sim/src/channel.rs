@@ -208,6 +208,7 @@ impl Channel {
     /// `resumed`: the writer slept in this write and was woken; pipe_write
     /// then waits for a free page and no longer tries to merge (the merge
     /// is only attempted on entry).
+    #[inline(always)]
     pub fn write(&mut self, bytes: u32, cpu: u32, resumed: bool) -> (IoResult, Wakes) {
         let was_empty = self.buffered == 0;
         let mut done = 0u32;
@@ -299,6 +300,7 @@ impl Channel {
     /// sk_sndbuf (unix_write_space / unix_writable).
     /// `resumed`: the reader slept in this read and was woken (only such a
     /// reader passes the wake-up on to the next reader, wake_next_reader).
+    #[inline(always)]
     pub fn read(
         &mut self,
         bytes: u32,

@@ -336,7 +336,7 @@ impl MachineCosts {
     /// the channel was last used elsewhere, whose lines the line model
     /// charges). Both tables are linear between their points, the last
     /// value beyond. TCP and the other kinds: 0.
-    #[inline]
+    #[inline(always)]
     pub fn channel_call_extra(
         &self,
         kind: crate::channel::ChanKind,

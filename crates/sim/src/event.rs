@@ -206,7 +206,7 @@ impl EventQueue {
     }
 
     /// Schedule `ev` at `time` in `cpu`'s slot, replacing what was there.
-    #[inline]
+    #[inline(always)]
     pub fn set_slot(&mut self, cpu: usize, slot: Slot, time: Nanos, ev: Event) {
         self.seq += 1;
         self.pushed += 1;

@@ -292,7 +292,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// idle balance, the stopper. Returns true when it did any (the CPU
     /// then goes back to idle without a newidle pass, as the idle loop
     /// does).
+    #[inline(always)]
     pub(super) fn run_pending_balance(&mut self, c: usize) -> bool {
+        // the test on every event inline, the work out of line
+        if !self.cpus[c].bal.pending {
+            return false;
+        }
+        self.run_pending_balance_work(c)
+    }
+
+    /// [`Self::run_pending_balance`] with something pending.
+    #[inline(never)]
+    fn run_pending_balance_work(&mut self, c: usize) -> bool {
         let Some(p) = self.cpus[c].bal.take_pending() else {
             return false;
         };

@@ -130,6 +130,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         done - from_debt
     }
 
+    #[inline(always)]
     pub(super) fn arm_segment(&mut self, c: usize) {
         let cpu = &mut self.cpus[c];
         cpu.gen = cpu.gen.wrapping_add(1);
@@ -166,6 +167,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// local-memory speed (`Op::ComputeMem` on remote pages). The debt
     /// (kernel work) before it is scaled so that it still takes its own
     /// time.
+    #[inline(always)]
     pub(super) fn start_segment_at(
         &mut self,
         c: usize,

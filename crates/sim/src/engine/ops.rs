@@ -17,6 +17,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Start the current op of `t` on `c`. Returns true when a segment was
     /// started (the CPU is now busy until it ends); false when the op
     /// completed instantly and the caller should continue.
+    #[inline(always)]
     pub(super) fn start_op(&mut self, c: usize, t: TaskId) -> bool {
         let ti = t as usize;
         if self.numa.is_some() {
@@ -245,6 +246,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// recorded. Only calls that enter the kernel count, on both sides; TCP
     /// calls do not count. Each kind's table is measured with calls of that
     /// kind alone; a CPU that mixes pipes and sockets counts them together.
+    #[inline(always)]
     fn channel_reuse(&mut self, c: usize, chan: ChanId) -> u64 {
         let calls = self.cpus[c].chan_calls;
         self.cpus[c].chan_calls = calls + 1;
@@ -260,6 +262,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// Apply the effect of `t`'s current op at the end of its segment.
+    #[inline(always)]
     pub(super) fn apply_op(&mut self, c: usize, t: TaskId) {
         let ti = t as usize;
         let task = &mut self.tasks[ti];
