@@ -94,7 +94,9 @@ pub const DEPTH_BASE_BYTES: u64 = 16_000;
 
 /// `v` at `x` on the piecewise-linear curve through (`x0`, 0) and
 /// (`xs[i]`, `vs[i]`): 0 up to `x0`, the last value beyond the last point.
-/// The points rise; the values may fall.
+/// The points rise; the values may fall. Inlined: two calls per pipe or
+/// socket call (1,038 -> 1,010 instructions per event on hackbench).
+#[inline(always)]
 fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
     if x <= x0 {
         return 0;
