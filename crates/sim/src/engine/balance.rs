@@ -13,7 +13,7 @@
 //! destination and the wake-up preemption check there, as
 //! `attach_task` -> `wakeup_preempt` does).
 
-use super::{Engine, Mode, TaskState};
+use super::{CpuBalance, Engine, Mode, TaskState};
 use crate::balance::{BalanceEnv, Balancer, Requests, RqTasks};
 use crate::event::Event;
 use crate::rq::RunQueue;
@@ -294,19 +294,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// does).
     #[inline(always)]
     pub(super) fn run_pending_balance(&mut self, c: usize) -> bool {
-        // the test on every event inline, the work out of line
-        if !self.cpus[c].bal.pending {
-            return false;
-        }
-        self.run_pending_balance_work(c)
-    }
-
-    /// [`Self::run_pending_balance`] with something pending.
-    #[inline(never)]
-    fn run_pending_balance_work(&mut self, c: usize) -> bool {
+        // the test on every event inline (`take_pending`), the work out of
+        // line
         let Some(p) = self.cpus[c].bal.take_pending() else {
             return false;
         };
+        self.run_pending_balance_work(c, p)
+    }
+
+    /// [`Self::run_pending_balance`] with the requests `p` taken.
+    #[inline(never)]
+    fn run_pending_balance_work(&mut self, c: usize, p: CpuBalance) -> bool {
         if p.numa_stop {
             self.run_numa_stopper(c);
         }
