@@ -360,11 +360,11 @@ impl Pc {
     /// Resolve loop structure and return the next real op, or None at the end
     /// of the program. Does not advance past the returned op.
     #[inline]
-    pub fn current(&mut self, prog: &[Op]) -> Option<Op> {
+    pub fn current<'p>(&mut self, prog: &'p [Op]) -> Option<&'p Op> {
         // the common case, an op that is no loop marker, inline at the
         // caller; loop bookkeeping out of line
         match prog.get(self.pc as usize) {
-            Some(&op) if !matches!(op, Op::Loop(_) | Op::EndLoop) => Some(op),
+            Some(op) if !matches!(op, Op::Loop(_) | Op::EndLoop) => Some(op),
             Some(Op::EndLoop) => {
                 // the end of a loop body that goes round again (a receiver's
                 // one-op loop meets this at every other op): back to the
@@ -372,7 +372,7 @@ impl Pc {
                 if let Some(top) = self.top_mut().filter(|top| top.1 > 1) {
                     top.1 -= 1;
                     self.pc = top.0;
-                    if let Some(&op) = prog.get(self.pc as usize) {
+                    if let Some(op) = prog.get(self.pc as usize) {
                         if !matches!(op, Op::Loop(_) | Op::EndLoop) {
                             return Some(op);
                         }
@@ -386,10 +386,10 @@ impl Pc {
 
     /// [`Self::current`] at a loop marker or the end of the program.
     #[inline(never)]
-    fn resolve_loops(&mut self, prog: &[Op]) -> Option<Op> {
+    fn resolve_loops<'p>(&mut self, prog: &'p [Op]) -> Option<&'p Op> {
         loop {
-            let op = *prog.get(self.pc as usize)?;
-            match op {
+            let op = prog.get(self.pc as usize)?;
+            match *op {
                 Op::Loop(n) => {
                     if n == 0 {
                         // skip to the matching EndLoop
@@ -424,7 +424,7 @@ impl Pc {
                         self.pc = top.0;
                     }
                 }
-                other => return Some(other),
+                _ => return Some(op),
             }
         }
     }
@@ -442,7 +442,7 @@ mod tests {
     fn run(prog: &[Op]) -> Vec<Op> {
         let mut pc = Pc::default();
         let mut out = vec![];
-        while let Some(op) = pc.current(prog) {
+        while let Some(&op) = pc.current(prog) {
             out.push(op);
             pc.advance();
             assert!(out.len() < 1000);

@@ -28,7 +28,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let prog_len = self.tasks[ti].spec.program.len();
         let task = &mut self.tasks[ti];
         let op = match task.pc.current(&task.spec.program) {
-            Some(op) => op,
+            Some(&op) => op,
             None => {
                 debug_assert!(prog_len > 0);
                 Op::Exit
