@@ -72,7 +72,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
                 let write = matches!(op, Op::Write { .. });
                 let n = task.bytes_left as u64;
-                let (sys, copy) = match self.chans[chan as usize].kind {
+                let kind = self.chans[chan as usize].kind;
+                let (sys, copy) = match kind {
                     ChanKind::Pipe => (costs.pipe_syscall_ns, costs.copy_ns(n)),
                     ChanKind::UnixStream => (costs.unix_syscall_ns, costs.copy_ns(n)),
                     // a loopback send runs the receive path too
@@ -92,7 +93,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // a colder call: a shared file table (threads), data
                     // queued beyond the caches, other channels used on
                     // this CPU since (costs::channel_call_extra)
-                    let kind = self.chans[chan as usize].kind;
                     let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
                     let queued = self.chan_buffered[kind as usize];
                     // divide only past the depth table's free base (queued /
@@ -279,16 +279,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
             Op::Write { chan, .. } => {
-                let left = task.bytes_left;
+                let (left, resumed) = (task.bytes_left, task.resumed);
                 let line = self.chans[chan as usize].line;
                 self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
-                let resumed = task.resumed;
-                let (res, wakes) = self.chans[chan as usize].write(left, c as u32, resumed);
+                // one borrow of the channel (see `segment_done`)
+                let ch = &mut self.chans[chan as usize];
+                let (res, wakes) = ch.write(left, c as u32, resumed);
+                let (kind, payload) = (ch.kind as usize, ch.payload);
                 match res {
                     IoResult::Done(n) => {
-                        let kind = self.chans[chan as usize].kind as usize;
                         self.chan_buffered[kind] += n as u64;
-                        let payload = self.chans[chan as usize].payload;
                         if payload {
                             self.counters.bytes_written += n as u64;
                         }
@@ -310,21 +310,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
             Op::Read { chan, .. } => {
-                let left = task.bytes_left;
+                let (left, resumed) = (task.bytes_left, task.resumed);
                 let line = self.chans[chan as usize].line;
-                self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                let line_cost = self.lines.write(line, c, self.topo, &self.costs);
                 let (topo, costs) = (self.topo, &self.costs);
                 let mut pull_cost = 0;
-                let resumed = task.resumed;
-                let (res, wakes) = self.chans[chan as usize].read(left, resumed, |w, n| {
+                let ch = &mut self.chans[chan as usize];
+                let (res, wakes) = ch.read(left, resumed, |w, n| {
                     pull_cost += n.div_ceil(64) as u64 * costs.c2c(topo.distance(w as usize, c));
                 });
-                self.cpus[c].debt += pull_cost;
+                let (kind, payload) = (ch.kind as usize, ch.payload);
+                self.cpus[c].debt += line_cost + pull_cost;
                 match res {
                     IoResult::Done(n) => {
-                        let kind = self.chans[chan as usize].kind as usize;
                         self.chan_buffered[kind] -= n as u64;
-                        if self.chans[chan as usize].payload {
+                        if payload {
                             self.counters.bytes_read += n as u64;
                         }
                         let task = &mut self.tasks[ti];

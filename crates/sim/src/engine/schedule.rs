@@ -68,12 +68,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.numa.is_some() {
             self.numa_release(c);
         }
-        if self.cpus[c].seg.user && !self.cpus[c].seg.spin {
-            self.counters.compute_work_ns += self.cpus[c].seg.work - self.cpus[c].seg.debt;
-        }
-        self.cpus[c].seg.work = 0;
-        self.cpus[c].seg.debt = 0;
-        if let Some(t) = self.cpus[c].seg.task {
+        // one borrow of the segment: each `self.cpus[c]` after a store
+        // would load and test the vector's bounds again
+        let seg = &mut self.cpus[c].seg;
+        let compute = if seg.user && !seg.spin {
+            seg.work - seg.debt
+        } else {
+            0
+        };
+        seg.work = 0;
+        seg.debt = 0;
+        let task = seg.task;
+        self.counters.compute_work_ns += compute;
+        if let Some(t) = task {
             self.apply_op(c, t);
         }
         self.continue_cpu(c);
@@ -85,13 +92,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn continue_cpu(&mut self, c: usize) {
         self.run_pending_balance(c);
         loop {
-            let curr = self.cpus[c].rq.curr();
+            let cpu = &self.cpus[c];
+            let (curr, need_resched) = (cpu.rq.curr(), cpu.need_resched);
             let runnable =
                 curr.is_some_and(|t| self.tasks[t as usize].state == TaskState::Runnable);
-            if (!runnable || self.cpus[c].need_resched) && !self.schedule(c) {
-                return; // went idle (or is working off debt first)
-            }
-            let t = self.cpus[c].rq.curr().expect("scheduled task");
+            let t = match curr {
+                Some(t) if runnable && !need_resched => t,
+                _ => {
+                    if !self.schedule(c) {
+                        return; // went idle (or is working off debt first)
+                    }
+                    self.cpus[c].rq.curr().expect("scheduled task")
+                }
+            };
             if self.start_op(c, t) {
                 return;
             }
