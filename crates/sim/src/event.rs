@@ -82,6 +82,12 @@ const NO_LEAF: usize = usize::MAX;
 #[repr(align(64))]
 struct Group([Node; 4]);
 
+/// The smallest of a group's four nodes.
+#[inline(always)]
+fn group_min(g: &Group) -> Node {
+    g.0[0].min(g.0[1]).min(g.0[2].min(g.0[3]))
+}
+
 /// The smallest of a group's nodes other than the `j`th (which the caller
 /// is about to overwrite): read before that store, so that the walk's
 /// chain from one level to the next is one comparison with the new key
@@ -193,9 +199,19 @@ impl EventQueue {
         let mut me = key;
         loop {
             let (p, j) = ((x - 1) / 4, (x - 1) % 4);
-            let siblings = min_of_siblings(&groups[p], j);
-            groups[p].0[j] = me;
-            me = me.min(siblings);
+            if EARLY_STOP {
+                // a slot other than the one just popped, or a clear: the
+                // walk often stops after a level or two, and the siblings'
+                // minimum cost more instructions than it saved in waiting
+                // (1,050 against 1,022 per event on hackbench, 2,402
+                // against 2,369 on schbench; docs/performance.md)
+                groups[p].0[j] = me;
+                me = group_min(&groups[p]);
+            } else {
+                let siblings = min_of_siblings(&groups[p], j);
+                groups[p].0[j] = me;
+                me = me.min(siblings);
+            }
             if p == 0 {
                 self.root = me;
                 return;
