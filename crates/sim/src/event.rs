@@ -189,8 +189,12 @@ impl EventQueue {
 
     /// The walk from slot `leaf` to the root that stores `key` and each
     /// level's new minimum; with `EARLY_STOP` it ends where the parent
-    /// already holds that minimum. A constant, so each caller compiles to
-    /// its own loop, without the test where it cannot fire.
+    /// already holds that minimum. Without (the re-arm of the slot just
+    /// popped, whose walk always reaches the root and is on the chain to
+    /// the next event) each level takes its siblings' minimum before the
+    /// store, so that the levels wait on one comparison each. A constant,
+    /// so each caller compiles to its own loop, without the tests that
+    /// cannot fire.
     #[inline(always)]
     fn walk<const EARLY_STOP: bool>(&mut self, leaf: usize, key: Node) {
         let groups = &mut self.groups[..];
