@@ -363,7 +363,25 @@ impl CpuMask {
         }
     }
 
-    fn combine(&self, o: &CpuMask, n: usize, f: impl Fn(u64, u64) -> u64) -> CpuMask {
+    /// `f` word by word; a result on the heap holds `len(self, o)` words.
+    #[inline]
+    fn combine_with(
+        &self,
+        o: &CpuMask,
+        f: impl Fn(u64, u64) -> u64,
+        len: impl Fn(&CpuMask, &CpuMask) -> usize,
+    ) -> CpuMask {
+        if let (Words::Inline(a), Words::Inline(b)) = (&self.words, &o.words) {
+            // both inline (up to 256 CPUs: the wake-up path's masks on
+            // every preset): four words, and no length to find first
+            return CpuMask {
+                words: Words::Inline(std::array::from_fn(|i| f(a[i], b[i]))),
+            };
+        }
+        self.combine_words(o, len(self, o), f)
+    }
+
+    fn combine_words(&self, o: &CpuMask, n: usize, f: impl Fn(u64, u64) -> u64) -> CpuMask {
         let (a, b) = (self.words(), o.words());
         let mut r = CpuMask::with_words(n);
         for (i, w) in r.words_mut().iter_mut().enumerate() {
@@ -376,21 +394,29 @@ impl CpuMask {
     }
 
     /// Intersection (`cpumask_and`).
+    #[inline]
     pub fn and(&self, o: &CpuMask) -> CpuMask {
-        let n = self.trimmed().len().min(o.trimmed().len());
-        self.combine(o, n, |a, b| a & b)
+        self.combine_with(
+            o,
+            |a, b| a & b,
+            |a, b| a.trimmed().len().min(b.trimmed().len()),
+        )
     }
 
     /// Union (`cpumask_or`).
+    #[inline]
     pub fn or(&self, o: &CpuMask) -> CpuMask {
-        let n = self.trimmed().len().max(o.trimmed().len());
-        self.combine(o, n, |a, b| a | b)
+        self.combine_with(
+            o,
+            |a, b| a | b,
+            |a, b| a.trimmed().len().max(b.trimmed().len()),
+        )
     }
 
     /// CPUs in `self` but not in `o` (`cpumask_andnot`).
+    #[inline]
     pub fn andnot(&self, o: &CpuMask) -> CpuMask {
-        let n = self.trimmed().len();
-        self.combine(o, n, |a, b| a & !b)
+        self.combine_with(o, |a, b| a & !b, |a, _| a.trimmed().len())
     }
 
     /// `self &= o`.
