@@ -74,14 +74,38 @@ pub enum IoResult {
     WouldBlock,
 }
 
-/// A channel between tasks.
+/// A channel between tasks. Laid out in the order written (`repr(C)`) and
+/// from the start of a cache line, so that a call touches two lines: the
+/// first holds what every call reads or writes (the buffered chunks, the
+/// byte count, the lock line, the call record, the kind), the second the
+/// totals, the socket's memory accounting and the blocked readers; the
+/// blocked writers and pollers, read only when a call must block or wake
+/// them, come last (`a_calls_fields_share_two_lines` checks it).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Channel {
-    /// Kind.
-    pub kind: ChanKind,
     chunks: VecDeque<Chunk>,
     /// Bytes buffered.
     pub buffered: u64,
+    /// See `last_cpu`.
+    pub last_call: u64,
+    /// Line holding the channel's lock and indices.
+    pub line: LineId,
+    /// The CPU of the last call that entered the kernel on this channel
+    /// (`u32::MAX`: none yet), and that CPU's channel-call count then: the
+    /// calls to other channels in between are the call's reuse distance
+    /// (`MachineCosts::channel_call_extra`).
+    pub last_cpu: u32,
+    /// Kind.
+    pub kind: ChanKind,
+    /// Counts towards the run's payload totals.
+    pub payload: bool,
+    /// Somebody polled this channel (pipe->poll_usage).
+    pub poll_usage: bool,
+    /// Total bytes written.
+    pub bytes_written: u64,
+    /// Total bytes read.
+    pub bytes_read: u64,
     /// Socket: sender's sk_wmem_alloc.
     pub wmem_alloc: u64,
     /// Socket: sender's sk_sndbuf.
@@ -92,23 +116,6 @@ pub struct Channel {
     pub writers: VecDeque<TaskId>,
     /// Tasks blocked in poll().
     pub pollers: Vec<TaskId>,
-    /// Somebody polled this channel (pipe->poll_usage).
-    pub poll_usage: bool,
-    /// Line holding the channel's lock and indices.
-    pub line: LineId,
-    /// Total bytes written.
-    pub bytes_written: u64,
-    /// Total bytes read.
-    pub bytes_read: u64,
-    /// Counts towards the run's payload totals.
-    pub payload: bool,
-    /// The CPU of the last call that entered the kernel on this channel
-    /// (`u32::MAX`: none yet), and that CPU's channel-call count then: the
-    /// calls to other channels in between are the call's reuse distance
-    /// (`MachineCosts::channel_call_extra`).
-    pub last_cpu: u32,
-    /// See `last_cpu`.
-    pub last_call: u64,
 }
 
 /// Who must be woken after an operation: a set of the flags below, one
@@ -439,5 +446,36 @@ mod tests {
             }
         }
         assert_eq!(woke_at, Some(278 - 212_992 / 4 / 768));
+    }
+
+    /// What a pipe or socket call reads and writes lies in the record's
+    /// first two cache lines (the rest only when a call blocks or wakes).
+    #[test]
+    fn a_calls_fields_share_two_lines() {
+        use std::mem::{offset_of, size_of};
+        let ends = [
+            offset_of!(Channel, chunks) + size_of::<VecDeque<Chunk>>(),
+            offset_of!(Channel, buffered) + 8,
+            offset_of!(Channel, last_call) + 8,
+            offset_of!(Channel, line) + size_of::<LineId>(),
+            offset_of!(Channel, last_cpu) + 4,
+            offset_of!(Channel, kind) + size_of::<ChanKind>(),
+            offset_of!(Channel, payload) + 1,
+            offset_of!(Channel, poll_usage) + 1,
+        ];
+        for e in ends {
+            assert!(e <= 64, "a first-line field ends at byte {e}");
+        }
+        let ends = [
+            offset_of!(Channel, bytes_written) + 8,
+            offset_of!(Channel, bytes_read) + 8,
+            offset_of!(Channel, wmem_alloc) + 8,
+            offset_of!(Channel, sndbuf) + 8,
+            offset_of!(Channel, readers) + size_of::<VecDeque<TaskId>>(),
+        ];
+        for e in ends {
+            assert!(e <= 128, "a second-line field ends at byte {e}");
+        }
+        assert_eq!(std::mem::align_of::<Channel>(), 64);
     }
 }
