@@ -11,8 +11,11 @@
 #   (default: a release build of this tree)
 # Environment: RUN, the `sim` arguments (default: the issue's hackbench
 #   case at 300 loops: `hackbench -p -T -g 10 -l 300 --machine
-#   kunpeng920-node`); CACHE=1 also simulates the caches (48 KiB L1, 2 MiB
-#   L2, this VM's per core) and prints first-level and last-level misses per event.
+#   kunpeng920-node`); CACHE=1 also simulates the caches (this host's L1
+#   data and instruction caches and its L2 as the last level, read from
+#   /sys/devices/system/cpu/cpu0/cache; 48 KiB, 32 KiB and 2 MiB where it
+#   says nothing) and prints first-level and last-level data misses per
+#   event.
 # Needs valgrind (`apt-get install -y valgrind`).
 set -euo pipefail
 
@@ -26,8 +29,27 @@ run=${RUN:-hackbench -p -T -g 10 -l 300 --machine kunpeng920-node}
 for b in "$@"; do
     [ -x "$b" ] || { echo "instructions-per-event: $b: not an executable" >&2; exit 2; }
 done
+# valgrind's SIZE,WAYS,LINE for the cache of LEVEL and TYPE on cpu0, or DEFAULT
+cache_geometry() {
+    local level=$1 type=$2 default=$3 d
+    for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+        [ "$(cat "$d/level" 2>/dev/null)" = "$level" ] && [ "$(cat "$d/type" 2>/dev/null)" = "$type" ] || continue
+        local size ways line
+        size=$(cat "$d/size"); ways=$(cat "$d/ways_of_associativity"); line=$(cat "$d/coherency_line_size")
+        case $size in *K) size=$(( ${size%K} * 1024 )) ;; *M) size=$(( ${size%M} * 1048576 )) ;; esac
+        echo "$size,$ways,$line"
+        return
+    done
+    echo "$default"
+}
 cache=()
-[ "${CACHE:-0}" = 1 ] && cache=(--cache-sim=yes --D1=49152,12,64 --LL=2097152,16,64)
+if [ "${CACHE:-0}" = 1 ]; then
+    cache=(--cache-sim=yes
+        "--D1=$(cache_geometry 1 Data 49152,12,64)"
+        "--I1=$(cache_geometry 1 Instruction 32768,8,64)"
+        "--LL=$(cache_geometry 2 Unified 2097152,16,64)")
+    echo "caches: ${cache[*]:1}" >&2
+fi
 printf "%-50s %15s %12s %10s" binary instructions events per-event
 [ ${#cache[@]} -gt 0 ] && printf " %10s %10s" l1-miss/ev ll-miss/ev
 printf "\n"
