@@ -65,6 +65,22 @@ pub fn unix_skb_truesize(len: u32) -> u32 {
     alloc + 256
 }
 
+/// What a read does with each chunk of data it consumes: `pull(writer_cpu,
+/// bytes)`. A closure will do; the engine passes a type whose method is
+/// always inlined (a closure in the read's loop was compiled as a call, one
+/// per chunk read).
+pub trait Pull {
+    /// `bytes` written by `writer_cpu` were consumed.
+    fn pull(&mut self, writer_cpu: u32, bytes: u32);
+}
+
+impl<F: FnMut(u32, u32)> Pull for F {
+    #[inline(always)]
+    fn pull(&mut self, writer_cpu: u32, bytes: u32) {
+        self(writer_cpu, bytes)
+    }
+}
+
 /// Outcome of a channel operation.
 #[derive(Debug, PartialEq, Eq)]
 pub enum IoResult {
@@ -300,20 +316,15 @@ impl Channel {
         (IoResult::Done(done), wakes)
     }
 
-    /// Read up to `bytes`. Calls `pull(writer_cpu, n)` for each chunk of data
-    /// consumed so the caller can charge the transfer. Pipes wake one writer
+    /// Read up to `bytes`. Calls `pull.pull(writer_cpu, n)` for each chunk of
+    /// data consumed so the caller can charge the transfer. Pipes wake one writer
     /// if the pipe was full (pipe_read); sockets free each consumed skb's
     /// truesize and wake all writers once sk_wmem_alloc falls to a quarter of
     /// sk_sndbuf (unix_write_space / unix_writable).
     /// `resumed`: the reader slept in this read and was woken (only such a
     /// reader passes the wake-up on to the next reader, wake_next_reader).
     #[inline(always)]
-    pub fn read(
-        &mut self,
-        bytes: u32,
-        resumed: bool,
-        mut pull: impl FnMut(u32, u32),
-    ) -> (IoResult, Wakes) {
+    pub fn read(&mut self, bytes: u32, resumed: bool, mut pull: impl Pull) -> (IoResult, Wakes) {
         if self.buffered == 0 {
             return (IoResult::WouldBlock, Wakes::default());
         }
@@ -327,7 +338,7 @@ impl Channel {
                 break;
             };
             let n = (bytes - done).min(c.len);
-            pull(c.writer_cpu, n);
+            pull.pull(c.writer_cpu, n);
             c.len -= n;
             done += n;
             if c.len == 0 {

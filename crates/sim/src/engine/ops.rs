@@ -13,6 +13,25 @@ use crate::Nanos;
 /// 50 us): hrtimer sleeps such as usleep may be delayed by up to this much.
 pub const TIMER_SLACK_NS: Nanos = 50_000;
 
+/// The cost of a read's data: the reader pulls each chunk's lines from the
+/// CPU that wrote them (one transfer per 64 bytes, at their distance).
+struct PullLines<'a> {
+    topo: &'a topology::Topology,
+    costs: &'a crate::costs::MachineCosts,
+    cpu: usize,
+    cost: Nanos,
+}
+
+impl crate::channel::Pull for &mut PullLines<'_> {
+    #[inline(always)]
+    fn pull(&mut self, writer_cpu: u32, bytes: u32) {
+        self.cost += bytes.div_ceil(64) as u64
+            * self
+                .costs
+                .c2c(self.topo.distance(writer_cpu as usize, self.cpu));
+    }
+}
+
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// Start the current op of `t` on `c`. Returns true when a segment was
     /// started (the CPU is now busy until it ends); false when the op
@@ -313,14 +332,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let (left, resumed) = (task.bytes_left, task.resumed);
                 let line = self.chans[chan as usize].line;
                 let line_cost = self.lines.write(line, c, self.topo, &self.costs);
-                let (topo, costs) = (self.topo, &self.costs);
-                let mut pull_cost = 0;
+                let mut pull = PullLines {
+                    topo: self.topo,
+                    costs: &self.costs,
+                    cpu: c,
+                    cost: 0,
+                };
                 let ch = &mut self.chans[chan as usize];
-                let (res, wakes) = ch.read(left, resumed, |w, n| {
-                    pull_cost += n.div_ceil(64) as u64 * costs.c2c(topo.distance(w as usize, c));
-                });
+                let (res, wakes) = ch.read(left, resumed, &mut pull);
                 let (kind, payload) = (ch.kind as usize, ch.payload);
-                self.cpus[c].debt += line_cost + pull_cost;
+                self.cpus[c].debt += line_cost + pull.cost;
                 match res {
                     IoResult::Done(n) => {
                         self.chan_buffered[kind] -= n as u64;
@@ -491,8 +512,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Wake whom `w` names on `chan`. Most calls find nobody waiting (a
     /// pipe write to a non-empty pipe, a read that left room): that test is
-    /// inline at the caller, the wake-ups out of line.
-    #[inline]
+    /// inline at the caller (`inline(always)`: left to the compiler, it was
+    /// a call at every channel op), the wake-ups out of line.
+    #[inline(always)]
     pub(super) fn do_wakes(&mut self, c: usize, waker: TaskId, chan: ChanId, w: Wakes) {
         let ch = &self.chans[chan as usize];
         let waiting = (w.any(Wakes::ONE_READER.with(Wakes::ALL_READERS, true))
