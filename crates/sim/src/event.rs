@@ -158,13 +158,20 @@ impl EventQueue {
     }
 
     /// Clear the popped slot's key from the tree, if one is pending.
-    #[inline]
+    #[inline(always)]
     fn settle(&mut self) {
         if self.popped != NO_LEAF {
-            let leaf = self.popped;
-            self.popped = NO_LEAF;
-            self.fix(leaf, EMPTY);
+            self.clear_popped();
         }
+    }
+
+    /// [`Self::settle`]'s walk, out of line: the slot popped last is
+    /// usually re-armed before the next pop (the re-arm's walk clears it).
+    #[inline(never)]
+    fn clear_popped(&mut self) {
+        let leaf = self.popped;
+        self.popped = NO_LEAF;
+        self.fix(leaf, EMPTY);
     }
 
     /// The key of slot `i`'s leaf.
@@ -274,14 +281,16 @@ impl EventQueue {
         self.heap.push(Reverse((time, self.seq, ev)));
     }
 
-    /// Remove and return the earliest event.
-    #[inline]
+    /// Remove and return the earliest event. Inline in the event loop: a
+    /// slot's event (the common case) is a few loads; the heap's pop and
+    /// the deferred clear are out of line.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         self.settle();
         let first = self.root;
         let heap_first = self.heap.peek().map(|Reverse((t, s, _))| node(*t, *s, 0));
         match heap_first {
-            Some(h) if h < first => self.heap.pop().map(|Reverse((t, _, e))| (t, e)),
+            Some(h) if h < first => self.pop_heap(),
             _ if first != EMPTY => {
                 let leaf = node_slot(first);
                 self.popped = leaf;
@@ -289,6 +298,12 @@ impl EventQueue {
             }
             _ => None,
         }
+    }
+
+    /// The heap's earliest event (ticks, timers, IPIs: rarer than slots).
+    #[inline(never)]
+    fn pop_heap(&mut self) -> Option<(Nanos, Event)> {
+        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
     }
 
     /// The earliest event, left in the queue.
