@@ -353,7 +353,9 @@ impl CpuMask {
     /// }
     /// assert_eq!(seen, vec![5, 6, 2, 3, 4]);
     /// ```
-    #[inline]
+    ///
+    /// Always inlined: the wake-up path's scans call it once per CPU.
+    #[inline(always)]
     pub fn next_wrap(&self, prev: usize, start: usize) -> Option<usize> {
         let w = self.words();
         if prev >= start {
