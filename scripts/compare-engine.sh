@@ -40,6 +40,9 @@ cases+=(
     "hackbench -p -T -g 2 -l 200 --machine kvm-8vcpu --kernel linux-6.7 --json"
     "hackbench -p -T -g 2 -l 200 --machine kunpeng920-node --policy scx --json"
     "hackbench -p -T -g 2 -l 200 --machine kunpeng920-node --costs off --json"
+    # more than 64 CPUs: the line model's rows of holder bits
+    "hackbench -p -T -g 12 -l 100 --machine epyc-zen3 --json"
+    "hackbench -p -T -g 102 -l 5 --machine smp:sockets=8,cores=64,threads=2,nodes=8,cost=sapphire-rapids --json"
 )
 
 # Host-dependent lines of the JSON record.
