@@ -13,6 +13,7 @@ mod cmd_compare;
 mod cmd_compare_html;
 mod cmd_compare_trace;
 mod cmd_costs;
+mod cmd_fidelity;
 mod cmd_kernel;
 mod cmd_sim;
 mod cmd_topology;
@@ -37,6 +38,8 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Run an experiment (baseline against variants, over a sweep, repeated) and print the mmtests comparison.
     Compare(cmd_compare::CompareArgs),
+    /// Run the fidelity corpus (published results of real kernel changes) and score the simulator against them.
+    Fidelity(cmd_fidelity::FidelityArgs),
     /// Measure this host's OS and hardware costs and write them as a cost profile (for --cost-profile).
     Calibrate(cmd_calibrate::CalibrateArgs),
     /// Show a machine preset's cost profile (every cost the simulator charges, with its source).
@@ -188,6 +191,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd_bench::run(args),
         Command::Compare(args) => cmd_compare::run(args),
         Command::Costs(cmd) => cmd_costs::run(cmd),
+        Command::Fidelity(args) => cmd_fidelity::run(args),
         Command::Calibrate(args) => cmd_calibrate::run(args),
         Command::Kernel(cmd) => cmd_kernel::run(cmd),
     };

@@ -357,6 +357,15 @@ impl Experiment {
                 }
             }
         }
+        // `zip = true`: the axes go together, value i of each at point i
+        // (a benchmark whose loops depend on the groups, as
+        // `hackbench -l 2560/G -g G`), instead of every combination; the
+        // first axis names the point
+        let zip = match sweep.remove("zip") {
+            None => false,
+            Some(Value::Boolean(b)) => b,
+            Some(other) => return Err(format!("sweep.zip: expected true or false, got {other}")),
+        };
         let mut axes = Vec::new();
         let mut lists = Vec::new();
         for (axis, values) in &sweep {
@@ -379,6 +388,21 @@ impl Experiment {
             lists.push(vs.clone());
         }
         let mut points: Vec<Vec<Value>> = vec![vec![]];
+        if zip {
+            let n = lists.first().map_or(0, Vec::len);
+            if let Some(i) = lists.iter().position(|l| l.len() != n) {
+                return Err(format!(
+                    "sweep.{}: {} values, but sweep.{} has {n}; zipped axes have one value per point",
+                    axes[i],
+                    lists[i].len(),
+                    axes[0]
+                ));
+            }
+            points = (0..n)
+                .map(|j| lists.iter().map(|l| l[j].clone()).collect())
+                .collect();
+            lists.clear();
+        }
         for vs in &lists {
             points = points
                 .into_iter()
@@ -394,7 +418,13 @@ impl Experiment {
         let points: Vec<(Point, Table)> = points
             .into_iter()
             .map(|vals| {
-                let key = vals.iter().map(value_key).collect::<Vec<_>>().join("-");
+                // zipped axes follow the first, which alone names the point
+                // (so `[quick]` may shorten the others: `-l 2560/G` -> `-l 256/G`)
+                let key = if zip {
+                    vals.first().map(value_key).unwrap_or_default()
+                } else {
+                    vals.iter().map(value_key).collect::<Vec<_>>().join("-")
+                };
                 let table: Table = axes.iter().cloned().zip(vals.iter().cloned()).collect();
                 (
                     Point {
@@ -692,6 +722,32 @@ iterations = 1
         let q = Experiment::parse("t.toml", BASE, true).unwrap();
         assert_eq!(hb(&q, 3 + 1), (1, 5, 4));
         assert_eq!((q.iterations, q.runs().len()), (1, 12));
+    }
+
+    #[test]
+    fn zipped_axes_go_together() {
+        let text = BASE
+            .replace(
+                "groups = [1, 2]\nfds = [3, 5]",
+                "zip = true\ngroups = [1, 2, 4]\nloops = [40, 20, 10]",
+            )
+            .replace("loops = 30\n", "");
+        let e = Experiment::parse("t.toml", &text, false).unwrap();
+        assert_eq!(e.axes, ["groups", "loops"]);
+        let keys: Vec<&str> = e.points.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, ["1", "2", "4"]);
+        assert_eq!(hb(&e, 2 * 3 + 1), (4, 7, 10));
+        let short = text.replace("loops = [40, 20, 10]", "loops = [40, 20]");
+        // (the [quick] layer is checked first)
+        assert!(Experiment::parse("t.toml", &short, false)
+            .unwrap_err()
+            .to_string()
+            .ends_with("sweep.loops: 2 values, but sweep.groups has 3; zipped axes have one value per point"));
+        let bad = text.replace("zip = true", "zip = 1");
+        assert!(Experiment::parse("t.toml", &bad, false)
+            .unwrap_err()
+            .to_string()
+            .ends_with("sweep.zip: expected true or false, got 1"));
     }
 
     #[test]

@@ -43,6 +43,7 @@
 pub mod builtin;
 pub mod exec;
 pub mod experiment;
+pub mod fidelity;
 pub mod kernel;
 pub mod metrics;
 pub mod runlog;

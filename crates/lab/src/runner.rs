@@ -228,6 +228,99 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
     Ok(done)
 }
 
+/// The distinct simulations among `todo` (experiment index, run): runs
+/// are deterministic, so two runs of one experiment with the same
+/// specification and seed (variants that model the same kernel, as when
+/// a change is not modelled) give the same record and run once. Returns
+/// the distinct runs and, for each of `todo`, the index of its own.
+fn distinct<'a>(
+    exps: &[&Experiment],
+    todo: &'a [(usize, PlannedRun)],
+) -> (Vec<(usize, &'a PlannedRun)>, Vec<usize>) {
+    let mut first: std::collections::HashMap<(usize, String), usize> = Default::default();
+    let mut unique = Vec::new();
+    let mut source = Vec::with_capacity(todo.len());
+    for (ei, r) in todo {
+        let key = serde_json::to_string(&exps[*ei].spec_of(r)).unwrap_or_default();
+        let next = unique.len();
+        let u = *first.entry((*ei, key)).or_insert(next);
+        if u == next {
+            unique.push((*ei, r));
+        }
+        source.push(u);
+    }
+    (unique, source)
+}
+
+/// How many simulations [`run_all`] does for `exps`.
+pub fn distinct_runs(exps: &[&Experiment]) -> usize {
+    let todo: Vec<(usize, PlannedRun)> = exps
+        .iter()
+        .enumerate()
+        .flat_map(|(ei, e)| e.runs().into_iter().map(move |r| (ei, r)))
+        .collect();
+    distinct(exps, &todo).0.len()
+}
+
+/// Do every run of several simulated experiments in one pool of `jobs`
+/// threads, without a run log (`schedlab fidelity`: many small
+/// experiments, whose runs would leave threads idle one experiment at a
+/// time). Returns each experiment's records in canonical order. A native
+/// or kernel variant is refused: those must run alone. `on_done` is
+/// called once per simulation, and variants of one experiment whose runs
+/// are the same specification share one.
+pub fn run_all(
+    exps: &[&Experiment],
+    jobs: usize,
+    on_done: &(dyn Fn(&RunRecord) + Sync),
+) -> Result<Vec<Vec<RunRecord>>, LabError> {
+    let mut todo = Vec::new();
+    for (ei, exp) in exps.iter().enumerate() {
+        for r in exp.runs() {
+            let cell = &exp.cells[r.cell];
+            if exp.variants[cell.variant].mode != Mode::Sim {
+                return Err(LabError::Preflight {
+                    variant: exp.variants[cell.variant].name.clone(),
+                    cause: Box::new(RunError::Spec(crate::spec::SpecError::field(
+                        "mode",
+                        format!("{}: only simulated variants run here", exp.name),
+                    ))),
+                });
+            }
+            todo.push((ei, r));
+        }
+    }
+    let (unique, source) = distinct(exps, &todo);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| LabError::Pool(e.to_string()))?;
+    let done: Vec<RunRecord> = pool.install(|| {
+        unique
+            .par_iter()
+            .with_max_len(1)
+            .map(|(ei, r)| {
+                let rec = do_run(exps[*ei], r)?;
+                on_done(&rec);
+                Ok(rec)
+            })
+            .collect::<Result<Vec<_>, LabError>>()
+    })?;
+    let mut out: Vec<Vec<RunRecord>> = vec![Vec::new(); exps.len()];
+    for ((ei, r), u) in todo.iter().zip(source) {
+        let exp = exps[*ei];
+        let cell = &exp.cells[r.cell];
+        out[*ei].push(RunRecord {
+            variant: exp.variants[cell.variant].name.clone(),
+            ..done[u].clone()
+        });
+    }
+    for (exp, recs) in exps.iter().zip(out.iter_mut()) {
+        sort(exp, recs);
+    }
+    Ok(out)
+}
+
 /// Canonical order: variant, point, iteration (the order of the
 /// experiment, not of names).
 pub fn sort(exp: &Experiment, records: &mut [RunRecord]) {

@@ -65,6 +65,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod csv_rows;
+pub mod fidelity;
 #[cfg(test)]
 mod fixtures;
 pub mod html;

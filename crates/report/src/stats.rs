@@ -45,7 +45,7 @@ pub struct Summary {
 }
 
 /// Arithmetic mean, NaN for no samples.
-fn amean(xs: &[f64]) -> f64 {
+pub(crate) fn amean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
     }

@@ -339,7 +339,7 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
             "drivers/idle/intel_idle.c snr_cstates".into(),
             no_smt,
         ),
-        "epyc-zen3" => (
+        "epyc-zen3" | "epyc-zen3-2s" => (
             "github.com/nviennot/core-to-core-latency, 2x EPYC 7R13 Milan, socket 0: SMT 9.8, CCX 22.7, cross CCX 108, cross socket 197".into(),
             "MWAIT C1: IPI wake median 1.5 us in total (AMD Zen 3, 10k pinned samples; Wyes Karny, LKML 2022-04-05): 0.5 us exit after the 1 us IPI, residency 2 us".into(),
             "AMD 0.70-0.75 per thread (plantegg's sysbench on an EPYC 7H12: 0.73) -> 0.725".into(),
@@ -409,7 +409,7 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
         match machine {
             "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => "HiSilicon Kunpeng 920 product brief: 8 DDR4-2933 channels per socket, 4 per die (node): 4 x 2933 x 8 B (a peak)".to_string(),
             "xeon-12c24t" => "Intel ARK, Xeon X5650: 3 DDR3-1333 channels, max memory bandwidth 32 GB/s per socket (node): 3 x 1333 x 8 B (a peak)".to_string(),
-            "epyc-zen3" => "AMD EPYC 7763 product page: 8 DDR4-3200 channels, NPS1 one node: 8 x 3200 x 8 B (a peak)".to_string(),
+            "epyc-zen3" | "epyc-zen3-2s" => "AMD EPYC 7763 product page: 8 DDR4-3200 channels per socket, NPS1 one node per socket: 8 x 3200 x 8 B (a peak)".to_string(),
             "sapphire-rapids" => "Intel ARK, Xeon Platinum 8480+: 8 DDR5-4800 channels per socket (node): 8 x 4800 x 8 B (a peak)".to_string(),
             "altra" => "Ampere Altra product brief: 8 DDR4-3200 channels, one node: 8 x 3200 x 8 B (a peak)".to_string(),
             "broadwell-ep" => "Intel ARK, Xeon E5-2699 v4: 4 DDR4-2400 channels, max memory bandwidth 76.8 GB/s per socket (node): 4 x 2400 x 8 B (a peak)".to_string(),

@@ -748,7 +748,9 @@ impl MachineCosts {
             // median 1.5 us in total (AMD Zen 3, 10k pinned samples; Lewis
             // Caroll / Wyes Karny, LKML 2022-04-05). SMT: AMD 0.70-0.75 per
             // thread (plantegg's sysbench on an EPYC 7H12: 0.73) -> 0.725.
-            "epyc-zen3" => base(
+            // The two-socket preset is two of the same parts: the same
+            // measurement, whose cross-socket figure (197) is this box's.
+            "epyc-zen3" | "epyc-zen3-2s" => base(
                 machine,
                 [0, 10, 23, 23, 108, 197],
                 ipi,
@@ -835,7 +837,7 @@ fn node_mem_mb_s(machine: &str) -> u64 {
         // "Max Memory Bandwidth 32 GB/s")
         "xeon-12c24t" => ddr(3, 1333),
         // EPYC 7763: 8 DDR4-3200 channels, NPS1: one node (AMD product page)
-        "epyc-zen3" => ddr(8, 3200),
+        "epyc-zen3" | "epyc-zen3-2s" => ddr(8, 3200),
         // Xeon 8480+: 8 DDR5-4800 channels per socket = node (Intel ARK)
         "sapphire-rapids" => ddr(8, 4800),
         // Altra Q80-30: 8 DDR4-3200 channels, one node (Ampere product brief)

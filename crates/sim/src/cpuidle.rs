@@ -118,7 +118,7 @@ impl Cpuidle {
                 with(Driver::IntelIdle, Governor::Menu),
                 "Intel bare metal: intel_idle (drivers/idle/intel_idle.c), menu (the highest-rated governor, 20)",
             ),
-            "epyc-zen3" => (
+            "epyc-zen3" | "epyc-zen3-2s" => (
                 with(Driver::AcpiIdle, Governor::Menu),
                 "AMD bare metal: acpi_idle from _CST (drivers/acpi/processor_idle.c), menu",
             ),

@@ -29,6 +29,10 @@ static PRESETS: &[(&str, &str)] = &[
     ("jacobsville", "Intel Atom P5900 (Tremont), 24 cores in 6 L2 clusters of 4, no SMT (sources: topology/src/presets.rs)"),
     ("epyc-zen3", "AMD EPYC 7763, 1 socket, 8 CCX x 8 cores x SMT2, 128 CPUs, NPS1 (sources: topology/src/presets.rs)"),
     (
+        "epyc-zen3-2s",
+        "dual AMD EPYC 7763, 2 sockets x 8 CCX x 8 cores x SMT2, 256 CPUs, NPS1: 2 nodes, SLIT 10/32 (sources: topology/src/presets.rs)",
+    ),
+    (
         "sapphire-rapids",
         "Intel Xeon 8480+, 2 sockets x 56 cores x SMT2, 224 CPUs, one LLC per socket (sources: topology/src/presets.rs)",
     ),
@@ -54,6 +58,7 @@ pub fn preset(name: &str) -> Result<Topology, TopologyError> {
         "broadwell-ep" => broadwell_ep(),
         "jacobsville" => jacobsville(),
         "epyc-zen3" => epyc_zen3(),
+        "epyc-zen3-2s" => epyc_zen3_2s(),
         "sapphire-rapids" => sapphire_rapids(),
         "altra" => altra(),
         "kvm-8vcpu" => kvm_8vcpu(),
@@ -191,6 +196,27 @@ fn epyc_zen3() -> Result<Topology, TopologyError> {
         .build()
 }
 
+/// Two EPYC 7763 (Zen 3 Milan), the AMD test machine of many LKML
+/// scheduler reports ("dual socket 3rd Generation EPYC, 2 x 64C/128T",
+/// K Prateek Nayak), in NPS1: each socket one node of 8 CCXs of 8 cores,
+/// SMT2, 32 MB L3 per CCX (AMD's specification, as `epyc-zen3`). Linux
+/// numbers socket 0's first threads 0-63, socket 1's 64-127 and their
+/// siblings 128-191 and 192-255. SLIT 10 local, 32 remote: the value of
+/// every Zen machine Matt Fleming had, a two-socket one among them
+/// (LKML 2019-06-19, "Re: [PATCH] sched/topology: Improve load balancing
+/// on AMD EPYC", Message-ID 20190619213437.GA6909@codeblueprint.co.uk),
+/// and of the two-socket NPS1 Zen box in Bharata B Rao's NUMA RFC mail.
+fn epyc_zen3_2s() -> Result<Topology, TopologyError> {
+    TopologyBuilder::new("epyc-zen3-2s")
+        .packages(2)
+        .cores_per_package(64)
+        .threads_per_core(2, SmtNumbering::Interleaved)
+        .cores_per_llc(8)
+        .node_distance(vec![vec![10, 32], vec![32, 10]])
+        .cache(3, CacheKind::Unified, Some(32 * MIB), CacheScope::Llc)
+        .build()
+}
+
 /// Xeon 8480+ (Intel's Sapphire Rapids specification; "112 CPUs per LLC
 /// domain" from Chen Yu's SIS_UTIL series, commit 70fb5ccf2ebb): 56 cores x
 /// 2 threads per socket, 2 MB L2 per core, 105 MB L3 per socket; by default
@@ -302,6 +328,12 @@ mod tests {
         assert_eq!(e.smt_mask(0).to_string(), "0,64");
         assert_eq!(e.llc_mask(70).to_string(), "0-7,64-71");
         assert_eq!(e.cluster_mask(70), e.smt_mask(70));
+        let d = preset("epyc-zen3-2s").unwrap();
+        assert_eq!((d.nr_cpus(), d.nr_nodes(), d.nr_packages()), (256, 2, 2));
+        assert_eq!(d.smt_mask(64).to_string(), "64,192");
+        assert_eq!(d.llc_mask(200).to_string(), "72-79,200-207");
+        assert_eq!(d.node_mask(1).to_string(), "0-63,128-191");
+        assert_eq!(d.distance(0, 64), Distance::Remote);
         let s = preset("sapphire-rapids").unwrap();
         assert_eq!(s.nr_cpus(), 224);
         assert_eq!(s.smt_mask(1).to_string(), "1,113");

@@ -146,6 +146,18 @@ pub const PRESETS: &[(&str, &str)] = &[
         "vm1x8-noisy",
         "one 8-vCPU guest pinned 1:1 on 8 host CPUs, with 8 host compute threads pinned the same way",
     ),
+    (
+        "ccx-2vm-overlap",
+        "one Zen 3 CCX (8 cores x SMT2) hosting two 12-vCPU guests pinned to cores 0-5 and 2-7 (4 cores shared): the fidelity corpus' cpus.unavailable setup",
+    ),
+    (
+        "power9-lpar-dedicated",
+        "a 128-vCPU guest pinned 1:1 on 128 POWER9 host CPUs, no other load: the fidelity corpus' dedicated-processor LPAR",
+    ),
+    (
+        "power-shared-lpar",
+        "a 90-vCPU guest floating over 94 POWER host cores beside 64 always-runnable host threads: the fidelity corpus' shared-processor LPAR pair",
+    ),
 ];
 
 fn pinned(n: usize) -> Vec<CpuMask> {
@@ -186,6 +198,73 @@ pub fn preset(name: &str) -> Result<HostSpec, HostError> {
                 start: None,
             }],
         )),
+        // The fidelity corpus' guests (crates/lab/src/fidelity/): shapes
+        // that stand for published setups, each entry's note says how.
+        // Two guests of 6 SMT2 cores on one 8-core CCX (K Prateek Nayak's
+        // cpus.unavailable test, LKML 2025-12-08): guests have no SMT
+        // here, so each is 12 vCPUs pinned to the threads of its 6 cores;
+        // six-core guests on 8 cores share 4 of them.
+        "ccx-2vm-overlap" => {
+            let threads = |cores: std::ops::Range<usize>| -> Vec<CpuMask> {
+                cores
+                    .flat_map(|c| [c, c + 8])
+                    .map(|t| CpuMask::from_cpus([t]))
+                    .collect()
+            };
+            let g = |name: &str, cores| GuestSpec {
+                name: name.into(),
+                machine: "smp:sockets=1,cores=12,threads=1,cost=kvm-8vcpu".into(),
+                affinity: threads(cores),
+                idle: GuestIdle::Halt,
+            };
+            Ok(HostSpec {
+                machine: "smp:sockets=1,cores=8,threads=2,cost=epyc-zen3".into(),
+                guests: vec![g("vm1", 0..6), g("vm2", 2..8)],
+                ..base(vec![], vec![])
+            })
+        }
+        // A dedicated-processor PowerVM LPAR of 128 CPUs (Srikar
+        // Dronamraju's test of 14c73bd344da): vCPU i on host CPU i, the
+        // host otherwise idle. PowerVM is not KVM: no halt polling.
+        "power9-lpar-dedicated" => {
+            let shape = "smp:sockets=2,cores=64,threads=1,nodes=2,cost=power9-smt8";
+            Ok(HostSpec {
+                machine: shape.into(),
+                halt_poll_ns: 0,
+                guests: vec![GuestSpec {
+                    name: "lpar".into(),
+                    machine: shape.into(),
+                    affinity: pinned(128),
+                    idle: GuestIdle::Halt,
+                }],
+                ..base(vec![], vec![])
+            })
+        }
+        // Two shared-processor LPARs on 94 POWER cores (Shrikanth Hegde's
+        // paravirt-CPU RFC, 2025-09-10): LPAR1's 90 virtual processors
+        // float over the shared pool; LPAR2's 64 run stress-ng, here 64
+        // always-runnable host threads (its idle half-minutes are not
+        // modelled). One vCPU per core: PowerVM dispatches whole cores.
+        "power-shared-lpar" => {
+            let pool = CpuMask::from_cpus(0..94);
+            Ok(HostSpec {
+                machine: "smp:sockets=1,cores=94,threads=1,cost=power9-smt8".into(),
+                halt_poll_ns: 0,
+                guests: vec![GuestSpec {
+                    name: "lpar1".into(),
+                    machine: "smp:sockets=1,cores=90,threads=1,cost=power9-smt8".into(),
+                    affinity: (0..90).map(|_| pool.clone()).collect(),
+                    idle: GuestIdle::Halt,
+                }],
+                noisy: vec![NoisySpec {
+                    tasks: 64,
+                    cpus: pool.clone(),
+                    pinned: false,
+                    start: None,
+                }],
+                ..base(vec![], vec![])
+            })
+        }
         _ => Err(HostError::new(
             name,
             "preset",
