@@ -207,6 +207,19 @@ fn bad_entries_fail_before_anything_runs_naming_entry_and_field() {
         e.contains("b.toml") && e.contains("machine") && e.contains("xeon-99"),
         "{e}"
     );
+    // a guest setup is resolved before any run: an unknown host preset
+    let bad_host = put(
+        "h.toml",
+        TINY.replace(
+            "machine = \"xeon-12c24t\"\ncpus = \"0-3\"",
+            "host = \"no-such-host\"",
+        ),
+    );
+    let e = fails(&["fidelity", &bad_host]);
+    assert!(
+        e.contains("h.toml") && e.contains("host") && e.contains("no-such-host"),
+        "{e}"
+    );
     // a good entry first, a bad one after: nothing runs, no output file
     let good = put("c.toml", TINY.to_string());
     let json = dir.path().join("out.json");

@@ -204,6 +204,10 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
     spec.validate()?;
     match spec.mode {
         Mode::Sim => {
+            if let Some(host) = &spec.host {
+                // the host file or preset and its guests' machines exist
+                crate::vm::resolve_host(spec, host)?;
+            }
             match &spec.workload {
                 WorkloadSpec::Hackbench(h) => h.bench().validate().map_err(SimError::from)?,
                 WorkloadSpec::Schbench(s) => {

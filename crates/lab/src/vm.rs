@@ -29,12 +29,13 @@ fn to_json(v: &impl serde::Serialize) -> Value {
     serde_json::to_value(v).expect("plain data serialises")
 }
 
-/// Simulate `spec` in the guests of `host` with the options `opts`.
-pub(crate) fn simulate_on_host(
+/// The host description `host` names and its guests' machines, checked
+/// against `spec` (every error names the field): what [`simulate_on_host`]
+/// runs on, and what an experiment checks before any run.
+pub(crate) fn resolve_host(
     spec: &RunSpec,
     host: &str,
-    opts: SimOptions,
-) -> Result<Simulated, RunError> {
+) -> Result<(HostSpec, Vec<Topology>), RunError> {
     if spec.cpus.is_some() || spec.node.is_some() {
         return Err(SpecError::field(
             if spec.cpus.is_some() { "cpus" } else { "node" },
@@ -56,6 +57,16 @@ pub(crate) fn simulate_on_host(
             SpecError::field("host", format!("{}: guest[{i}].machine: {e}", hs.origin))
         })?);
     }
+    Ok((hs, topos))
+}
+
+/// Simulate `spec` in the guests of `host` with the options `opts`.
+pub(crate) fn simulate_on_host(
+    spec: &RunSpec,
+    host: &str,
+    opts: SimOptions,
+) -> Result<Simulated, RunError> {
+    let (hs, topos) = resolve_host(spec, host)?;
     let run = |r: Result<VmResult, VmError>| r.map_err(vm_err);
     let (vm, params) = match &spec.workload {
         WorkloadSpec::Hackbench(h) => {
