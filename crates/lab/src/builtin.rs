@@ -196,7 +196,7 @@ mod tests {
             assert_eq!(c.spec.machine, "xeon-12c24t");
             assert_eq!(c.spec.kernel, "linux-6.1");
             assert!(matches!(c.spec.workload, WorkloadSpec::Scenario(_)));
-            c.spec.validate().unwrap();
+            crate::exec::check(&c.spec).unwrap();
         }
         // every scenario of the sweep reaches a different stage of the 6.1 model
         let stages: std::collections::BTreeSet<String> = full

@@ -6,35 +6,11 @@ use crate::spec::{Mode, RunSpec, SpecError};
 use crate::workload::WorkloadSpec;
 use native::CpuSelection;
 use serde_json::Value;
-use sim::run::{SimError, SimResult};
+use sim::run::SimError;
 use sim::workload::hackbench::Hackbench;
 use sim::workload::spin::Spin;
 
-/// Why a run could not be done.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The specification is wrong.
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    /// The simulator refused or failed the run.
-    #[error(transparent)]
-    Sim(#[from] SimError),
-    /// The native run failed.
-    #[error(transparent)]
-    Native(#[from] native::Error),
-    /// The kernel run failed (qemu, the boot, the guest's reports).
-    #[error(transparent)]
-    Kernel(#[from] oracle::OracleError),
-}
-
-/// A finished simulated run: the simulator's record plus the workload's
-/// parameters as the run used them.
-pub struct Simulated {
-    /// The simulator's record.
-    pub result: SimResult,
-    /// The workload's parameters (`params` in `schedlab sim --json`).
-    pub params: Value,
-}
+pub use crate::outcome::{RunError, Simulated};
 
 fn to_json(v: &impl serde::Serialize) -> Value {
     serde_json::to_value(v).expect("plain data serialises")
@@ -98,7 +74,7 @@ pub fn simulate_with(
         WorkloadSpec::Npb(n) => {
             let ncpus = opts.cpus.as_ref().map_or(topo.nr_cpus(), |m| m.weight());
             let m = n.model(ncpus)?;
-            (sim::workload::npb::simulate(&topo, &m, &opts)?, to_json(&m))
+            (sim::run::simulate_npb(&topo, &m, &opts)?, to_json(&m))
         }
         WorkloadSpec::Scenario(_) => {
             return Err(SpecError::field(
@@ -245,9 +221,9 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
             }
             Ok(())
         }
-        // validate() checked what can be checked without the environment;
+        // what can be checked without the environment;
         // kernel::preflight checks the rest before an experiment runs
-        Mode::Kernel => Ok(()),
+        Mode::Kernel => Ok(crate::kernel::validate(spec)?),
         Mode::Native => {
             if let WorkloadSpec::Rtapp(_) = &spec.workload {
                 // validate() checked the file; rt-app must be here to run it

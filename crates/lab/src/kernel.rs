@@ -29,7 +29,7 @@
 //! simulator profile the agreement is computed with; `latest` (the
 //! default) takes `linux-X.Y` of whatever boots.
 
-use crate::exec::RunError;
+use crate::outcome::RunError;
 use crate::spec::{Mode, RunSpec, SpecError};
 use crate::workload::WorkloadSpec;
 use oracle::boot::{self, BootSpec};

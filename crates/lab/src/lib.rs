@@ -46,6 +46,7 @@ pub mod experiment;
 pub mod fidelity;
 pub mod kernel;
 pub mod metrics;
+pub mod outcome;
 pub mod runlog;
 pub mod runner;
 pub mod scenario;

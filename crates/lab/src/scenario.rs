@@ -22,7 +22,7 @@
 //! oracle's agreement with the simulator's decision for the same kernel
 //! profile on the guest's machine (`agreement`).
 
-use crate::exec::RunError;
+use crate::outcome::RunError;
 use crate::spec::RunSpec;
 use crate::workload::WorkloadSpec;
 use oracle::agreement::Agreement;

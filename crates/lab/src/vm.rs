@@ -5,7 +5,7 @@
 //! and pre-emptions and the host's pre-emption lengths; the text report
 //! prints every guest's.
 
-use crate::exec::{RunError, Simulated};
+use crate::outcome::{RunError, Simulated};
 use crate::spec::{RunSpec, SpecError};
 use crate::workload::WorkloadSpec;
 use serde_json::{json, Value};

@@ -11,9 +11,10 @@
 
 use crate::error::OracleError;
 use crate::scenario::{Setup, Wake};
+use sim::balance::linux::sis_util_nr_scan;
 use sim::cacheline::LineTable;
 use sim::costs::MachineCosts;
-use sim::placement::linux::{sis_util_nr_scan, Features, LinuxPlacement};
+use sim::placement::linux::{Features, LinuxPlacement};
 use sim::placement::{wf, Decision, Placement, PlacementStats, WakeEnv, WakeRequest};
 use sim::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
 use topology::{SchedDomains, Topology};

@@ -5,6 +5,7 @@
 
 use crate::cacheline::LineId;
 use crate::task::TaskId;
+use crate::Nanos;
 use std::collections::VecDeque;
 
 /// Page size.
@@ -31,6 +32,57 @@ pub enum ChanKind {
     /// A connected AF_INET SOCK_STREAM socket over loopback (127.0.0.1,
     /// TCP_NODELAY): one direction of it.
     TcpStream,
+}
+
+/// The channel costs of a machine by kind of channel: here, beside the
+/// kinds, so the cost profile does not depend on the channels.
+impl crate::costs::MachineCosts {
+    /// What a pipe or unix-socket call costs beyond its hot figure
+    /// (`pipe_syscall_ns`, `unix_syscall_ns`): the file reference a thread
+    /// of a multi-threaded process takes (`shared_fd`), the cache misses of
+    /// a call made while `buffered_per_cpu` payload bytes sit in the run's
+    /// channels of that kind per CPU in use (the depth table), and those of
+    /// a call made after `reuse` calls on the CPU to other pipes and sockets
+    /// since this channel's last one there (the rotation table; 0 when
+    /// the channel was last used elsewhere, whose lines the line model
+    /// charges). Both tables are linear between their points, the last
+    /// value beyond. TCP and the other kinds: 0.
+    #[inline(always)]
+    pub fn channel_call_extra(
+        &self,
+        kind: ChanKind,
+        shared_fd: bool,
+        buffered_per_cpu: u64,
+        reuse: u64,
+    ) -> Nanos {
+        let (fd, depth, rotation) = match kind {
+            ChanKind::Pipe => (
+                self.pipe_shared_fd_ns,
+                &self.pipe_depth_ns,
+                &self.pipe_rotation_ns,
+            ),
+            ChanKind::UnixStream => (
+                self.unix_shared_fd_ns,
+                &self.unix_depth_ns,
+                &self.unix_rotation_ns,
+            ),
+            ChanKind::TcpStream => return 0,
+        };
+        (if shared_fd { fd } else { 0 })
+            + crate::costs::piecewise(
+                crate::costs::DEPTH_BASE_BYTES,
+                &crate::costs::DEPTH_BYTES,
+                depth,
+                buffered_per_cpu,
+            )
+            + crate::costs::piecewise(0, &crate::costs::ROTATION_CALLS, rotation, reuse)
+    }
+
+    /// The rotation part of [`Self::channel_call_extra`] alone: the table
+    /// of `kind` at `reuse` calls to other channels. TCP: 0.
+    pub fn channel_rotation_ns(&self, kind: ChanKind, reuse: u64) -> Nanos {
+        self.channel_call_extra(kind, false, 0, reuse)
+    }
 }
 
 /// A buffered chunk: a pipe page or a socket buffer (skb).
@@ -372,6 +424,89 @@ impl Channel {
 
 #[cfg(test)]
 mod tests {
+    use crate::costs::MachineCosts;
+
+    #[test]
+    fn a_channel_call_after_calls_to_other_channels_pays_the_rotation_table() {
+        let mut m = MachineCosts::for_machine("generic");
+        m.unix_shared_fd_ns = 20;
+        m.unix_depth_ns = [40, 70, 70, 100];
+        m.pipe_rotation_ns = [2, 4, 14, 17];
+        m.unix_rotation_ns = [10, 20, 30, 40];
+        let unix = |reuse| m.channel_call_extra(ChanKind::UnixStream, false, 0, reuse);
+        // the same channel again at once: nothing
+        assert_eq!(unix(0), 0);
+        // linear from (0, 0) to (3, 10), then between the points
+        assert_eq!(unix(1), 3);
+        assert_eq!(unix(3), 10);
+        assert_eq!(unix(9), 15);
+        assert_eq!(unix(63), 30);
+        assert_eq!(unix(111), 35);
+        // the last value beyond the last point
+        assert_eq!(unix(159), 40);
+        assert_eq!(unix(u64::MAX), 40);
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, false, 0, 63), 14);
+        // added to the shared table's and the depth table's parts
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, true, 256_000, 15),
+            20 + 40 + 20
+        );
+        assert_eq!(m.channel_call_extra(ChanKind::TcpStream, true, 0, 159), 0);
+    }
+
+    #[test]
+    fn a_channel_call_runs_colder_with_a_shared_file_table_and_deep_queues() {
+        let mut m = MachineCosts::for_machine("generic");
+        m.pipe_shared_fd_ns = 30;
+        m.unix_shared_fd_ns = 20;
+        m.pipe_depth_ns = [0; 4];
+        m.unix_depth_ns = [40, 70, 70, 100];
+        m.pipe_rotation_ns = [2, 4, 14, 17];
+        m.unix_rotation_ns = [10, 20, 30, 40];
+        // nothing extra for a single-threaded process with little queued
+        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, false, 0, 0), 0);
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 16_000, 0),
+            0
+        );
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, true, 0, 0), 30);
+        assert_eq!(m.channel_call_extra(ChanKind::UnixStream, true, 0, 0), 20);
+        // linear from (16 000, 0) to (256 000, 40), then between the points
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 136_000, 0),
+            20
+        );
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 256_000, 0),
+            40
+        );
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 640_000, 0),
+            55
+        );
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, false, 2_624_000, 0),
+            85
+        );
+        // the last value beyond the last point, the shared-table part added
+        assert_eq!(
+            m.channel_call_extra(ChanKind::UnixStream, true, u64::MAX, 0),
+            120
+        );
+        assert_eq!(m.channel_call_extra(ChanKind::Pipe, false, u64::MAX, 0), 0);
+        // loopback TCP has its own measured costs
+        assert_eq!(
+            m.channel_call_extra(ChanKind::TcpStream, true, u64::MAX, 0),
+            0
+        );
+        // and --costs off charges nothing
+        let z = m.zeroed();
+        assert_eq!(
+            z.channel_call_extra(ChanKind::UnixStream, true, u64::MAX, u64::MAX),
+            0
+        );
+    }
+
     use super::*;
 
     #[test]

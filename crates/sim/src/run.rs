@@ -886,6 +886,24 @@ pub fn simulate<W: Workload>(
     Ok(result_of(topo, w, &e, name, balancer_name))
 }
 
+/// Simulate an NPB team `npb` on `topo` (the run's time is NPB's timed
+/// section), refusing a team larger than
+/// [`crate::workload::npb::MAX_THREADS`].
+pub fn simulate_npb(
+    topo: &topology::Topology,
+    npb: &crate::workload::npb::Npb,
+    opt: &SimOptions,
+) -> Result<SimResult, SimError> {
+    use crate::workload::npb::MAX_THREADS;
+    if npb.threads == 0 || npb.threads > MAX_THREADS {
+        return Err(SimError::TooLarge(format!(
+            "--threads: {} (1 to {MAX_THREADS})",
+            npb.threads
+        )));
+    }
+    simulate(topo, npb, opt)
+}
+
 #[cfg(test)]
 mod footprint_tests {
     use super::*;

@@ -42,6 +42,14 @@ pub const TASK_VARS: usize = 4;
 /// (`loadwait(32)`, 32 us, rt-app v1.0 src/rt-app.c `run_event`).
 pub const RUNTIME_BURST_NS: Nanos = 32_000;
 
+/// An OpenMP barrier (a team's barrier or a pool's dock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OmpBarrierId(pub u32);
+
+/// A point-to-point flag (a one-slot mailbox between two threads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OmpFlagId(pub u32);
+
 /// One operation of a task program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -270,14 +278,14 @@ pub enum Op {
     /// Wait at an OpenMP barrier as libgomp does (engine/omp.rs): arrive,
     /// spin for the barrier's spin budget, then FUTEX_WAIT until the last
     /// arrival; the last one wakes everyone.
-    OmpBarrier(crate::engine::OmpBarrierId),
+    OmpBarrier(OmpBarrierId),
     /// Combine a reduction partial: an atomic update of the reduction
     /// line of this barrier.
-    OmpReduce(crate::engine::OmpBarrierId),
+    OmpReduce(OmpBarrierId),
     /// Spin until the flag is set, then clear it (LU's `sync_left`).
-    OmpFlagWait(crate::engine::OmpFlagId),
+    OmpFlagWait(OmpFlagId),
     /// Spin until the flag is clear, then set it (LU's `sync_right`).
-    OmpFlagPost(crate::engine::OmpFlagId),
+    OmpFlagPost(OmpFlagId),
     /// sched_setaffinity(2) on itself to this CPU set (intersected with the
     /// CPUs the run may use), made only when the set differs from the
     /// task's current one (the caller's own check, as rt-app's

@@ -1,8 +1,9 @@
 //! The NPB models end to end: every kernel runs, deterministically, with
 //! teams smaller and larger than the machine and than LU's rows.
 
+use sim::run::simulate_npb as simulate;
 use sim::run::{SimOptions, SimResult};
-use sim::workload::npb::{simulate, Class, Kernel, Npb};
+use sim::workload::npb::{Class, Kernel, Npb};
 use topology::CpuMask;
 
 fn run(machine: &str, kernel: Kernel, class: Class, threads: u32, cpus: Option<&str>) -> SimResult {

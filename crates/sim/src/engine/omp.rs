@@ -43,13 +43,8 @@ use crate::rq::RunQueue;
 use crate::task::{Op, TaskId};
 use crate::Nanos;
 
-/// An OpenMP barrier (a team's barrier or a pool's dock).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct OmpBarrierId(pub u32);
-
-/// A point-to-point flag (a one-slot mailbox between two threads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct OmpFlagId(pub u32);
+// The ids live with the ops that name them (crate::task).
+pub use crate::task::{OmpBarrierId, OmpFlagId};
 
 /// Work of an open-ended spin (far beyond any run; ended by the flag's
 /// change or by preemption).

@@ -579,8 +579,26 @@ mod tests {
         for (p, _) in PRESETS {
             let s = preset(p).unwrap();
             assert!(!s.guests.is_empty());
-            assert!(s.guests.iter().all(|g| g.affinity.len() == 8));
+            let host = topology::machine(&s.machine).unwrap().nr_cpus();
+            for g in &s.guests {
+                // one affinity per vCPU, each within the host
+                let vcpus = topology::machine(&g.machine).unwrap().nr_cpus();
+                assert_eq!(g.affinity.len(), vcpus, "{p}");
+                assert!(g.affinity.iter().all(|m| m.iter().all(|c| c < host)), "{p}");
+            }
         }
+        // the corpus' two guests on one CCX share 4 of its 8 cores (8 of
+        // its 16 threads)
+        let c = preset("ccx-2vm-overlap").unwrap();
+        let set = |g: &GuestSpec| {
+            g.affinity
+                .iter()
+                .flat_map(|m| m.iter())
+                .collect::<std::collections::BTreeSet<usize>>()
+        };
+        let (a, b) = (set(&c.guests[0]), set(&c.guests[1]));
+        assert_eq!(a.intersection(&b).count(), 8);
+        assert_eq!(a.union(&b).count(), 16);
         let e = preset("vm9").unwrap_err();
         assert_eq!(e.key, "preset");
         assert!(

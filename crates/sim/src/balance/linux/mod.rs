@@ -31,6 +31,7 @@ mod legacy;
 mod newidle;
 mod nohz;
 mod stats;
+pub use stats::sis_util_nr_scan;
 mod walk;
 
 pub use features::{LbAlgorithm, LbFeatures, NumaImbalance, LB_FEATURES};
@@ -158,7 +159,7 @@ impl LinuxBalancer {
                     let w = llc.span_weight as u64;
                     let l = env.sd.llc_index(first);
                     env.llc[l].nr_idle_scan =
-                        crate::placement::linux::sis_util_nr_scan(0, w, llc.imbalance_pct as u64);
+                        stats::sis_util_nr_scan(0, w, llc.imbalance_pct as u64);
                 }
             }
         }

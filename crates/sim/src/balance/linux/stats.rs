@@ -92,6 +92,21 @@ pub(super) struct Lb {
     pub sd_idle: bool,
 }
 
+/// SCHED_CAPACITY_SCALE.
+const SCALE: u64 = 1024;
+
+/// The SIS_UTIL formula of `update_idle_cpu_scan()` (70fb5ccf2ebb, 6.0):
+/// with x the average per-CPU utilisation of an LLC of `llc_weight` CPUs,
+/// scan `llc_weight * (1024 - min(1024, x^2 pct^2 / (10000*1024))) / 1024`
+/// CPUs, in integer arithmetic as the kernel does.
+pub fn sis_util_nr_scan(sum_util: u64, llc_weight: u64, pct: u64) -> u32 {
+    let w = llc_weight.max(1);
+    let x = sum_util / w;
+    let tmp = (x * x * pct * pct / (10000 * SCALE)).min(SCALE);
+    let y = SCALE - tmp;
+    (y * w / SCALE) as u32
+}
+
 impl LinuxBalancer {
     /// The domain of a pass.
     pub(super) fn sd<'e>(&self, env: &BalanceEnv<'e>, lb: &Lb) -> &'e topology::SchedDomain {
@@ -361,8 +376,7 @@ impl LinuxBalancer {
             && lb.idle != IdleType::NewlyIdle
             && sd.span_weight == env.sd.sd_llc_size(lb.dst)
         {
-            let nr =
-                crate::placement::linux::sis_util_nr_scan(sum_util, sd.span_weight as u64, pct);
+            let nr = sis_util_nr_scan(sum_util, sd.span_weight as u64, pct);
             let l = env.sd.llc_index(lb.dst);
             if env.llc[l].nr_idle_scan != nr {
                 env.write_llc(lb.dst);
@@ -370,5 +384,30 @@ impl LinuxBalancer {
             }
         }
         sds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sis_util_nr_scan;
+
+    #[test]
+    fn update_idle_cpu_scan_matches_patch_table() {
+        // 70fb5ccf2ebb: 112-CPU LLC, util% 0/15/35/55/75/85 ->
+        // 112/108/92/64/24/0 (the patch computed in reals; integer rounding
+        // moves some entries by one).
+        let table = [(0, 112), (15, 108), (35, 92), (55, 64), (75, 24), (85, 0)];
+        for (pct, want) in table {
+            let x = pct * 1024 / 100;
+            let nr = sis_util_nr_scan(x * 112, 112, 117);
+            assert!((nr as i64 - want).abs() <= 1, "util {pct}%: {nr} vs {want}");
+        }
+        assert_eq!(sis_util_nr_scan(0, 112, 117), 112);
+        assert_eq!(sis_util_nr_scan(870 * 112, 112, 117), 1);
+        assert_eq!(sis_util_nr_scan(876 * 112, 112, 117), 0);
+        assert_eq!(sis_util_nr_scan(1024 * 112, 112, 117), 0);
+        // kunpeng920-node, 24 CPUs at util 512: x = 512, t = 512^2*117^2 /
+        // (10000*1024) = 350, y = 674, nr = 674*24/1024 = 15.
+        assert_eq!(sis_util_nr_scan(512 * 24, 24, 117), 15);
     }
 }

@@ -1,29 +1,15 @@
 //! Idle-core search and the LLC-shared hints: `select_idle_core()` (both
 //! forms), `test_idle_cores()`, `set_idle_cores()`, `__update_idle_core()`
-//! and the SIS_UTIL producer `update_idle_cpu_scan()`
 //! (kernel/sched/fair.c; `__update_idle_core()` runs from
-//! `set_next_task_idle()` in kernel/sched/idle.c; `update_idle_cpu_scan()`
-//! is 70fb5ccf2ebb, Chen Yu, v6.0; the SMT gate of `test_idle_cores()` is
-//! c8987ae5af79, v5.13).
+//! `set_next_task_idle()` in kernel/sched/idle.c; the SMT gate of
+//! `test_idle_cores()` is c8987ae5af79, v5.13). The SIS_UTIL scan budget
+//! these scans read is produced by the load balancer
+//! (`update_idle_cpu_scan()`, 70fb5ccf2ebb, v6.0:
+//! `crate::balance::linux::sis_util_nr_scan`).
 
 use super::LinuxPlacement;
 use crate::placement::{Stage, WakeEnv};
 use topology::{CpuMask, SchedDomain};
-
-/// SCHED_CAPACITY_SCALE.
-const SCALE: u64 = 1024;
-
-/// The SIS_UTIL formula of `update_idle_cpu_scan()` (70fb5ccf2ebb, 6.0):
-/// with x the average per-CPU utilisation of an LLC of `llc_weight` CPUs,
-/// scan `llc_weight * (1024 - min(1024, x^2 pct^2 / (10000*1024))) / 1024`
-/// CPUs, in integer arithmetic as the kernel does.
-pub fn sis_util_nr_scan(sum_util: u64, llc_weight: u64, pct: u64) -> u32 {
-    let w = llc_weight.max(1);
-    let x = sum_util / w;
-    let tmp = (x * x * pct * pct / (10000 * SCALE)).min(SCALE);
-    let y = SCALE - tmp;
-    (y * w / SCALE) as u32
-}
 
 impl LinuxPlacement {
     /// `test_idle_cores(target)`: read sd_llc_shared[target]->has_idle_cores.

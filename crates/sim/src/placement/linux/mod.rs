@@ -37,7 +37,6 @@ mod tests;
 pub use features::{
     FeatureError, Features, IdleCoreScanStyle, RecentUpdate, ScanStart, SisPropAvg, SmtMode,
 };
-pub use idle_core::sis_util_nr_scan;
 
 use super::{wf, Decision, Placement, Stage, WakeEnv, WakeRequest};
 use crate::Nanos;

@@ -338,21 +338,6 @@ impl super::Workload for Npb {
     }
 }
 
-/// Simulate `npb` on `topo` (the run's time is NPB's timed section).
-pub fn simulate(
-    topo: &topology::Topology,
-    npb: &Npb,
-    opt: &crate::run::SimOptions,
-) -> Result<crate::run::SimResult, crate::run::SimError> {
-    if npb.threads == 0 || npb.threads > MAX_THREADS {
-        return Err(crate::run::SimError::TooLarge(format!(
-            "--threads: {} (1 to {MAX_THREADS})",
-            npb.threads
-        )));
-    }
-    crate::run::simulate(topo, npb, opt)
-}
-
 /// The most threads of a team.
 pub const MAX_THREADS: u32 = 4096;
 
