@@ -156,8 +156,7 @@ fn cycle_edges(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeSet<(String, Stri
     let mut out = BTreeSet::new();
     for (a, ws) in g {
         for b in ws {
-            if t.comp.get(a.as_str()).is_some() && t.comp.get(a.as_str()) == t.comp.get(b.as_str())
-            {
+            if t.comp.contains_key(a.as_str()) && t.comp.get(a.as_str()) == t.comp.get(b.as_str()) {
                 out.insert((a.clone(), b.clone()));
             }
         }
