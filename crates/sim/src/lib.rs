@@ -5,17 +5,64 @@
 //! - [`event`]: the (time, sequence) event queue;
 //! - [`eevdf`]: per-CPU EEVDF run queues behind the [`rq::RunQueue`]
 //!   interface; [`pelt`]: load tracking;
-//! - [`task`] and [`channel`]: tasks as programs of operations, pipes and
-//!   unix sockets with the kernel's blocking and wake-up rules;
-//! - [`costs`] and [`cacheline`]: hardware and OS costs by machine, and the
-//!   cache-line model for shared state;
+//! - [`task`] and [`channel`]: tasks as programs of operations, pipes, unix
+//!   sockets and loopback TCP with the kernel's blocking and wake-up rules;
+//! - [`costs`], [`cost_profile`] and [`cacheline`]: hardware and OS costs by
+//!   machine, and the cache-line model for shared state;
+//! - [`state`]: the per-CPU and per-LLC scheduler state placement reads;
 //! - [`placement`]: the wake-up placement policies, behind a narrow view;
+//! - [`balance`]: the load balancers, behind a narrow view;
+//! - [`cpuidle`] and [`idle_loop`]: idle states, governors and the idle
+//!   loop's tick and nohz bookkeeping;
 //! - [`engine`]: the event loop that ties them together;
 //! - [`numa`]: memory placement and automatic NUMA balancing;
 //! - [`host`]: the host layer (guests on vCPUs a host can pre-empt);
-//! - [`workload`]: benchmark models (hackbench);
+//! - [`workload`]: benchmark models (hackbench, schbench, tbench, NPB,
+//!   rt-app, spin, falseshare);
 //! - [`run`]: one-call entry points and the result record;
 //! - [`trace`]: the events a trace writer is sent (the writer is elsewhere).
+//!
+//! No module imports a module that imports it back (checked by
+//! `tests/module_cycles.rs`): `run` builds an engine and a workload, the
+//! engine drives the placement and balancing policies through their narrow
+//! views, and those read the kernel's state and costs below them.
+//!
+//! # One wake-up, file by file
+//!
+//! A hackbench sender writes to a pipe whose reader sleeps; this is the
+//! path of that message (Linux's own names in brackets):
+//!
+//! 1. `engine/mod.rs`, `Engine::run`: the event loop pops the earliest
+//!    event and `dispatch`es it; the sender's CPU reached the end of its
+//!    current segment (a stretch of one op's work).
+//! 2. `engine/schedule.rs`, `segment_done`: the op's work is done; it is
+//!    applied.
+//! 3. `engine/ops.rs`, `apply_op`: the write puts bytes in the channel
+//!    (`channel.rs`, `pipe_write`'s rules) and reports whom it wakes;
+//!    `do_wakes` wakes the waiting reader with WF_SYNC
+//!    (`wake_up_interruptible_sync_poll`).
+//! 4. `engine/wakeup.rs`, `try_to_wake_up` (kernel/sched/core.c): the
+//!    reader becomes runnable; `select_cpu` (`select_task_rq` and its
+//!    fallback) builds a [`placement::WakeEnv`] and asks the
+//!    [`placement::Placement`] policy, e.g. `placement/linux/`'s
+//!    `select_task_rq_fair` (`wake_wide`, `wake_affine`,
+//!    `select_idle_sibling` and its scans, version by version).
+//! 5. `placement/mod.rs`, `WakeEnv`: every remote read the policy makes
+//!    (another CPU's run queue, the LLC's shared line) goes through
+//!    [`cacheline::LineTable`], which charges a transfer at the distance
+//!    from the line's last writer; the cost is added to the waker CPU's
+//!    debt, so a slow scan delays the waker as it does in the kernel.
+//! 6. `engine/wakeup.rs`, `activate` (`ttwu_do_activate`) and
+//!    `engine/core.rs`, `activate_task` / `wakeup_preempt`: the reader is
+//!    enqueued on the chosen CPU's run queue (`eevdf.rs`, `enqueue_entity`),
+//!    then that CPU is kicked out of idle (`kick_idle_cpu`: IPI and the
+//!    idle state's exit latency) or checked for preemption
+//!    (`check_preempt_wakeup`, `resched_curr`).
+//! 7. `engine/clock.rs`, `start_segment_at` / `arm_segment`: the waker's
+//!    debt becomes part of its next segment, and the woken CPU's next
+//!    segment starts when it has left idle or switched
+//!    (`engine/schedule.rs`, `schedule`); each arms its end event, and the
+//!    loop goes on.
 //!
 //! ```
 //! use sim::run::{simulate_hackbench, SimOptions};

@@ -1,6 +1,7 @@
-//! The run-queue discipline interface. The engine is generic over it, so a
-//! CFS queue (kernels before 6.6) can be added beside the EEVDF one
-//! ([`crate::eevdf::CfsRq`]) without touching the engine.
+//! The run-queue discipline interface. The engine is generic over it; the
+//! one implementation today is EEVDF's ([`crate::eevdf::CfsRq`], named after
+//! the kernel's `struct cfs_rq`, which holds either discipline), used for
+//! every kernel profile, including those before 6.6 whose kernels ran CFS.
 
 use crate::eevdf::{CfsRq, EevdfParams, Entity};
 use crate::Nanos;

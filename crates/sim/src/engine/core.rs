@@ -1,7 +1,7 @@
 //! Engine primitives under the kernel's names (kernel/sched/core.c): moving a
 //! task on and off a run queue, changing its CPU, and making a CPU
-//! reschedule. The wake-up path is built from them; a load balancer will
-//! use the same ones to migrate queued tasks.
+//! reschedule. The wake-up path is built from them, and the load balancer
+//! (`engine/balance.rs`) migrates queued tasks with the same ones.
 
 use super::{Engine, Mode};
 use crate::event::{Event, Slot};
