@@ -67,29 +67,20 @@ pub enum MenuPoll {
     Prediction,
 }
 
-/// The idle-loop toggles of one kernel profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IdleLoopFeatures {
-    /// When the tick stops.
-    pub tick_stop: TickStop,
-    /// POLL's time limit.
-    pub poll_limit: PollLimit,
-    /// menu's POLL rule.
-    pub menu_poll: MenuPoll,
-}
-
-impl IdleLoopFeatures {
-    /// The toggles of kernel version `v` (`(7, 0)` is the latest tree,
-    /// `(2, 6)` 2.6.38, which also stopped the tick upfront).
-    pub fn for_version(v: (u32, u32)) -> IdleLoopFeatures {
-        let ge = |a: u32, b: u32| v >= (a, b);
-        IdleLoopFeatures {
-            tick_stop: if ge(4, 17) {
-                TickStop::Governor
-            } else {
-                TickStop::Upfront
-            },
-            poll_limit: if ge(5, 11) {
+crate::toggles! {
+    /// The idle-loop toggles of one kernel profile.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct IdleLoopFeatures {}
+    /// (name, values, description) of every idle-loop toggle.
+    table pub IDLE_FEATURES;
+    defaults(_name, _v, ge);
+    toggles {
+        /// When the tick stops.
+        pub tick_stop: TickStop = if ge(4, 17) { TickStop::Governor } else { TickStop::Upfront },
+            "idle_tick_stop" ("upfront|governor": "upfront" => TickStop::Upfront, "governor" => TickStop::Governor)
+            => "the idle loop stops the tick before the governor runs and counts the CPU idle in nr_busy_cpus at every entry (<=4.16), or after the governor's vote (554c8aa8ecad, 4.17)";
+        /// POLL's time limit.
+        pub poll_limit: PollLimit = if ge(5, 11) {
                 PollLimit::TenUsState
             } else if ge(5, 0) {
                 PollLimit::FirstState
@@ -98,44 +89,30 @@ impl IdleLoopFeatures {
             } else {
                 PollLimit::None
             },
-            menu_poll: if ge(4, 20) {
-                MenuPoll::Prediction
-            } else {
-                MenuPoll::TimerSoon
-            },
-        }
+            "poll_limit" ("none|tick/16|first-state|10us-state":
+                "none" => PollLimit::None,
+                "tick/16" => PollLimit::TickDiv16,
+                "first-state" => PollLimit::FirstState,
+                "10us-state" => PollLimit::TenUsState)
+            => "cpuidle POLL time limit: none (<=4.16), TICK_NSEC/16 (a37b969a61c1, 4.17), the first state's target residency (5.0), the first residency >= 10 us capped at TICK_NSEC/16 (5.11)";
+        /// menu's POLL rule.
+        pub menu_poll: MenuPoll = if ge(4, 20) { MenuPoll::Prediction } else { MenuPoll::TimerSoon },
+            "menu_poll_rule" ("timer-soon|prediction": "timer-soon" => MenuPoll::TimerSoon, "prediction" => MenuPoll::Prediction)
+            => "menu picks POLL only for a timer due within max(20 us, state 1's residency) (<=4.19), or also for a prediction under state 1's exit latency (4.20)";
+    }
+}
+
+impl IdleLoopFeatures {
+    /// The toggles of kernel version `v` (`(7, 0)` is the latest tree,
+    /// `(2, 6)` 2.6.38, which also stopped the tick upfront).
+    pub fn for_version(v: (u32, u32)) -> IdleLoopFeatures {
+        IdleLoopFeatures::declared("", v)
     }
 
     /// Set toggle `name` to `value`. Ok(false): not an idle-loop toggle;
     /// Err(valid values): a bad value.
     pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
-        match name {
-            "idle_tick_stop" => {
-                self.tick_stop = match value {
-                    "upfront" => TickStop::Upfront,
-                    "governor" => TickStop::Governor,
-                    _ => return Err("upfront|governor"),
-                }
-            }
-            "poll_limit" => {
-                self.poll_limit = match value {
-                    "none" => PollLimit::None,
-                    "tick/16" => PollLimit::TickDiv16,
-                    "first-state" => PollLimit::FirstState,
-                    "10us-state" => PollLimit::TenUsState,
-                    _ => return Err("none|tick/16|first-state|10us-state"),
-                }
-            }
-            "menu_poll_rule" => {
-                self.menu_poll = match value {
-                    "timer-soon" => MenuPoll::TimerSoon,
-                    "prediction" => MenuPoll::Prediction,
-                    _ => return Err("timer-soon|prediction"),
-                }
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
+        self.set_declared(name, value)
     }
 }
 
@@ -145,13 +122,6 @@ impl Default for IdleLoopFeatures {
         IdleLoopFeatures::for_version((7, 0))
     }
 }
-
-/// (name, values, description) of every idle-loop toggle.
-pub static IDLE_FEATURES: &[(&str, &str, &str)] = &[
-    ("idle_tick_stop", "upfront|governor", "the idle loop stops the tick before the governor runs and counts the CPU idle in nr_busy_cpus at every entry (<=4.16), or after the governor's vote (554c8aa8ecad, 4.17)"),
-    ("poll_limit", "none|tick/16|first-state|10us-state", "cpuidle POLL time limit: none (<=4.16), TICK_NSEC/16 (a37b969a61c1, 4.17), the first state's target residency (5.0), the first residency >= 10 us capped at TICK_NSEC/16 (5.11)"),
-    ("menu_poll_rule", "timer-soon|prediction", "menu picks POLL only for a timer due within max(20 us, state 1's residency) (<=4.19), or also for a prediction under state 1's exit latency (4.20)"),
-];
 
 #[cfg(test)]
 mod tests {

@@ -99,5 +99,6 @@ pub mod rq;
 pub mod run;
 pub mod state;
 pub mod task;
+pub mod toggle;
 pub mod trace;
 pub mod workload;

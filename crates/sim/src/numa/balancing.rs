@@ -129,58 +129,45 @@ pub enum StaggerUnits {
     Fixed,
 }
 
-/// NUMA balancing's version-dependent rules, as toggles of a kernel
-/// profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NumaFeatures {
-    /// 137844759843 (4.19): a new thread's first scan is delayed by its
-    /// position in the mm (`init_numa_balancing`).
-    pub scan_stagger: bool,
-    /// The stagger's units.
-    pub stagger_units: StaggerUnits,
-    /// 37355bdc5a12 (4.19): pages of a task without a preferred node, or in
-    /// its first 4 scan passes, migrate on the first fault that is private
-    /// or unset, without the two-stage filter.
-    pub early_migrate: bool,
-    /// b6a60cf36d49 (4.19): placement runs only when the migrate retry time
-    /// has passed; before, every fault ran it.
-    pub placement_at_retry: bool,
+crate::toggles! {
+    /// NUMA balancing's version-dependent rules, as toggles of a kernel
+    /// profile.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct NumaFeatures {}
+    /// (name, values, description) of every NUMA-balancing toggle.
+    table pub NUMA_FEATURES;
+    defaults(_name, _v, ge);
+    toggles {
+        /// 137844759843 (4.19): a new thread's first scan is delayed by its
+        /// position in the mm (`init_numa_balancing`).
+        pub scan_stagger: bool = ge(4, 19), "numa_scan_stagger"
+            => "a new thread's first NUMA scan waits for its place in the mm (137844759843, 4.19)";
+        /// The stagger's units.
+        pub stagger_units: StaggerUnits = StaggerUnits::Bug,
+            "numa_stagger_units" ("bug|fixed": "bug" => StaggerUnits::Bug, "fixed" => StaggerUnits::Fixed)
+            => "the stagger compares task_scan_max() in ms with ns, so every thread waits ~2 ticks (bug, as merged and in 6.19), or thread k waits ~k scan periods (fixed, proposed on LKML)";
+        /// 37355bdc5a12 (4.19): pages of a task without a preferred node, or in
+        /// its first 4 scan passes, migrate on the first fault that is private
+        /// or unset, without the two-stage filter.
+        pub early_migrate: bool = ge(4, 19), "numa_early_migrate"
+            => "pages of a task with no preferred node or in its first 4 scan passes migrate on a private or first fault (37355bdc5a12, 4.19)";
+        /// b6a60cf36d49 (4.19): placement runs only when the migrate retry time
+        /// has passed; before, every fault ran it.
+        pub placement_at_retry: bool = ge(4, 19), "numa_placement_at_retry"
+            => "task_numa_placement runs only once the migrate retry time passed (b6a60cf36d49, 4.19), else at every fault";
+    }
 }
 
 impl NumaFeatures {
     /// The rules of kernel version `v`.
     pub fn for_version(v: (u32, u32)) -> NumaFeatures {
-        let ge419 = v >= (4, 19);
-        NumaFeatures {
-            scan_stagger: ge419,
-            stagger_units: StaggerUnits::Bug,
-            early_migrate: ge419,
-            placement_at_retry: ge419,
-        }
+        NumaFeatures::declared("", v)
     }
 
     /// Set toggle `name` to `value`. Ok(false): not a NUMA toggle;
     /// Err(valid values): a bad value.
     pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
-        let b = || match value {
-            "on" => Ok(true),
-            "off" => Ok(false),
-            _ => Err("on|off"),
-        };
-        match name {
-            "numa_scan_stagger" => self.scan_stagger = b()?,
-            "numa_stagger_units" => {
-                self.stagger_units = match value {
-                    "bug" => StaggerUnits::Bug,
-                    "fixed" => StaggerUnits::Fixed,
-                    _ => return Err("bug|fixed"),
-                }
-            }
-            "numa_early_migrate" => self.early_migrate = b()?,
-            "numa_placement_at_retry" => self.placement_at_retry = b()?,
-            _ => return Ok(false),
-        }
-        Ok(true)
+        self.set_declared(name, value)
     }
 }
 
@@ -190,14 +177,6 @@ impl Default for NumaFeatures {
         NumaFeatures::for_version((7, 0))
     }
 }
-
-/// (name, values, description) of every NUMA-balancing toggle.
-pub static NUMA_FEATURES: &[(&str, &str, &str)] = &[
-    ("numa_scan_stagger", "on|off", "a new thread's first NUMA scan waits for its place in the mm (137844759843, 4.19)"),
-    ("numa_stagger_units", "bug|fixed", "the stagger compares task_scan_max() in ms with ns, so every thread waits ~2 ticks (bug, as merged and in 6.19), or thread k waits ~k scan periods (fixed, proposed on LKML)"),
-    ("numa_early_migrate", "on|off", "pages of a task with no preferred node or in its first 4 scan passes migrate on a private or first fault (37355bdc5a12, 4.19)"),
-    ("numa_placement_at_retry", "on|off", "task_numa_placement runs only once the migrate retry time passed (b6a60cf36d49, 4.19), else at every fault"),
-];
 
 /// Per-task NUMA state (`task_struct`'s numa_* fields).
 #[derive(Clone, Debug)]

@@ -106,109 +106,159 @@ pub enum RecentUpdate {
     PrevAlways,
 }
 
-/// The feature set of one kernel profile plus overrides.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Features {
-    profile: String,
-    /// The kernel version the profile models (`latest` is 7.0).
-    version: (u32, u32),
-    overrides: Vec<String>,
-    /// SIS_UTIL: LLC scan budget nr_idle_scan from periodic LLC balance.
-    pub sis_util: bool,
-    /// SIS_PROP: scan budget from the waker's idle time / avg scan cost.
-    pub sis_prop: bool,
-    /// SIS_PROP idle-time variant.
-    pub sis_prop_avg: SisPropAvg,
-    /// SIS_AVG_CPU: skip the scan when avg_idle/512 < avg_scan_cost
-    /// (separate-style select_idle_cpu only).
-    pub sis_avg_cpu: bool,
-    /// Wrap start of the scans.
-    pub scan_start: ScanStart,
-    /// <= 5.2: the SIS_PROP scan walks the whole LLC span and disallowed
-    /// CPUs consume budget (60588bfa223f moved to span & cpus_ptr in 5.3).
-    pub scan_counts_disallowed: bool,
-    /// has_idle_cores hint and whole-core search (when SMT is present).
-    pub idle_core_search: bool,
-    /// Separate (<= 5.11) or merged (>= 5.12) idle-core search.
-    pub idle_core_scan_style: IdleCoreScanStyle,
-    /// bec2860a2bd6: stop at the first busy sibling (cost only).
-    pub select_idle_core_early_break: bool,
-    /// c8987ae5af79: no has_idle_cores read without SMT (cost only).
-    pub test_idle_cores_smt_gate: bool,
-    /// 5.12 only: a failed idle-core scan clears the hint of the waker's
-    /// LLC instead of the target's (fixed by 02dbb7246c5b in 5.13).
-    pub clear_idle_cores_on_waker: bool,
-    /// Placement of select_idle_smt.
-    pub select_idle_smt_mode: SmtMode,
-    /// select_idle_smt(prev) skips siblings outside sd_llc(target)
-    /// (5.13-5.19 and >= 6.8).
-    pub smt_llc_span_check: bool,
-    /// select_idle_smt(prev) does not re-probe prev itself (>= 6.0; cost
-    /// only; follows the profile, not a named feature).
-    smt_skip_self: bool,
-    /// available_idle_cpu rejects preempted vCPUs (>= 4.18).
-    pub vcpu_preempt_check: bool,
-    /// CPUs with only SCHED_IDLE tasks count as idle (>= 5.4).
-    pub sched_idle_as_idle: bool,
-    /// choose_idle_cpu(c, p): a sched-idle CPU counts only for a non-idle
-    /// wakee (newest trees).
-    pub choose_idle_cpu: bool,
-    /// p->recent_used_cpu candidate (>= 4.16).
-    pub recent_used_cpu: bool,
-    /// recent_used_cpu update policy.
-    pub recent_used_cpu_update: RecentUpdate,
-    /// A per-CPU kthread waker stacks the wakee on prev == this CPU.
-    pub kthread_stack: bool,
-    /// CONFIG_SCHED_CLUSTER: build the CLS domain level (>= 5.16); the
-    /// feature `sched_cluster` and `--kernel-config SCHED_CLUSTER` both set it.
-    pub sched_cluster: bool,
-    /// CONFIG_SCHED_SMT: the SMT domain level and sched_smt_present.
-    pub sched_smt: bool,
-    /// CONFIG_SCHED_MC: the MC domain level.
-    pub sched_mc: bool,
-    /// CONFIG_NUMA: the NODE and NUMA domain levels.
-    pub numa: bool,
-    /// 8881e1639f1f (6.7): scan target's cluster first (SD_CLUSTER on CLS).
-    pub cluster_scan: bool,
-    /// 22165f61d0c4 (6.7): idle prev/recent in another cluster are
-    /// fallbacks after a failed scan.
-    pub cluster_prev_fallback: bool,
-    /// 2022 v2 patch (base 5.17-rc1): uncounted cluster pre-scan, !SMT only;
-    /// prev/recent must share the cluster.
-    pub cluster_scan_v2: bool,
-    /// v2 series: after a failed cluster pre-scan return target when target
-    /// and prev share a cluster ("don't ping-pong"; dropped in v3).
-    pub cluster_v2_pingpong: bool,
-    /// WA_IDLE.
-    pub wa_idle: bool,
-    /// WA_WEIGHT.
-    pub wa_weight: bool,
-    /// WA_BIAS.
-    pub wa_bias: bool,
-    /// wake_affine_idle returns an idle prev (~5.11).
-    pub wake_affine_prev_idle: bool,
-    /// wake_wide flip heuristic (off: always want_affine).
-    pub wake_wide: bool,
-    /// Honour WF_SYNC in wake_affine.
-    pub sync_wakeups: bool,
-    /// sd_init default imbalance_pct: 117 (>= 5.10) or 125.
-    pub imbalance_pct_default: u32,
-    /// sysctl_sched_base_slice before scaling by the CPU count (see
-    /// `base_slice_ns`).
-    base_slice_ns: u64,
-    /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12; on
-    /// from that version, docs/eevdf.md).
-    pub delay_dequeue: bool,
-    /// update_curr reschedules once slice protection has ended (6.17,
-    /// docs/eevdf.md).
-    pub resched_unprotected: bool,
-    /// The load balancer's toggles (the `sis_util` above also decides
-    /// whether the balancer produces nr_idle_scan).
-    pub lb: LbFeatures,
-    /// The idle loop's toggles (when the tick stops, cpuidle's POLL).
-    pub idle: IdleLoopFeatures,
-    /// Automatic NUMA balancing's toggles (the 4.19 scan stagger, ...).
-    pub numa_balancing: NumaFeatures,
+crate::toggles! {
+    /// The feature set of one kernel profile plus overrides.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Features {
+        profile: String = name.to_string();
+        /// The kernel version the profile models (`latest` is 7.0).
+        version: (u32, u32) = v;
+        overrides: Vec<String> = Vec::new();
+        /// select_idle_smt(prev) does not re-probe prev itself (>= 6.0; cost
+        /// only; follows the profile, not a named feature).
+        smt_skip_self: bool = ge(6, 0);
+        /// CONFIG_SCHED_SMT: the SMT domain level and sched_smt_present.
+        pub sched_smt: bool = true;
+        /// CONFIG_SCHED_MC: the MC domain level.
+        pub sched_mc: bool = true;
+        /// CONFIG_NUMA: the NODE and NUMA domain levels.
+        pub numa: bool = true;
+        /// sysctl_sched_base_slice before scaling by the CPU count (see
+        /// `base_slice_ns`).
+        base_slice_ns: u64 = if ge(6, 15) { 700_000 } else { 750_000 };
+        /// The load balancer's toggles (the `sis_util` above also decides
+        /// whether the balancer produces nr_idle_scan).
+        pub lb: LbFeatures = LbFeatures::for_version(v);
+        /// The idle loop's toggles (when the tick stops, cpuidle's POLL).
+        pub idle: IdleLoopFeatures = IdleLoopFeatures::for_version(v);
+        /// Automatic NUMA balancing's toggles (the 4.19 scan stagger, ...).
+        pub numa_balancing: NumaFeatures = NumaFeatures::for_version(v);
+    }
+    /// (name, values, description) of every wake-up path toggle.
+    table FEATURES;
+    defaults(name, v, ge);
+    toggles {
+        /// SIS_UTIL: LLC scan budget nr_idle_scan from periodic LLC balance.
+        pub sis_util: bool = ge(6, 0), "sis_util"
+            => "SIS_UTIL: LLC scan budget from periodic LLC balance (70fb5ccf2ebb, 6.0)";
+        /// SIS_PROP: scan budget from the waker's idle time / avg scan cost.
+        pub sis_prop: bool = ge(4, 13) && !ge(6, 0), "sis_prop"
+            => "SIS_PROP: scan budget = span*avg_idle/avg_scan_cost, min 4 (4.13-6.6)";
+        /// SIS_PROP idle-time variant.
+        pub sis_prop_avg: SisPropAvg = if ge(5, 14) { SisPropAvg::WakeAvgIdle } else { SisPropAvg::AvgIdle512 },
+            "sis_prop_avg" ("avg-idle-512|wake-avg-idle": "avg-idle-512" => SisPropAvg::AvgIdle512, "wake-avg-idle" => SisPropAvg::WakeAvgIdle)
+            => "SIS_PROP idle estimate: avg_idle/512 (<=5.13) or aged wake_avg_idle (5.14-6.6)";
+        /// SIS_AVG_CPU: skip the scan when avg_idle/512 < avg_scan_cost
+        /// (separate-style select_idle_cpu only).
+        pub sis_avg_cpu: bool = false, "sis_avg_cpu"
+            => "SIS_AVG_CPU: skip the scan when avg_idle/512 < avg_scan_cost (<=5.11, default off)";
+        /// Wrap start of the scans.
+        pub scan_start: ScanStart = if ge(6, 0) { ScanStart::TargetPlus1 } else { ScanStart::Target },
+            "scan_start" ("target|target+1": "target" => ScanStart::Target, "target+1" => ScanStart::TargetPlus1)
+            => "wrap start of the LLC scan (target+1 from 6.0)";
+        /// <= 5.2: the SIS_PROP scan walks the whole LLC span and disallowed
+        /// CPUs consume budget (60588bfa223f moved to span & cpus_ptr in 5.3).
+        pub scan_counts_disallowed: bool = !ge(5, 3), "scan_counts_disallowed"
+            => "disallowed CPUs consume SIS_PROP budget (<=5.2)";
+        /// has_idle_cores hint and whole-core search (when SMT is present).
+        pub idle_core_search: bool = true, "idle_core_search"
+            => "has_idle_cores hint and whole-core search when SMT is present";
+        /// Separate (<= 5.11) or merged (>= 5.12) idle-core search.
+        pub idle_core_scan_style: IdleCoreScanStyle = if ge(5, 12) { IdleCoreScanStyle::Merged } else { IdleCoreScanStyle::Separate },
+            "idle_core_scan_style" ("separate|merged": "separate" => IdleCoreScanStyle::Separate, "merged" => IdleCoreScanStyle::Merged)
+            => "separate core/cpu/smt scans (<=5.11) or one merged pass (>=5.12)";
+        /// bec2860a2bd6: stop at the first busy sibling (cost only).
+        pub select_idle_core_early_break: bool = ge(5, 7), "select_idle_core_early_break"
+            => "stop at the first busy sibling (bec2860a2bd6, 5.7; cost only)";
+        /// c8987ae5af79: no has_idle_cores read without SMT (cost only).
+        pub test_idle_cores_smt_gate: bool = ge(5, 13), "test_idle_cores_smt_gate"
+            => "no has_idle_cores read without SMT (c8987ae5af79, 5.13; cost only)";
+        /// 5.12 only: a failed idle-core scan clears the hint of the waker's
+        /// LLC instead of the target's (fixed by 02dbb7246c5b in 5.13).
+        pub clear_idle_cores_on_waker: bool = v == (5, 12), "clear_idle_cores_on_waker"
+            => "5.12 bug: a failed core scan clears the waker's LLC hint (fixed 02dbb7246c5b)";
+        /// Placement of select_idle_smt.
+        pub select_idle_smt_mode: SmtMode = if ge(5, 13) {
+                SmtMode::PrevBeforeScan
+            } else if ge(5, 12) {
+                SmtMode::None
+            } else {
+                SmtMode::TargetLast
+            },
+            "select_idle_smt_mode" ("target-last|none|prev-before-scan":
+                "target-last" => SmtMode::TargetLast,
+                "none" => SmtMode::None,
+                "prev-before-scan" => SmtMode::PrevBeforeScan)
+            => "select_idle_smt: sibling of target last (<=5.11), none (5.12), sibling of prev first (>=5.13)";
+        /// select_idle_smt(prev) skips siblings outside sd_llc(target)
+        /// (5.13-5.19 and >= 6.8).
+        pub smt_llc_span_check: bool = (ge(5, 13) && !ge(6, 0)) || ge(6, 8), "smt_llc_span_check"
+            => "select_idle_smt(prev) skips siblings outside the LLC (5.13-5.19, >=6.8)";
+        /// available_idle_cpu rejects preempted vCPUs (>= 4.18).
+        pub vcpu_preempt_check: bool = ge(4, 18), "vcpu_preempt_check"
+            => "available_idle_cpu rejects preempted vCPUs (4.18)";
+        /// CPUs with only SCHED_IDLE tasks count as idle (>= 5.4).
+        pub sched_idle_as_idle: bool = ge(5, 4), "sched_idle_as_idle"
+            => "CPUs running only SCHED_IDLE tasks count as idle (5.4)";
+        /// choose_idle_cpu(c, p): a sched-idle CPU counts only for a non-idle
+        /// wakee (newest trees).
+        pub choose_idle_cpu: bool = ge(7, 0), "choose_idle_cpu"
+            => "a sched-idle CPU counts only for a non-SCHED_IDLE wakee (newest trees)";
+        /// p->recent_used_cpu candidate (>= 4.16).
+        pub recent_used_cpu: bool = ge(4, 16), "recent_used_cpu"
+            => "p->recent_used_cpu candidate after prev (4.16)";
+        /// recent_used_cpu update policy.
+        pub recent_used_cpu_update: RecentUpdate = if ge(5, 16) { RecentUpdate::PrevAlways } else { RecentUpdate::Swap },
+            "recent_used_cpu_update" ("swap|prev-always": "swap" => RecentUpdate::Swap, "prev-always" => RecentUpdate::PrevAlways)
+            => "recent_used_cpu update: swap on use + waker records its CPU (4.16-5.15) or prev always (5.16)";
+        /// A per-CPU kthread waker stacks the wakee on prev == this CPU.
+        pub kthread_stack: bool = ge(5, 11), "kthread_stack"
+            => "a per-CPU kthread waker stacks the wakee on prev == this CPU (~5.11)";
+        /// CONFIG_SCHED_CLUSTER: build the CLS domain level (>= 5.16); the
+        /// feature `sched_cluster` and `--kernel-config SCHED_CLUSTER` both set it.
+        pub sched_cluster: bool = ge(5, 16), "sched_cluster"
+            => "CONFIG_SCHED_CLUSTER: CLS domain level (5.16)";
+        /// 8881e1639f1f (6.7): scan target's cluster first (SD_CLUSTER on CLS).
+        pub cluster_scan: bool = ge(6, 7), "cluster_scan"
+            => "scan the target's cluster first, sharing the budget; SD_CLUSTER on CLS (8881e1639f1f, 6.7)";
+        /// 22165f61d0c4 (6.7): idle prev/recent in another cluster are
+        /// fallbacks after a failed scan.
+        pub cluster_prev_fallback: bool = ge(6, 7), "cluster_prev_fallback"
+            => "idle prev/recent in another cluster become fallbacks (22165f61d0c4, 6.7)";
+        /// 2022 v2 patch (base 5.17-rc1): uncounted cluster pre-scan, !SMT only;
+        /// prev/recent must share the cluster.
+        pub cluster_scan_v2: bool = false, "cluster_scan_v2"
+            => "2022 v2 patch: uncounted cluster pre-scan without SMT; prev/recent must share the cluster";
+        /// v2 series: after a failed cluster pre-scan return target when target
+        /// and prev share a cluster ("don't ping-pong"; dropped in v3).
+        pub cluster_v2_pingpong: bool = false, "cluster_v2_pingpong"
+            => "v2 series: after a failed cluster pre-scan keep target if it shares prev's cluster";
+        /// WA_IDLE.
+        pub wa_idle: bool = true, "wa_idle" => "WA_IDLE: wake_affine_idle";
+        /// WA_WEIGHT.
+        pub wa_weight: bool = true, "wa_weight" => "WA_WEIGHT: wake_affine_weight";
+        /// WA_BIAS.
+        pub wa_bias: bool = true, "wa_bias" => "WA_BIAS: bias towards prev by (imbalance_pct-100)/2";
+        /// wake_affine_idle returns an idle prev (~5.11).
+        pub wake_affine_prev_idle: bool = ge(5, 11), "wake_affine_prev_idle"
+            => "wake_affine_idle returns an idle prev (~5.11)";
+        /// wake_wide flip heuristic (off: always want_affine).
+        pub wake_wide: bool = true, "wake_wide" => "wake_wide flip heuristic (off: always want affine)";
+        /// Honour WF_SYNC in wake_affine.
+        pub sync_wakeups: bool = true, "sync_wakeups" => "honour WF_SYNC in wake_affine";
+        /// sd_init default imbalance_pct: 117 (>= 5.10) or 125.
+        pub imbalance_pct_default: u32 = if ge(5, 10) { 117 } else { 125 },
+            "imbalance_pct_default" ("117|125": "117" => 117, "125" => 125)
+            => "sd_init default imbalance_pct (125 before 5.10)";
+        /// update_curr reschedules once slice protection has ended (6.17,
+        /// docs/eevdf.md).
+        pub resched_unprotected: bool = ge(6, 17), "resched_unprotected"
+            => "EEVDF update_curr reschedules once slice protection has ended, eligible or not (6.17)";
+        /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12; on
+        /// from that version, docs/eevdf.md).
+        pub delay_dequeue: bool = ge(6, 12), "delay_dequeue"
+            => "EEVDF DELAY_DEQUEUE+DELAY_ZERO (6.12): an ineligible sleeper stays queued and wakes in place";
+    }
 }
 
 /// Named profiles: (name, description). Any `linux-X.Y` from 4.16 to 6.14
@@ -244,57 +294,12 @@ static KERNEL_CONFIG: &[(ConfigOption, &str)] = &[
     (ConfigOption::Numa, "y"),
 ];
 
-/// (name, values, description) of every feature.
-static FEATURES: &[(&str, &str, &str)] = &[
-    ("sis_util", "on|off", "SIS_UTIL: LLC scan budget from periodic LLC balance (70fb5ccf2ebb, 6.0)"),
-    ("sis_prop", "on|off", "SIS_PROP: scan budget = span*avg_idle/avg_scan_cost, min 4 (4.13-6.6)"),
-    ("sis_prop_avg", "avg-idle-512|wake-avg-idle", "SIS_PROP idle estimate: avg_idle/512 (<=5.13) or aged wake_avg_idle (5.14-6.6)"),
-    ("sis_avg_cpu", "on|off", "SIS_AVG_CPU: skip the scan when avg_idle/512 < avg_scan_cost (<=5.11, default off)"),
-    ("scan_start", "target|target+1", "wrap start of the LLC scan (target+1 from 6.0)"),
-    ("scan_counts_disallowed", "on|off", "disallowed CPUs consume SIS_PROP budget (<=5.2)"),
-    ("idle_core_search", "on|off", "has_idle_cores hint and whole-core search when SMT is present"),
-    ("idle_core_scan_style", "separate|merged", "separate core/cpu/smt scans (<=5.11) or one merged pass (>=5.12)"),
-    ("select_idle_core_early_break", "on|off", "stop at the first busy sibling (bec2860a2bd6, 5.7; cost only)"),
-    ("test_idle_cores_smt_gate", "on|off", "no has_idle_cores read without SMT (c8987ae5af79, 5.13; cost only)"),
-    ("clear_idle_cores_on_waker", "on|off", "5.12 bug: a failed core scan clears the waker's LLC hint (fixed 02dbb7246c5b)"),
-    ("select_idle_smt_mode", "target-last|none|prev-before-scan", "select_idle_smt: sibling of target last (<=5.11), none (5.12), sibling of prev first (>=5.13)"),
-    ("smt_llc_span_check", "on|off", "select_idle_smt(prev) skips siblings outside the LLC (5.13-5.19, >=6.8)"),
-    ("vcpu_preempt_check", "on|off", "available_idle_cpu rejects preempted vCPUs (4.18)"),
-    ("sched_idle_as_idle", "on|off", "CPUs running only SCHED_IDLE tasks count as idle (5.4)"),
-    ("choose_idle_cpu", "on|off", "a sched-idle CPU counts only for a non-SCHED_IDLE wakee (newest trees)"),
-    ("recent_used_cpu", "on|off", "p->recent_used_cpu candidate after prev (4.16)"),
-    ("recent_used_cpu_update", "swap|prev-always", "recent_used_cpu update: swap on use + waker records its CPU (4.16-5.15) or prev always (5.16)"),
-    ("kthread_stack", "on|off", "a per-CPU kthread waker stacks the wakee on prev == this CPU (~5.11)"),
-    ("sched_cluster", "on|off", "CONFIG_SCHED_CLUSTER: CLS domain level (5.16)"),
-    ("cluster_scan", "on|off", "scan the target's cluster first, sharing the budget; SD_CLUSTER on CLS (8881e1639f1f, 6.7)"),
-    ("cluster_prev_fallback", "on|off", "idle prev/recent in another cluster become fallbacks (22165f61d0c4, 6.7)"),
-    ("cluster_scan_v2", "on|off", "2022 v2 patch: uncounted cluster pre-scan without SMT; prev/recent must share the cluster"),
-    ("cluster_v2_pingpong", "on|off", "v2 series: after a failed cluster pre-scan keep target if it shares prev's cluster"),
-    ("wa_idle", "on|off", "WA_IDLE: wake_affine_idle"),
-    ("wa_weight", "on|off", "WA_WEIGHT: wake_affine_weight"),
-    ("wa_bias", "on|off", "WA_BIAS: bias towards prev by (imbalance_pct-100)/2"),
-    ("wake_affine_prev_idle", "on|off", "wake_affine_idle returns an idle prev (~5.11)"),
-    ("wake_wide", "on|off", "wake_wide flip heuristic (off: always want affine)"),
-    ("sync_wakeups", "on|off", "honour WF_SYNC in wake_affine"),
-    ("imbalance_pct_default", "117|125", "sd_init default imbalance_pct (125 before 5.10)"),
-    ("resched_unprotected", "on|off", "EEVDF update_curr reschedules once slice protection has ended, eligible or not (6.17)"),
-    ("delay_dequeue", "on|off", "EEVDF DELAY_DEQUEUE+DELAY_ZERO (6.12): an ineligible sleeper stays queued and wakes in place"),
-];
-
 fn parse_version(name: &str) -> Option<(u32, u32)> {
     let v = name.strip_prefix("linux-")?;
     let v = v.strip_suffix("-rc1").unwrap_or(v);
     let (a, b) = v.split_once('.')?;
     let ver = (a.parse().ok()?, b.parse().ok()?);
     ((4, 16)..=(6, 14)).contains(&ver).then_some(ver)
-}
-
-fn on_off(name: &str, value: &str) -> Result<bool, FeatureError> {
-    match value {
-        "on" | "true" | "1" => Ok(true),
-        "off" | "false" | "0" => Ok(false),
-        _ => Err(bad(name, value, "on|off")),
-    }
 }
 
 fn bad(name: &str, value: &str, valid: &str) -> FeatureError {
@@ -333,155 +338,18 @@ impl Features {
     }
 
     /// Derive every toggle from the version (the release that merged the
-    /// commit named on each field; `(7, 0)` is `latest`).
+    /// commit named on each toggle; `(7, 0)` is `latest`).
     fn for_version(name: &str, v: (u32, u32)) -> Features {
-        let ge = |a: u32, b: u32| v >= (a, b);
-        Features {
-            profile: name.to_string(),
-            version: v,
-            overrides: Vec::new(),
-            sis_util: ge(6, 0),
-            sis_prop: ge(4, 13) && !ge(6, 0),
-            sis_prop_avg: if ge(5, 14) {
-                SisPropAvg::WakeAvgIdle
-            } else {
-                SisPropAvg::AvgIdle512
-            },
-            sis_avg_cpu: false,
-            scan_start: if ge(6, 0) {
-                ScanStart::TargetPlus1
-            } else {
-                ScanStart::Target
-            },
-            scan_counts_disallowed: !ge(5, 3),
-            idle_core_search: true,
-            idle_core_scan_style: if ge(5, 12) {
-                IdleCoreScanStyle::Merged
-            } else {
-                IdleCoreScanStyle::Separate
-            },
-            select_idle_core_early_break: ge(5, 7),
-            test_idle_cores_smt_gate: ge(5, 13),
-            clear_idle_cores_on_waker: v == (5, 12),
-            select_idle_smt_mode: if ge(5, 13) {
-                SmtMode::PrevBeforeScan
-            } else if ge(5, 12) {
-                SmtMode::None
-            } else {
-                SmtMode::TargetLast
-            },
-            smt_llc_span_check: (ge(5, 13) && !ge(6, 0)) || ge(6, 8),
-            smt_skip_self: ge(6, 0),
-            vcpu_preempt_check: ge(4, 18),
-            sched_idle_as_idle: ge(5, 4),
-            choose_idle_cpu: ge(7, 0),
-            recent_used_cpu: ge(4, 16),
-            recent_used_cpu_update: if ge(5, 16) {
-                RecentUpdate::PrevAlways
-            } else {
-                RecentUpdate::Swap
-            },
-            kthread_stack: ge(5, 11),
-            sched_cluster: ge(5, 16),
-            sched_smt: true,
-            sched_mc: true,
-            numa: true,
-            cluster_scan: ge(6, 7),
-            cluster_prev_fallback: ge(6, 7),
-            cluster_scan_v2: false,
-            cluster_v2_pingpong: false,
-            wa_idle: true,
-            wa_weight: true,
-            wa_bias: true,
-            wake_affine_prev_idle: ge(5, 11),
-            wake_wide: true,
-            sync_wakeups: true,
-            imbalance_pct_default: if ge(5, 10) { 117 } else { 125 },
-            base_slice_ns: if ge(6, 15) { 700_000 } else { 750_000 },
-            delay_dequeue: ge(6, 12),
-            resched_unprotected: ge(6, 17),
-            lb: LbFeatures::for_version(v),
-            idle: IdleLoopFeatures::for_version(v),
-            numa_balancing: NumaFeatures::for_version(v),
-        }
+        Features::declared(name, v)
     }
 
     /// Override one feature: `on`/`off` for booleans, the named values for
     /// the others (see [`Features::features`]).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), FeatureError> {
-        let b = || on_off(name, value);
-        match name {
-            "sis_util" => self.sis_util = b()?,
-            "sis_prop" => self.sis_prop = b()?,
-            "sis_prop_avg" => {
-                self.sis_prop_avg = match value {
-                    "avg-idle-512" => SisPropAvg::AvgIdle512,
-                    "wake-avg-idle" => SisPropAvg::WakeAvgIdle,
-                    _ => return Err(bad(name, value, "avg-idle-512|wake-avg-idle")),
-                }
-            }
-            "sis_avg_cpu" => self.sis_avg_cpu = b()?,
-            "scan_start" => {
-                self.scan_start = match value {
-                    "target" => ScanStart::Target,
-                    "target+1" => ScanStart::TargetPlus1,
-                    _ => return Err(bad(name, value, "target|target+1")),
-                }
-            }
-            "scan_counts_disallowed" => self.scan_counts_disallowed = b()?,
-            "idle_core_search" => self.idle_core_search = b()?,
-            "idle_core_scan_style" => {
-                self.idle_core_scan_style = match value {
-                    "separate" => IdleCoreScanStyle::Separate,
-                    "merged" => IdleCoreScanStyle::Merged,
-                    _ => return Err(bad(name, value, "separate|merged")),
-                }
-            }
-            "select_idle_core_early_break" => self.select_idle_core_early_break = b()?,
-            "test_idle_cores_smt_gate" => self.test_idle_cores_smt_gate = b()?,
-            "clear_idle_cores_on_waker" => self.clear_idle_cores_on_waker = b()?,
-            "select_idle_smt_mode" => {
-                self.select_idle_smt_mode = match value {
-                    "target-last" => SmtMode::TargetLast,
-                    "none" => SmtMode::None,
-                    "prev-before-scan" => SmtMode::PrevBeforeScan,
-                    _ => return Err(bad(name, value, "target-last|none|prev-before-scan")),
-                }
-            }
-            "smt_llc_span_check" => self.smt_llc_span_check = b()?,
-            "vcpu_preempt_check" => self.vcpu_preempt_check = b()?,
-            "sched_idle_as_idle" => self.sched_idle_as_idle = b()?,
-            "choose_idle_cpu" => self.choose_idle_cpu = b()?,
-            "recent_used_cpu" => self.recent_used_cpu = b()?,
-            "recent_used_cpu_update" => {
-                self.recent_used_cpu_update = match value {
-                    "swap" => RecentUpdate::Swap,
-                    "prev-always" => RecentUpdate::PrevAlways,
-                    _ => return Err(bad(name, value, "swap|prev-always")),
-                }
-            }
-            "kthread_stack" => self.kthread_stack = b()?,
-            "sched_cluster" => self.sched_cluster = b()?,
-            "cluster_scan" => self.cluster_scan = b()?,
-            "cluster_prev_fallback" => self.cluster_prev_fallback = b()?,
-            "cluster_scan_v2" => self.cluster_scan_v2 = b()?,
-            "cluster_v2_pingpong" => self.cluster_v2_pingpong = b()?,
-            "wa_idle" => self.wa_idle = b()?,
-            "wa_weight" => self.wa_weight = b()?,
-            "wa_bias" => self.wa_bias = b()?,
-            "wake_affine_prev_idle" => self.wake_affine_prev_idle = b()?,
-            "wake_wide" => self.wake_wide = b()?,
-            "sync_wakeups" => self.sync_wakeups = b()?,
-            "delay_dequeue" => self.delay_dequeue = b()?,
-            "resched_unprotected" => self.resched_unprotected = b()?,
-            "imbalance_pct_default" => {
-                self.imbalance_pct_default = match value {
-                    "117" => 117,
-                    "125" => 125,
-                    _ => return Err(bad(name, value, "117|125")),
-                }
-            }
-            _ => match self.lb.set(name, value).and_then(|done| {
+        match self.set_declared(name, value) {
+            Ok(true) => {}
+            Err(valid) => return Err(bad(name, value, valid)),
+            Ok(false) => match self.lb.set(name, value).and_then(|done| {
                 if done {
                     Ok(true)
                 } else {
