@@ -42,7 +42,7 @@
 //!    `do_wakes` wakes the waiting reader with WF_SYNC
 //!    (`wake_up_interruptible_sync_poll`).
 //! 4. `engine/wakeup.rs`, `try_to_wake_up` (kernel/sched/core.c): the
-//!    reader becomes runnable; `select_cpu` (`select_task_rq` and its
+//!    reader becomes runnable; `select_task_rq` (core.c's, with its
 //!    fallback) builds a [`placement::WakeEnv`] and asks the
 //!    [`placement::Placement`] policy, e.g. `placement/linux/`'s
 //!    `select_task_rq_fair` (`wake_wide`, `wake_affine`,

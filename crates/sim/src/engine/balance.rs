@@ -79,7 +79,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Time some allowed CPU sat idle while another had a task waiting, ns.
     pub fn idle_while_work_waits_ns(&self) -> Nanos {
-        let w = &self.iwww;
+        let w = &self.idle_wait_clock;
         w.total
             + if w.idle_cpus > 0 && w.waiting_cpus > 0 {
                 self.now - w.since
@@ -344,7 +344,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 // the IPI was sent earlier; only the exit latency is left
                 self.kick_idle_cpu(cpu, cpu, 0);
             }
-            Mode::Waking if self.cpu_state[cpu].nr_running == 0 => {
+            Mode::LeavingIdle if self.cpu_state[cpu].nr_running == 0 => {
                 self.cpus[cpu].bal.request_ilb();
             }
             _ => {
@@ -359,7 +359,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[src].bal.request_stopper(dst as u32);
         match self.cpus[src].mode {
             Mode::Idle { .. } => self.kick_idle_cpu(src, src, 0),
-            Mode::Waking => {}
+            Mode::LeavingIdle => {}
             Mode::Busy => {
                 self.cpus[src].need_resched = true;
                 if self.cpus[src].seg.user {
@@ -402,7 +402,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if b.idle == idle && b.waiting == waiting {
             return;
         }
-        let w = &mut self.iwww;
+        let w = &mut self.idle_wait_clock;
         if w.idle_cpus > 0 && w.waiting_cpus > 0 {
             w.total += self.now - w.since;
         }
@@ -430,6 +430,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// When every allowed CPU was first out of idle at once (None: never).
     pub fn first_all_busy_ns(&self) -> Option<Nanos> {
-        self.iwww.all_busy_at
+        self.idle_wait_clock.all_busy_at
     }
 }

@@ -64,7 +64,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     ) {
         match self.cpus[cpu].mode {
             Mode::Idle { .. } => self.kick_idle_cpu(cpu, waker_cpu, lead),
-            Mode::Waking => {}
+            Mode::LeavingIdle => {}
             Mode::Busy => {
                 // check_preempt_wakeup returns early when a resched is
                 // already pending (no second check, no second IPI).
@@ -212,7 +212,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.record_idle(cpu, now - since);
         }
         self.account(cpu, now);
-        self.cpus[cpu].mode = Mode::Waking;
+        self.cpus[cpu].mode = Mode::LeavingIdle;
         self.note_idle_wait(cpu);
         self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
         self.cpu_state[cpu].idle_exit_latency = 0;
@@ -221,7 +221,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // exit; with one, nohz_balance_exit_idle runs at the first busy
             // tick (nohz_balancer_kick), as in the kernel.
             self.cpus[cpu].idle.llc_idle = false;
-            self.nohz_busy(cpu, true);
+            self.set_cpu_sd_state_busy(cpu);
         }
         let gen = self.cpus[cpu].gen;
         // IPI delivery and idle exit vary from one wake-up to the next

@@ -285,7 +285,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.recycle(req);
         } else if !self.cpus[c].idle.llc_idle {
             self.cpus[c].idle.llc_idle = true;
-            self.nohz_busy(c, false);
+            self.set_cpu_sd_state_idle(c);
         }
     }
 
@@ -316,9 +316,20 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         cpu.idle.hist_pos = (cpu.idle.hist_pos + 1) % cpu.idle.hist.len();
     }
 
-    /// `c` counts as busy (`set_cpu_sd_state_busy`) or not in its LLC's
-    /// `nr_busy_cpus`: the atomic on the LLC's shared line.
-    pub(super) fn nohz_busy(&mut self, c: usize, busy: bool) {
+    /// set_cpu_sd_state_busy (kernel/sched/fair.c): `c` counts as busy in
+    /// its LLC's `nr_busy_cpus` again (a CPU whose tick restarts).
+    pub(super) fn set_cpu_sd_state_busy(&mut self, c: usize) {
+        self.nr_busy_cpus_write(c, true);
+    }
+
+    /// set_cpu_sd_state_idle (kernel/sched/fair.c): `c` no longer counts
+    /// as busy in its LLC's `nr_busy_cpus` (a CPU whose tick stops).
+    pub(super) fn set_cpu_sd_state_idle(&mut self, c: usize) {
+        self.nr_busy_cpus_write(c, false);
+    }
+
+    /// The atomic on the LLC's shared line that both make.
+    fn nr_busy_cpus_write(&mut self, c: usize, busy: bool) {
         let l = self.sd.llc_index(c);
         let line = self.llc[l].line;
         let cost = self.lines.write(line, c, self.topo, &self.costs);

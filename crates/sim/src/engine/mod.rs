@@ -153,7 +153,7 @@ enum Mode {
         tick_stopped: bool,
     },
     /// Leaving an idle state (IPI + exit latency).
-    Waking,
+    LeavingIdle,
     /// Running a segment.
     Busy,
 }
@@ -593,7 +593,7 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     bscratch: Vec<u32>,
     /// Request lists lent to the balancer.
     breq: crate::balance::Requests,
-    iwww: IdleWaitClock,
+    idle_wait_clock: IdleWaitClock,
     futexes: Vec<sync::Futex>,
     lists: Vec<sync::WaitList>,
     locksets: Vec<sync::CpuLockSet>,
@@ -785,7 +785,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             cfs_lists: cfs_tasks::CfsTaskLists::new(n),
             bscratch: Vec::new(),
             breq: Default::default(),
-            iwww: IdleWaitClock {
+            idle_wait_clock: IdleWaitClock {
                 idle_cpus,
                 ..Default::default()
             },
@@ -1169,7 +1169,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Event::IdleExit { cpu, gen } => {
                 let c = cpu as usize;
-                if self.cpus[c].gen == gen && self.cpus[c].mode == Mode::Waking {
+                if self.cpus[c].gen == gen && self.cpus[c].mode == Mode::LeavingIdle {
                     self.counters.idle_exits += 1;
                     self.set_mode(c, Mode::Busy);
                     self.continue_cpu(c);

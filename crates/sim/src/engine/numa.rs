@@ -934,7 +934,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[c].bal.request_numa_stop();
         match self.cpus[c].mode {
             Mode::Idle { .. } => self.kick_idle_cpu(c, c, 0),
-            Mode::Waking => {}
+            Mode::LeavingIdle => {}
             Mode::Busy => {
                 self.cpus[c].need_resched = true;
                 if self.cpus[c].seg.user {

@@ -42,9 +42,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         (r, env.cost_ns, env.probes)
     }
 
-    /// Place `t`; returns the CPU and the modelled cost of the decision
-    /// (charged to `waker_cpu`).
-    pub(super) fn select_cpu(
+    /// select_task_rq (kernel/sched/core.c): place `t` with the policy
+    /// (`select_task_rq_fair` for Linux), or on its one allowed CPU, with
+    /// the fallback for a CPU the task may not use; returns the CPU and the
+    /// modelled cost of the decision (charged to `waker_cpu`).
+    pub(super) fn select_task_rq(
         &mut self,
         t: TaskId,
         waker_cpu: usize,
@@ -118,7 +120,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tasks[ti].cpu = parent_cpu;
         // wake_up_new_task (4.16+): p->recent_used_cpu = task_cpu(p)
         self.tplace[ti].recent_used_cpu = parent_cpu;
-        let (cpu, lead) = self.select_cpu(t, parent_cpu, None, wf::FORK);
+        let (cpu, lead) = self.select_task_rq(t, parent_cpu, None, wf::FORK);
         self.start_new_task(t, cpu, parent_cpu, lead);
     }
 
@@ -171,7 +173,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // fires no sched_migrate_task)
             self.trace_wakeup(t, parent_cpu, cpu, parent_cpu, true, false);
         }
-        self.activate(t, cpu, parent_cpu, true, lead, false);
+        self.ttwu_do_activate(t, cpu, parent_cpu, true, lead, false);
     }
 
     /// try_to_wake_up: place a blocked task and enqueue it. `from_irq`: the
@@ -201,7 +203,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.ttwu_runnable(t, prev, waker_cpu, from_irq);
             return;
         }
-        let (cpu, lead) = self.select_cpu(t, waker_cpu, waker, flags | wf::TTWU);
+        let (cpu, lead) = self.select_task_rq(t, waker_cpu, waker, flags | wf::TTWU);
         if self.vm.is_some() {
             self.vm_note_wakeup(t, cpu);
         }
@@ -220,7 +222,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // preemption check, before any switch they cause
             self.trace_wakeup(t, waker_cpu, cpu, prev, false, false);
         }
-        self.activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
+        self.ttwu_do_activate(t, cpu, waker_cpu, cpu != prev, lead, from_irq);
     }
 
     /// ttwu_runnable (kernel/sched/core.c, 6.12+): a delayed task is still
@@ -263,12 +265,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
     }
 
-    /// Enqueue `t` on `cpu` (ttwu_do_activate / wake_up_new_task tail) and
+    /// ttwu_do_activate (kernel/sched/core.c; also the tail of
+    /// wake_up_new_task): enqueue `t` on `cpu` and
     /// kick or preempt the CPU. `lead` is the waker's modelled work before
     /// the IPI goes out (the placement scan, already charged to it);
     /// `attach`: the task's PELT signals join `cpu`'s (a new task, or one
     /// that `set_task_cpu` moved here).
-    pub(super) fn activate(
+    pub(super) fn ttwu_do_activate(
         &mut self,
         t: TaskId,
         cpu: usize,

@@ -267,7 +267,7 @@ impl Host {
         self.cpus[src].pelt.detach(&se, self.ents[t].weight);
         self.sync_cpu(src);
         self.threads[t].migrations += 1;
-        let resched = self.activate(t, dst, true, false);
+        let resched = self.activate_task(t, dst, true, false);
         // an idle destination other than the balancing CPU gets the resched
         // IPI and leaves its idle state
         let wake = if dst != by { self.costs.wake_ns } else { 0 };

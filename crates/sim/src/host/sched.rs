@@ -293,7 +293,7 @@ impl Host {
             if self.threads[t].kind == ThreadKind::Noisy {
                 let cpu = self.threads[t].cpu;
                 self.set_state(t, ThreadState::Waiting);
-                let resched = self.activate(t, cpu, false, true);
+                let resched = self.activate_task(t, cpu, false, true);
                 self.wakeup_preempt(t, cpu, resched, 0, self.costs.wake_ns, g);
             }
         }
@@ -491,7 +491,7 @@ impl Host {
             k.lines
                 .write(k.cpu_state[cpu].line, this_cpu, &k.topo, &k.mc)
         };
-        let resched = self.activate(t, cpu, cpu != prev, false);
+        let resched = self.activate_task(t, cpu, cpu != prev, false);
         self.wakeup_preempt(t, cpu, resched, cost + write, self.costs.wake_ns, g);
     }
 
@@ -501,7 +501,13 @@ impl Host {
     /// polling there stops (kvm_vcpu_can_poll needs single_task_running())
     /// and sleeps. Returns true when the enqueue's update_curr found the
     /// current thread past its deadline.
-    pub(super) fn activate(&mut self, t: usize, cpu: usize, attach: bool, initial: bool) -> bool {
+    pub(super) fn activate_task(
+        &mut self,
+        t: usize,
+        cpu: usize,
+        attach: bool,
+        initial: bool,
+    ) -> bool {
         self.threads[t].cpu = cpu;
         if let Some(cur) = self.cpus[cpu].rq.curr() {
             if self.threads[cur as usize].state == ThreadState::Polling {

@@ -505,7 +505,7 @@ pub fn update_task_scan_period(
 
 /// What `task_numa_placement` decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Placement {
+pub struct NumaPlacement {
     /// The node with the most memory faults (None: no faults yet).
     pub max_node: Option<u16>,
     /// Faults of this pass by kind: shared, private.
@@ -524,7 +524,7 @@ pub fn task_numa_placement(
     mut group: Option<&mut NumaGroup>,
     runtime: Nanos,
     period: Nanos,
-) -> Placement {
+) -> NumaPlacement {
     let nodes = tn.nodes();
     let total = tn.locality[0] + tn.locality[1];
     // the CPU-use weight of this pass, 16.16 fixed point
@@ -570,7 +570,7 @@ pub fn task_numa_placement(
     if let Some(g) = group {
         g.count_active_nodes();
     }
-    Placement {
+    NumaPlacement {
         max_node: best.map(|b| b.1),
         shared: kinds[0],
         private: kinds[1],
