@@ -1,10 +1,8 @@
 //! The host's scheduler: its CPUs run the same EEVDF run queues as the
 //! guests' ([`crate::eevdf::CfsRq`]), with vCPU threads and noisy
-//! neighbours as host tasks, a periodic tick at the host's HZ, wake-up
-//! preemption, and KVM's halt handling (virt/kvm/kvm_main.c
-//! `kvm_vcpu_halt`, 6.x): a halted vCPU's thread polls for its adaptive
-//! `halt_poll_ns` while it is the only task on its CPU, then sleeps until an
-//! interrupt for the guest wakes it through the host's try_to_wake_up.
+//! neighbours as host tasks, a periodic tick at the host's HZ and wake-up
+//! preemption. KVM's halt handling (a halted vCPU's thread polls, then
+//! sleeps until an interrupt for the guest wakes it) is `host/halt.rs`.
 //!
 //! Placement and balancing are the simulator's Linux code for the host
 //! kernel profile, over the host's own state ([`super::linux`]): a waking
@@ -37,14 +35,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use topology::CpuMask;
 
-/// KVM's halt-poll growth (virt/kvm/kvm_main.c module parameters,
-/// unchanged from 5.x to 6.x): `halt_poll_ns_grow` 2,
-/// `halt_poll_ns_grow_start` 10 us, `halt_poll_ns_shrink` 2.
-pub const HALT_POLL_GROW: Nanos = 2;
-/// `halt_poll_ns_grow_start`.
-pub const HALT_POLL_GROW_START: Nanos = 10_000;
-/// `halt_poll_ns_shrink`.
-pub const HALT_POLL_SHRINK: Nanos = 2;
+#[path = "halt.rs"]
+mod halt;
+
+pub use halt::{HALT_POLL_GROW, HALT_POLL_GROW_START, HALT_POLL_SHRINK};
 
 /// Where a host thread is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -707,122 +701,6 @@ impl Host {
             .map_or(0, |s| s.exit_latency_ns);
         self.nohz_enter(c);
         self.k.cpu_enters_idle(c, self.now);
-    }
-
-    /// The guest halted vCPU `vcpu` of `guest` (HLT / WFI exit): poll while
-    /// the thread is alone on its CPU and its window is open, else sleep.
-    pub fn halt(&mut self, guest: usize, vcpu: usize, now: Nanos, g: &mut dyn GuestCpus) {
-        self.now = self.now.max(now);
-        let t = self.vcpus[guest][vcpu];
-        if self.threads[t].state != ThreadState::Running {
-            return;
-        }
-        self.threads[t].halt_start = self.now;
-        let c = self.threads[t].cpu;
-        let window = self.threads[t].halt_poll_ns;
-        if window > 0 && self.cpus[c].rq.nr_running() == 1 {
-            self.set_state(t, ThreadState::Polling);
-            self.threads[t].gen = self.threads[t].gen.wrapping_add(1);
-            let gen = self.threads[t].gen;
-            self.push(
-                self.now + window,
-                HostEvent::PollEnd {
-                    thread: t as u32,
-                    gen,
-                },
-            );
-        } else {
-            self.block(t, g);
-        }
-    }
-
-    /// The polling or running vCPU thread `t` sleeps: off its run queue,
-    /// and its CPU schedules.
-    fn block(&mut self, t: usize, g: &mut dyn GuestCpus) {
-        let c = self.threads[t].cpu;
-        self.sleep(t);
-        if self.cpus[c].rq.curr().is_none() || self.cpus[c].rq.curr() == Some(t as u32) {
-            self.schedule(c, 0, g);
-        }
-    }
-
-    /// Thread `t` sleeps and leaves its run queue (its signals stay there
-    /// as blocked load); the caller schedules.
-    fn sleep(&mut self, t: usize) {
-        let c = self.threads[t].cpu;
-        self.set_state(t, ThreadState::Halted);
-        self.threads[t].gen = self.threads[t].gen.wrapping_add(1);
-        self.update_cpu_pelt(c);
-        let now = self.now;
-        self.cpus[c]
-            .rq
-            .dequeue(&mut self.ents, t as u32, now, &self.params);
-        self.k.lists.unlink(t as u32);
-        self.sync_cpu(c);
-    }
-
-    /// kvm_vcpu_halt's adaptation of the vCPU's poll window to a halt that
-    /// lasted `halt_ns` (grow_halt_poll_ns / shrink_halt_poll_ns).
-    fn adapt_poll(&mut self, t: usize, halt_ns: Nanos) {
-        let max = self.halt_poll_max;
-        let th = &mut self.threads[t];
-        if max == 0 {
-            th.halt_poll_ns = 0;
-        } else if halt_ns <= th.halt_poll_ns {
-            // the poll caught it: keep the window
-        } else if th.halt_poll_ns > 0 && halt_ns > max {
-            let v = th.halt_poll_ns / HALT_POLL_SHRINK;
-            th.halt_poll_ns = if v < HALT_POLL_GROW_START { 0 } else { v };
-        } else if th.halt_poll_ns < max && halt_ns < max {
-            let v = (th.halt_poll_ns * HALT_POLL_GROW).max(HALT_POLL_GROW_START);
-            th.halt_poll_ns = v.min(max);
-        }
-    }
-
-    /// An interrupt for halted vCPU `vcpu` of `guest` (kvm_vcpu_kick): a
-    /// polling thread re-enters the guest; a sleeping one is woken through
-    /// the host's try_to_wake_up.
-    /// `from`: the vCPU of the same guest whose IPI it is (its thread does
-    /// the wake-up on its host CPU); None: the vCPU's own timer (a host
-    /// hrtimer on the CPU the thread last ran on).
-    pub fn wake(
-        &mut self,
-        guest: usize,
-        vcpu: usize,
-        now: Nanos,
-        from: Option<usize>,
-        g: &mut dyn GuestCpus,
-    ) {
-        self.now = self.now.max(now);
-        let t = self.vcpus[guest][vcpu];
-        match self.threads[t].state {
-            ThreadState::Polling => {
-                let halt = self.now - self.threads[t].halt_start;
-                self.adapt_poll(t, halt);
-                self.threads[t].gen = self.threads[t].gen.wrapping_add(1);
-                self.set_state(t, ThreadState::Entering);
-                if self.costs.exit_entry_ns == 0 {
-                    self.enter_guest(t, g);
-                } else {
-                    let gen = self.threads[t].gen;
-                    self.push(
-                        self.now + self.costs.exit_entry_ns,
-                        HostEvent::Enter {
-                            thread: t as u32,
-                            gen,
-                        },
-                    );
-                }
-            }
-            ThreadState::Halted => {
-                let halt = self.now - self.threads[t].halt_start;
-                self.adapt_poll(t, halt);
-                let waker = from.map(|v| self.vcpus[guest][v]);
-                let this_cpu = self.threads[waker.unwrap_or(t)].cpu;
-                self.try_to_wake_up(t, waker, this_cpu, g);
-            }
-            _ => {}
-        }
     }
 
     /// Guest `guest` finished: its vCPUs halt for good.
