@@ -136,7 +136,7 @@ pub const PRESET_HOST_MACHINE: &str = "smp:sockets=1,cores=8,threads=1,cost=xeon
 pub const PRESETS: &[(&str, &str)] = &[
     (
         "vm1x8",
-        "one 8-vCPU guest alone on 8 host CPUs, vCPU i pinned to host CPU i (patches.md entry 2, setup a)",
+        "one 8-vCPU guest alone on 8 host CPUs, vCPU i pinned to host CPU i (the first setup of the 4.18 vCPU-preempted change's authors)",
     ),
     (
         "vm2x8",
