@@ -1,9 +1,10 @@
 //! schedlab's experiments: one run specification ([`RunSpec`]) that the
 //! CLI and experiment files both build, experiment files with sweeps and
 //! variants ([`Experiment`]), built-in experiments for published scheduler
-//! changes, runs in the guests of a host ([`vm`]), and the runner that does the
-//! runs in parallel, sharded and
-//! resumable ([`runner`]). Reports are the `report` crate's.
+//! changes, the fidelity corpus of published results of real kernel changes
+//! ([`fidelity`]), runs in the guests of a host ([`vm`]), and the runner that
+//! does the runs in parallel, sharded and resumable ([`runner`]). Reports
+//! (and the fidelity score's arithmetic) are the `report` crate's.
 //!
 //! # Example
 //! ```

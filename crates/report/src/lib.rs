@@ -14,6 +14,8 @@
 //!   data as JSON.
 //! - [`csv()`] lists every run; [`svg()`] plots one metric over the sweep;
 //!   [`html::html`] puts the tables and plots on one self-contained page.
+//! - [`fidelity`]: the score of simulated against published changes
+//!   (`schedlab fidelity`).
 //!
 //! # Example
 //! ```
