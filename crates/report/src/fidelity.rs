@@ -133,8 +133,12 @@ pub struct Comparison {
     /// Every point scored (the points the runs cover).
     pub points: Vec<PointScore>,
     /// Published points left out because the runs did not cover them
-    /// (`--quick`).
+    /// (`--quick`), or all of them when the model does not produce the
+    /// metric for this workload.
     pub points_not_run: Vec<String>,
+    /// The model does not produce the metric for this workload (e.g. NUMA
+    /// counters of a workload that declares no memory): nothing is scored.
+    pub not_produced: bool,
     /// Geometric mean over the points of the published ratio, less 1, %.
     pub published_overall_pct: Option<f64>,
     /// The same for the simulated means.
@@ -163,6 +167,8 @@ pub struct Summary {
     pub within_2x: usize,
     /// Points with a ratio (the published change is not 0).
     pub points_with_ratio: usize,
+    /// Comparisons whose metric the model does not produce (not scored).
+    pub not_produced: usize,
     /// Median `|log2 ratio|` over those (infinite when more than half of
     /// them simulate no change at all).
     #[serde(serialize_with = "finite_or_null")]
@@ -366,8 +372,28 @@ pub fn score_entry(
     };
     let mut out = Vec::new();
     for table in &info.tables {
+        let produced = records
+            .iter()
+            .any(|r| r.metrics.contains_key(&table.metric));
         for (vi, variant) in info.variants.iter().enumerate() {
             if vi == base_i {
+                continue;
+            }
+            if !produced && !records.is_empty() {
+                out.push(Comparison {
+                    entry: info.name.clone(),
+                    metric: table.metric.clone(),
+                    statistic: table.statistic.clone(),
+                    baseline: info.baseline.clone(),
+                    variant: variant.clone(),
+                    points: Vec::new(),
+                    points_not_run: table.points.iter().map(|(k, _)| k.clone()).collect(),
+                    not_produced: true,
+                    published_overall_pct: None,
+                    simulated_overall_pct: None,
+                    direction_agrees: None,
+                    miss_cause: info.miss_cause.clone(),
+                });
                 continue;
             }
             let mut points = Vec::new();
@@ -428,6 +454,7 @@ pub fn score_entry(
                 variant: variant.clone(),
                 points,
                 points_not_run: not_run,
+                not_produced: false,
                 published_overall_pct,
                 simulated_overall_pct,
                 direction_agrees,
@@ -446,6 +473,7 @@ pub fn summarise(entries: usize, comparisons: &[Comparison]) -> Summary {
     };
     let mut logs = Vec::new();
     for c in comparisons {
+        s.not_produced += c.not_produced as usize;
         if let Some(agree) = c.direction_agrees {
             s.comparisons += 1;
             s.directions_agree += agree as usize;
@@ -535,7 +563,13 @@ impl Score {
                         ratio
                     );
                 }
-                if !c.points_not_run.is_empty() {
+                if c.not_produced {
+                    let _ = writeln!(
+                        o,
+                        "    not produced by the model for this workload: nothing scored ({} published points)",
+                        c.points_not_run.len()
+                    );
+                } else if !c.points_not_run.is_empty() {
                     let _ = writeln!(o, "    not run (--quick): {}", c.points_not_run.join(", "));
                 }
                 let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:+.2}%"));
@@ -582,7 +616,8 @@ impl Score {
              \x20 directions agree:          {:>4} of {:<4} comparisons ({})\n\
              \x20 signs agree:               {:>4} of {:<4} points ({})\n\
              \x20 within 2x of published:    {:>4} of {:<4} points ({})\n\
-             \x20 median |log2 ratio|:       {} (over {} points with a published change)\n",
+             \x20 median |log2 ratio|:       {} (over {} points with a published change)\n\
+             \x20 not produced by the model: {} comparisons (metrics the simulated workload has none of)\n",
             s.entries,
             s.comparisons,
             s.points,
@@ -596,7 +631,8 @@ impl Score {
             s.points,
             pct(s.within_2x, s.points),
             median,
-            s.points_with_ratio
+            s.points_with_ratio,
+            s.not_produced
         )
     }
 
@@ -630,6 +666,17 @@ impl Score {
                 date = escape(&e.date)
             );
             for c in self.comparisons.iter().filter(|c| c.entry == e.name) {
+                if c.not_produced {
+                    let _ = writeln!(
+                        o,
+                        "<p>{} ({}): {} against {}: not produced by the model for this workload; nothing scored.</p>",
+                        escape(&c.metric),
+                        escape(&c.statistic),
+                        escape(&c.variant),
+                        escape(&c.baseline)
+                    );
+                    continue;
+                }
                 let _ = writeln!(
                     o,
                     "<table><caption>{} ({}): {} against {}</caption>\n<tr><th class=\"l\">point</th><th>published</th>\
@@ -842,6 +889,36 @@ mod tests {
         );
         let html = s.html("t", "g");
         assert!(html.contains("<h2 id=\"e\">e</h2>") && !html.contains("<script"));
+    }
+
+    #[test]
+    fn a_metric_the_model_does_not_produce_is_not_scored() {
+        let tables = vec![PublishedTable {
+            metric: "faults".into(),
+            statistic: "total".into(),
+            unit: "".into(),
+            sum_points: true,
+            points: vec![("sum".into(), vec![100.0, 50.0])],
+        }];
+        let recs = vec![
+            rec("base", "1", 0, "time", 1.0),
+            rec("new", "1", 0, "time", 1.0),
+        ];
+        let s = Score::build(vec![(info(tables, &["1"]), recs)]).unwrap();
+        let c = &s.comparisons[0];
+        assert!(c.not_produced && c.points.is_empty() && c.direction_agrees.is_none());
+        assert_eq!(c.points_not_run, ["sum"]);
+        assert_eq!(
+            (
+                s.summary.comparisons,
+                s.summary.points,
+                s.summary.not_produced
+            ),
+            (0, 0, 1)
+        );
+        assert!(s
+            .text()
+            .contains("not produced by the model for this workload"));
     }
 
     #[test]
