@@ -379,26 +379,15 @@ pub fn score_entry(
             if vi == base_i {
                 continue;
             }
-            if !produced && !records.is_empty() {
-                out.push(Comparison {
-                    entry: info.name.clone(),
-                    metric: table.metric.clone(),
-                    statistic: table.statistic.clone(),
-                    baseline: info.baseline.clone(),
-                    variant: variant.clone(),
-                    points: Vec::new(),
-                    points_not_run: table.points.iter().map(|(k, _)| k.clone()).collect(),
-                    not_produced: true,
-                    published_overall_pct: None,
-                    simulated_overall_pct: None,
-                    direction_agrees: None,
-                    miss_cause: info.miss_cause.clone(),
-                });
-                continue;
-            }
+            let not_produced = !produced && !records.is_empty();
             let mut points = Vec::new();
             let mut not_run = Vec::new();
             for (key, figs) in &table.points {
+                if not_produced {
+                    // nothing to compare the figures with
+                    not_run.push(key.clone());
+                    continue;
+                }
                 let published = [figs[base_i], figs[vi]];
                 let pairs: Vec<(f64, f64)> = if table.sum_points {
                     if info.points_run.is_empty() {
@@ -454,7 +443,7 @@ pub fn score_entry(
                 variant: variant.clone(),
                 points,
                 points_not_run: not_run,
-                not_produced: false,
+                not_produced,
                 published_overall_pct,
                 simulated_overall_pct,
                 direction_agrees,
@@ -490,6 +479,31 @@ pub fn summarise(entries: usize, comparisons: &[Comparison]) -> Summary {
     s.points_with_ratio = logs.len();
     s.median_abs_log2_ratio = median(logs);
     s
+}
+
+/// A point's simulated interval as printed: `[lo%, hi%]` or `-`.
+fn fmt_ci(p: &PointScore) -> String {
+    p.simulated_ci
+        .map_or("-".into(), |[lo, hi]| format!("[{lo:+.2}%, {hi:+.2}%]"))
+}
+
+/// A point's magnitude ratio as printed, or `-`.
+fn fmt_ratio(p: &PointScore) -> String {
+    p.ratio.map_or("-".into(), |r| format!("{r:.2}"))
+}
+
+/// An overall change as printed, or `-`.
+fn fmt_pct(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:+.2}%"))
+}
+
+/// Whether a direction agrees, as printed.
+fn fmt_agrees(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    }
 }
 
 impl Score {
@@ -544,14 +558,7 @@ impl Score {
                     "point", "published", "simulated", "95% interval", "signs", "ratio"
                 );
                 for p in &c.points {
-                    let ci = match p.simulated_ci {
-                        Some([lo, hi]) => format!("[{lo:+.2}%, {hi:+.2}%]"),
-                        None => "-".into(),
-                    };
-                    let ratio = match p.ratio {
-                        Some(r) => format!("{r:.2}"),
-                        None => "-".into(),
-                    };
+                    let (ci, ratio) = (fmt_ci(p), fmt_ratio(p));
                     let _ = writeln!(
                         o,
                         "    {:<10} {:>+9.2}% {:>+9.2}% {:>22} {:>5} {:>7}",
@@ -572,19 +579,14 @@ impl Score {
                 } else if !c.points_not_run.is_empty() {
                     let _ = writeln!(o, "    not run (--quick): {}", c.points_not_run.join(", "));
                 }
-                let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:+.2}%"));
                 let _ = writeln!(
                     o,
                     "    {:<10} {:>10} {:>10} {:>22} {:>5}",
                     "overall",
-                    pct(c.published_overall_pct),
-                    pct(c.simulated_overall_pct),
+                    fmt_pct(c.published_overall_pct),
+                    fmt_pct(c.simulated_overall_pct),
                     "",
-                    match c.direction_agrees {
-                        Some(true) => "yes",
-                        Some(false) => "no",
-                        None => "-",
-                    }
+                    fmt_agrees(c.direction_agrees)
                 );
                 if Self::misses(c) && !c.miss_cause.is_empty() {
                     let _ = writeln!(o, "    known cause of the miss: {}", c.miss_cause);
@@ -687,10 +689,7 @@ impl Score {
                     escape(&c.baseline)
                 );
                 for p in &c.points {
-                    let ci = p
-                        .simulated_ci
-                        .map_or("-".into(), |[a, b]| format!("[{a:+.2}%, {b:+.2}%]"));
-                    let ratio = p.ratio.map_or("-".into(), |r| format!("{r:.2}"));
+                    let (ci, ratio) = (fmt_ci(p), fmt_ratio(p));
                     let class = if p.within_2x { "yes" } else { "no" };
                     let _ = writeln!(
                         o,
@@ -702,17 +701,12 @@ impl Score {
                         if p.signs_agree { "yes" } else { "no" }
                     );
                 }
-                let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:+.2}%"));
                 let _ = writeln!(
                     o,
                     "<tr><td class=\"l\">overall</td><td>{}</td><td>{}</td><td></td><td>{}</td><td></td></tr>\n</table>",
-                    pct(c.published_overall_pct),
-                    pct(c.simulated_overall_pct),
-                    match c.direction_agrees {
-                        Some(true) => "yes",
-                        Some(false) => "no",
-                        None => "-",
-                    }
+                    fmt_pct(c.published_overall_pct),
+                    fmt_pct(c.simulated_overall_pct),
+                    fmt_agrees(c.direction_agrees)
                 );
                 if Self::misses(c) && !c.miss_cause.is_empty() {
                     let _ = writeln!(
