@@ -12,11 +12,10 @@
 use crate::error::OracleError;
 use crate::scenario::{Setup, Wake};
 use sim::balance::linux::sis_util_nr_scan;
-use sim::cacheline::LineTable;
 use sim::costs::MachineCosts;
+use sim::kernel::Kernel;
 use sim::placement::linux::{Features, LinuxPlacement};
-use sim::placement::{wf, Decision, Placement, PlacementStats, WakeEnv, WakeRequest};
-use sim::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
+use sim::placement::{wf, Decision, WakeRequest};
 use topology::{SchedDomains, Topology};
 
 /// The simulator's decision for `s` on `t` with kernel profile `kernel`.
@@ -29,15 +28,19 @@ pub fn decide(t: &Topology, s: &Setup, kernel: &str) -> Result<Decision, OracleE
 }
 
 /// The simulator's decision for `s` on `t` with the wake-up path's
-/// features `f` (a kernel profile with any overrides applied).
+/// features `f` (a kernel profile with any overrides applied): the
+/// kernel's `select_task_rq` ([`sim::kernel::Kernel`], as a run calls it)
+/// on a kernel whose state is set as the module doc says.
 pub fn decide_with(t: &Topology, s: &Setup, f: Features) -> Decision {
     let sd = SchedDomains::build(t, &f.domain_options());
-    let costs = MachineCosts::for_machine(t.name()).zeroed();
-    let n = t.nr_cpus();
-    let mut lines = LineTable::new(n);
-    let mut cpus: Vec<CpuState> = (0..n).map(|_| CpuState::boot(lines.alloc())).collect();
+    let mut costs = MachineCosts::for_machine(t.name()).zeroed();
+    // HZ 250: the flip decay below counts in its jiffies
+    costs.hz = 250;
+    let mut k = Kernel::boot(t, &sd, costs, Box::new(LinuxPlacement::new(f.clone())));
+    k.vcpu_preempt_check = f.vcpu_preempt_check();
+    k.sched_idle_as_idle = f.sched_idle_as_idle();
     let busy = |c: usize| s.busy.contains(&c) || (c == s.waker);
-    for (c, st) in cpus.iter_mut().enumerate() {
+    for (c, st) in k.cpu_state.iter_mut().enumerate() {
         if busy(c) {
             st.nr_running = 1;
             st.curr_is_idle = false;
@@ -46,75 +49,52 @@ pub fn decide_with(t: &Topology, s: &Setup, f: Features) -> Decision {
             st.runnable_avg = 1024;
         }
     }
-    let mut llc: Vec<LlcShared> = (0..sd.nr_llcs())
-        .map(|_| LlcShared {
-            line: lines.alloc(),
-            ..Default::default()
-        })
-        .collect();
     for &first in sd.llc_ids() {
         let l = sd.llc_index(first);
         let Some(dom) = sd.sd_llc(first) else {
             continue;
         };
         let span: Vec<usize> = dom.span.iter().collect();
-        let sum_util: u64 = span.iter().map(|&c| cpus[c].util_avg).sum();
-        llc[l].nr_busy_cpus = span.iter().filter(|&&c| busy(c)).count() as u32;
-        llc[l].has_idle_cores =
+        let sum_util: u64 = span.iter().map(|&c| k.cpu_state[c].util_avg).sum();
+        let llc = &mut k.llc[l];
+        llc.nr_busy_cpus = span.iter().filter(|&&c| busy(c)).count() as u32;
+        llc.has_idle_cores =
             sd.smt_present() && span.iter().any(|&c| t.smt_mask(c).iter().all(|x| !busy(x)));
-        llc[l].nr_idle_scan =
+        llc.nr_idle_scan =
             sis_util_nr_scan(sum_util, dom.span_weight as u64, dom.imbalance_pct as u64);
     }
-    let jiffies = 1000;
+    let now = 1000 * k.tick_ns;
+    let jiffies = k.jiffies(now);
     // task 0: the wakee; task 1: the waker
-    let all = t.all_cpus().clone();
-    let mut wakee = TaskPlacement::new(all.clone(), s.prev);
-    wakee.recent_used_cpu = s.recent.unwrap_or(s.prev);
-    let mut waker = TaskPlacement::new(all, s.waker);
+    k.add_task(t.all_cpus().clone(), s.prev);
+    k.add_task(t.all_cpus().clone(), s.waker);
+    k.tplace[0].recent_used_cpu = s.recent.unwrap_or(s.prev);
     if let Some((n_waker, n_wakee)) = s.flips {
         // the flips of one round (record_wakee adds the wakee itself)
-        waker.wakee_flips = n_waker;
-        waker.wakee_flip_decay_ts = jiffies;
-        wakee.wakee_flips = n_wakee;
-        wakee.wakee_flip_decay_ts = jiffies;
+        k.tplace[1].wakee_flips = n_waker;
+        k.tplace[1].wakee_flip_decay_ts = jiffies;
+        k.tplace[0].wakee_flips = n_wakee;
+        k.tplace[0].wakee_flip_decay_ts = jiffies;
     }
-    let mut tasks = vec![wakee, waker];
-    let mut idle_stats = vec![RqIdleStats::boot(); n];
-    let mut stats = PlacementStats::default();
-    let mut env = WakeEnv {
-        topo: t,
-        sd: &sd,
-        costs: &costs,
-        cpus: &cpus,
-        idle_stats: &mut idle_stats,
-        llc: &mut llc,
-        tasks: &mut tasks,
-        lines: &mut lines,
-        stats: &mut stats,
-        now: jiffies * 4_000_000,
-        jiffies,
-        hz: 250,
-        this_cpu: s.waker,
-        cost_ns: 0,
-        probes: 0,
-        vcpu_preempt_check: f.vcpu_preempt_check(),
-        sched_idle_as_idle: f.sched_idle_as_idle(),
-    };
     let flags = match s.wake {
         Wake::Futex => wf::TTWU,
         Wake::Pipe => wf::TTWU | wf::SYNC,
         Wake::Fork => wf::FORK,
     };
-    let mut pol = LinuxPlacement::new(f);
-    pol.select_task_rq(
-        &mut env,
+    let sel = k.select_task_rq(
         WakeRequest {
             task: 0,
             prev_cpu: s.prev,
             wake_flags: flags,
             waker: Some(1),
         },
-    )
+        s.waker,
+        now,
+    );
+    Decision {
+        cpu: sel.cpu,
+        stage: sel.stage,
+    }
 }
 
 #[cfg(test)]

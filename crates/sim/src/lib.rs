@@ -12,6 +12,9 @@
 //! - [`state`]: the per-CPU and per-LLC scheduler state placement reads;
 //! - [`placement`]: the wake-up placement policies, behind a narrow view;
 //! - [`balance`]: the load balancers, behind a narrow view;
+//! - [`kernel`]: the kernel's scheduler state beside the run queues and its
+//!   entry points (`select_task_rq`, the wake-up and balance views,
+//!   jiffies), shared by the engine, the VM host and the oracle's probe;
 //! - [`cpuidle`] and [`idle_loop`]: idle states, governors and the idle
 //!   loop's tick and nohz bookkeeping;
 //! - [`engine`]: the event loop that ties them together;
@@ -43,7 +46,7 @@
 //!    (`wake_up_interruptible_sync_poll`).
 //! 4. `engine/wakeup.rs`, `try_to_wake_up` (kernel/sched/core.c): the
 //!    reader becomes runnable; `select_task_rq` (core.c's, with its
-//!    fallback) builds a [`placement::WakeEnv`] and asks the
+//!    fallback, in `kernel/mod.rs`) builds a [`placement::WakeEnv`] and asks the
 //!    [`placement::Placement`] policy, e.g. `placement/linux/`'s
 //!    `select_task_rq_fair` (`wake_wide`, `wake_affine`,
 //!    `select_idle_sibling` and its scans, version by version).
@@ -52,7 +55,7 @@
 //!    [`cacheline::LineTable`], which charges a transfer at the distance
 //!    from the line's last writer; the cost is added to the waker CPU's
 //!    debt, so a slow scan delays the waker as it does in the kernel.
-//! 6. `engine/wakeup.rs`, `activate` (`ttwu_do_activate`) and
+//! 6. `engine/wakeup.rs`, `ttwu_do_activate` and
 //!    `engine/core.rs`, `activate_task` / `wakeup_preempt`: the reader is
 //!    enqueued on the chosen CPU's run queue (`eevdf.rs`, `enqueue_entity`),
 //!    then that CPU is kicked out of idle (`kick_idle_cpu`: IPI and the
@@ -90,6 +93,7 @@ pub mod engine;
 pub mod event;
 pub mod host;
 pub mod idle_loop;
+pub mod kernel;
 pub mod numa;
 pub mod pelt;
 pub mod placement;

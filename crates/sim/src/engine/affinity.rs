@@ -53,10 +53,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// (the kernel refuses it with EINVAL before changing anything).
     pub(super) fn set_affinity_work(&self, t: TaskId, set: CpuSetId) -> Nanos {
         let mask = self.affinity_mask(set);
-        if mask.is_empty() || mask == self.tplace[t as usize].cpus_allowed {
+        if mask.is_empty() || mask == self.k.tplace[t as usize].cpus_allowed {
             0
         } else {
-            self.costs.syscall_ns
+            self.k.costs.syscall_ns
         }
     }
 
@@ -65,12 +65,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t as usize;
         self.tasks[ti].pc.advance();
         let mask = self.affinity_mask(set);
-        if mask.is_empty() || mask == self.tplace[ti].cpus_allowed {
+        if mask.is_empty() || mask == self.k.tplace[ti].cpus_allowed {
             return;
         }
         let dst = self.cpumask_any_and_distribute(c, &mask);
-        self.tplace[ti].cpus_allowed = mask;
-        if self.tplace[ti].cpus_allowed.test(self.tasks[ti].cpu) {
+        self.k.tplace[ti].cpus_allowed = mask;
+        if self.k.tplace[ti].cpus_allowed.test(self.tasks[ti].cpu) {
             return;
         }
         // affine_move_task: the task runs here, so this CPU's stopper
@@ -81,7 +81,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// lib/cpumask.c `cpumask_any_and_distribute` called on CPU `c`: the
     /// first CPU of `mask` after the one `c` picked last, wrapping.
     fn cpumask_any_and_distribute(&mut self, c: usize, mask: &CpuMask) -> usize {
-        let n = self.topo.nr_cpus();
+        let n = self.k.topo.nr_cpus();
         let prev = &mut self.affinity.distribute_prev;
         if prev.len() < n {
             prev.resize(n, 0);
@@ -101,7 +101,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t as usize;
         if self.tasks[ti].state != TaskState::Runnable
             || self.tasks[ti].cpu != c
-            || !self.tplace[ti].cpus_allowed.test(dst)
+            || !self.k.tplace[ti].cpus_allowed.test(dst)
         {
             return;
         }
@@ -111,7 +111,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.update_rq_pelt(c);
         }
         // switching to the stopper thread and back
-        self.cpus[c].debt += self.costs.ctx_switch_ns;
+        self.cpus[c].debt += self.k.costs.ctx_switch_ns;
         self.migrate_queued_task(t, c, dst, c, 0);
         self.sync_rq_state(c);
         self.sync_rq_state(dst);

@@ -14,67 +14,38 @@
 //! `attach_task` -> `wakeup_preempt` does).
 
 use super::{CpuBalance, Engine, Mode, TaskState};
-use crate::balance::{BalanceEnv, Balancer, Requests, RqTasks};
+use crate::balance::{BalanceEnv, Balancer, Requests};
 use crate::event::Event;
 use crate::rq::RunQueue;
 use crate::task::TaskId;
 use crate::Nanos;
 
-/// The run queues as the balancer sees them.
-struct RqView<'x, R: RunQueue> {
-    cpus: &'x mut [super::Cpu<R>],
-    ents: &'x [crate::eevdf::Entity],
-    lists: &'x super::cfs_tasks::CfsTaskLists,
-    now: Nanos,
-}
-
-impl<R: RunQueue> RqTasks for RqView<'_, R> {
-    fn curr(&self, cpu: usize) -> Option<u32> {
-        self.cpus[cpu]
-            .rq
-            .curr()
-            .filter(|&t| self.ents[t as usize].on_rq)
+impl<R: RunQueue> crate::kernel::FairCpu for super::Cpu<R> {
+    type Rq = R;
+    fn rq(&self) -> &R {
+        &self.rq
     }
-
-    fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>) {
-        self.lists.all(cpu, out);
-    }
-
-    fn cfs_tasks_tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
-        self.lists.tail(cpu, max, out);
-    }
-
-    fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64) {
-        let c = &mut self.cpus[cpu];
-        c.update_pelt(self.now);
-        (
-            c.pelt.load_avg,
-            c.pelt.util_avg.min(1024),
-            c.pelt.runnable_avg,
-        )
+    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64) {
+        self.update_pelt(now);
+        crate::kernel::blocked_averages(&self.pelt)
     }
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
-    /// Install a load balancer. Every CPU starts idle with its tick stopped,
-    /// so each enters nohz idle at boot (nr_busy_cpus starts at the LLC's
-    /// weight, as sched_init_domains leaves it, and falls to 0).
+    /// Install a load balancer ([`crate::kernel::Kernel::set_balancer`]);
+    /// each CPU, idle with its tick stopped, then enters nohz idle.
     pub fn set_balancer(&mut self, b: Box<dyn Balancer>) {
-        self.balancer = Some(b);
-        for c in 0..self.cpus.len() {
-            let l = self.sd.llc_index(c);
-            self.llc[l].nr_busy_cpus += 1;
-        }
+        self.k.set_balancer(b);
         for c in 0..self.cpus.len() {
             // boot work: not charged
             let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
-            self.recycle(req);
+            self.k.recycle(req);
         }
     }
 
     /// Whether a balancer is installed.
     pub fn has_balancer(&self) -> bool {
-        self.balancer.is_some()
+        self.k.balancer.is_some()
     }
 
     /// Time some allowed CPU sat idle while another had a task waiting, ns.
@@ -88,62 +59,27 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
     }
 
-    /// Run a balancer hook for `this_cpu` with a fresh view; returns its
-    /// requests and the modelled cost (not yet charged).
+    /// Run a balancer hook for `this_cpu` with a fresh view
+    /// ([`crate::kernel::Kernel::balance_call`]); returns its requests and
+    /// the modelled cost (not yet charged).
     pub(super) fn balance_call(
         &mut self,
         this_cpu: usize,
         f: impl FnOnce(&mut dyn Balancer, &mut BalanceEnv),
     ) -> (Requests, Nanos) {
-        let Some(b) = self.balancer.as_mut() else {
+        if self.k.balancer.is_none() {
             return (Requests::default(), 0);
-        };
-        let mut view = RqView {
-            cpus: &mut self.cpus,
-            ents: &self.ents,
-            lists: &self.cfs_lists,
-            now: self.now,
-        };
-        let mut env = BalanceEnv {
-            topo: self.topo,
-            sd: self.sd,
-            costs: &self.costs,
-            cpus: &mut self.cpu_state,
-            idle_stats: &mut self.idle_stats,
-            llc: &mut self.llc,
-            tasks: &self.tplace,
-            ents: &self.ents,
-            rqs: &mut view,
-            lines: &mut self.lines,
-            root_line: self.root_line,
-            stats: &mut self.bstats,
-            now: self.now,
-            jiffies: crate::balance::jiffies_at(self.now, self.tick_ns, self.costs.hz),
-            hz: self.costs.hz,
-            this_cpu,
-            cost_ns: 0,
-            rq_reads: 0,
-            req: std::mem::take(&mut self.breq),
-            scratch: std::mem::take(&mut self.bscratch),
-            numa: self.numa.as_deref().and_then(|s| s.locality()),
-        };
-        env.req.clear();
+        }
         let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
-        f(b.as_mut(), &mut env);
-        self.phases.balance(t0, env.rq_reads);
-        let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
-        self.bscratch = std::mem::take(&mut env.scratch);
+        let numa = self.numa.as_deref().and_then(|s| s.locality());
+        let (req, cost, reads) =
+            self.k
+                .balance_call(this_cpu, self.now, &mut self.cpus, &self.ents, numa, f);
+        self.phases.balance(t0, reads);
         if self.traced() {
             self.trace_nr_idle_scan();
         }
         (req, cost)
-    }
-
-    /// Give a request list back for reuse.
-    pub(super) fn recycle(&mut self, req: Requests) {
-        if req.moves.capacity() >= self.breq.moves.capacity() {
-            self.breq = req;
-        }
     }
 
     /// Charge `cost` to `c` and apply the balancer's requests, which `c`
@@ -155,10 +91,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.trace_balance(c, req.moves.len(), cost);
         }
         self.cpus[c].debt += cost;
-        self.bstats.cost_ns += cost;
+        self.k.bstats.cost_ns += cost;
         for &(src, t) in &req.rotated {
             // detach_tasks' list_move to the head of the source's list
-            self.cfs_lists.move_to_front(src, t);
+            self.k.cfs_lists.move_to_front(src, t);
         }
         for m in &req.moves {
             self.migrate_queued_task(m.task, m.src, m.dst, c, cost);
@@ -168,14 +104,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.vm_note_kick(ilb, c);
             }
             self.events.push(
-                self.now + cost + self.costs.ipi_ns,
+                self.now + cost + self.k.costs.ipi_ns,
                 Event::IlbKick { cpu: ilb as u32 },
             );
         }
         for &(src, dst) in &req.active {
             // cpu_stop_queue_work wakes the source's stopper thread
             self.events.push(
-                self.now + cost + self.costs.ipi_ns,
+                self.now + cost + self.k.costs.ipi_ns,
                 Event::Stopper {
                     src: src as u32,
                     dst: dst as u32,
@@ -187,7 +123,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.sync_rq_state(m.src);
             self.sync_rq_state(m.dst);
         }
-        self.recycle(req);
+        self.k.recycle(req);
     }
 
     /// detach_task + attach_task: move queued `t` from `src` to `dst` for
@@ -218,7 +154,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 });
                 return;
             }
-            if !self.tplace[ti].cpus_allowed.test(dst) {
+            if !self.k.tplace[ti].cpus_allowed.test(dst) {
                 self.violation.get_or_insert(super::InvariantError {
                     time: self.now,
                     what: format!("balancer moved task {t} to CPU {dst} outside its affinity"),
@@ -227,7 +163,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
         }
         // a balancer move is a placement decision too
-        self.pstats.digest(t, dst);
+        self.k.pstats.digest(t, dst);
         // it waited runnable until now
         self.update_task_pelt(ti, true, false);
         if self.traced() {
@@ -258,11 +194,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// add_nr_running: a second runnable task on `cpu` sets rd->overload
     /// (one read of the root line, a write when it was clear).
     pub(super) fn note_nr_running(&mut self, cpu: usize) {
-        if self.balancer.is_none() || self.cpus[cpu].rq.nr_running() != 2 {
+        if self.k.balancer.is_none() || self.cpus[cpu].rq.nr_running() != 2 {
             return;
         }
         let (req, cost) = self.balance_call(cpu, |b, env| b.rq_overloaded(env));
-        self.recycle(req);
+        self.k.recycle(req);
         self.cpus[cpu].debt += cost;
     }
 
@@ -276,7 +212,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// __schedule found nothing to run on `c`: newidle balance, once per
     /// idle entry. Returns true if tasks were pulled.
     pub(super) fn balance_newidle(&mut self, c: usize) -> bool {
-        if self.balancer.is_none() || self.cpus[c].bal.newidle_done {
+        if self.k.balancer.is_none() || self.cpus[c].bal.newidle_done {
             return false;
         }
         self.cpus[c].bal.newidle_done = true;
@@ -344,7 +280,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 // the IPI was sent earlier; only the exit latency is left
                 self.kick_idle_cpu(cpu, cpu, 0);
             }
-            Mode::LeavingIdle if self.cpu_state[cpu].nr_running == 0 => {
+            Mode::LeavingIdle if self.k.cpu_state[cpu].nr_running == 0 => {
                 self.cpus[cpu].bal.request_ilb();
             }
             _ => {
@@ -385,7 +321,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.update_rq_pelt(src);
         }
         // switching to the stopper thread and back
-        self.cpus[src].debt += self.costs.ctx_switch_ns;
+        self.cpus[src].debt += self.k.costs.ctx_switch_ns;
         let (req, cost) = self.balance_call(src, |b, env| b.active_stop(env, src, dst));
         self.apply_balance(src, req, cost);
     }

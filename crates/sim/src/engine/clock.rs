@@ -37,7 +37,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             } else {
                 self.core_busy[core] -= 1;
             }
-            if self.topo.threads_per_core() > 1 {
+            if self.k.topo.threads_per_core() > 1 {
                 self.retime_core(c);
             }
         }
@@ -51,7 +51,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let n = self.core_busy[self.cpu_core[c] as usize] as usize;
         debug_assert_eq!(
             n,
-            self.topo
+            self.k
+                .topo
                 .smt_siblings(c)
                 .iter()
                 .filter(|&&s| self.cpus[s as usize].mode == Mode::Busy)
@@ -64,8 +65,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// sibling's running segment at its old speed and re-time it.
     pub(super) fn retime_core(&mut self, c: usize) {
         let busy = self.busy_threads(c);
-        let smt = self.costs.smt_speed_1024(busy);
-        let topo = self.topo;
+        let smt = self.k.costs.smt_speed_1024(busy);
+        let topo = self.k.topo;
         for &s in topo.smt_siblings(c) {
             let s = s as usize;
             let speed = (smt * self.cpus[s].seg.mem_speed / 1024).max(1);
@@ -176,8 +177,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         user: bool,
         mem_speed: u64,
     ) {
-        let smt = if self.topo.threads_per_core() > 1 {
-            self.costs.smt_speed_1024(self.busy_threads(c))
+        let smt = if self.k.topo.threads_per_core() > 1 {
+            self.k.costs.smt_speed_1024(self.busy_threads(c))
         } else {
             1024
         };

@@ -43,7 +43,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 .rq
                 .enqueue(&mut self.ents, t, self.now, initial, &self.cfg.eevdf);
         // account_entity_enqueue puts it at the head of cfs_tasks
-        self.cfs_lists.push_front(cpu, t);
+        self.k.cfs_lists.push_front(cpu, t);
         self.sync_rq_state(cpu);
         self.note_nr_running(cpu);
         deadline_resched
@@ -102,7 +102,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[cpu]
             .rq
             .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
-        self.cfs_lists.unlink(t);
+        self.k.cfs_lists.unlink(t);
         let se = self.tasks[ti].pelt;
         self.cpus[cpu].pelt.detach(&se, self.ents[ti].weight);
         self.sync_rq_state(cpu);
@@ -153,7 +153,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[cpu].need_resched = true;
         if cpu != waker_cpu {
             self.events.push(
-                self.now + lead + self.costs.ipi_ns,
+                self.now + lead + self.k.costs.ipi_ns,
                 Event::Resched { cpu: cpu as u32 },
             );
         } else if from_irq && self.cpus[cpu].seg.user {
@@ -176,16 +176,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         // Kick: IPI (unless the wake happens on this CPU, e.g. its own
         // timer) plus the idle state's exit latency.
-        let exit = match self.costs.idle_states.get(state) {
-            Some(s) if self.costs.charge_idle_exit => s.exit_latency_ns,
+        let exit = match self.k.costs.idle_states.get(state) {
+            Some(s) if self.k.costs.charge_idle_exit => s.exit_latency_ns,
             _ => 0,
         };
         // A polling CPU (TIF_POLLING_NRFLAG) sees need_resched without an
         // IPI (set_nr_if_polling in ttwu_queue_wakelist / resched_curr).
         let polling = state == super::POLL_STATE
-            || self.costs.idle_states.get(state).is_some_and(|s| s.polls());
+            || self
+                .k
+                .costs
+                .idle_states
+                .get(state)
+                .is_some_and(|s| s.polls());
         let ipi = if waker_cpu != cpu && !polling {
-            self.costs.ipi_ns
+            self.k.costs.ipi_ns
         } else {
             0
         };
@@ -198,7 +203,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.haltpoll_reflect(cpu, now - h);
             }
         }
-        if self.cpus[cpu].bal.idle_tick && self.cpus[cpu].idle.sleep_ns > self.tick_ns {
+        if self.cpus[cpu].bal.idle_tick && self.cpus[cpu].idle.sleep_ns > self.k.tick_ns {
             // a tick woke an idle CPU whose next timer was further: menu
             // counts a long sleep (9/10 of MAX_INTERESTING), teo an
             // artificial wake-up (long), so the next idle entry may stop
@@ -215,8 +220,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[cpu].mode = Mode::LeavingIdle;
         self.note_idle_wait(cpu);
         self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
-        self.cpu_state[cpu].idle_exit_latency = 0;
-        if self.balancer.is_none() && self.cpus[cpu].idle.llc_idle {
+        self.k.cpu_state[cpu].idle_exit_latency = 0;
+        if self.k.balancer.is_none() && self.cpus[cpu].idle.llc_idle {
             // Without a balancer, nr_busy_cpus is kept at idle entry and
             // exit; with one, nohz_balance_exit_idle runs at the first busy
             // tick (nohz_balancer_kick), as in the kernel.
@@ -228,7 +233,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // (the measured spread in costs.rs); the seed decides the draws
         let wake = if ipi + exit > 0 {
             let u = self.jitter.next_u64();
-            self.costs.spread_wake_latency(ipi + exit, u)
+            self.k.costs.spread_wake_latency(ipi + exit, u)
         } else {
             0
         };

@@ -76,7 +76,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         p.next += 1;
         self.forks.order.push(child);
         // the new thread inherits the caller's affinity
-        self.tplace[child as usize].cpus_allowed = self.tplace[ti].cpus_allowed.clone();
+        self.k.tplace[child as usize].cpus_allowed = self.k.tplace[ti].cpus_allowed.clone();
         self.live_tasks += 1;
         self.wake_up_new_task(child, c);
     }

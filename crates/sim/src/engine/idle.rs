@@ -46,15 +46,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let (state, tick_stopped) = match self.cfg.cpuidle.driver {
             Driver::None => {
                 self.cpus[c].idle.halt_since = Some(now);
-                (self.costs.halt_state(), true)
+                (self.k.costs.halt_state(), true)
             }
             // haltpoll_select(): poll with the tick kept while the poll
             // limit is non-zero, then halt with it stopped (`poll_end`).
             Driver::Haltpoll => {
                 let limit = self.cpus[c].idle.poll_limit_ns;
-                if limit == 0 || !self.costs.charge_idle_exit {
+                if limit == 0 || !self.k.costs.charge_idle_exit {
                     self.cpus[c].idle.halt_since = Some(now);
-                    (self.costs.halt_state(), true)
+                    (self.k.costs.halt_state(), true)
                 } else {
                     poll_until = Some(now + limit);
                     (POLL_STATE, upfront)
@@ -79,10 +79,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
         self.events.clear_slot(c, Slot::Main);
-        let st = &mut self.cpu_state[c];
+        let st = &mut self.k.cpu_state[c];
         st.curr_is_idle = true;
         st.idle_stamp = now.max(1);
         st.idle_exit_latency = self
+            .k
             .costs
             .idle_states
             .get(state)
@@ -94,7 +95,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 .set_slot(c, Slot::Main, t, Event::PollEnd { cpu: c as u32, gen });
         }
         let line = st.line;
-        let _ = self.lines.write(line, c, self.topo, &self.costs);
+        let _ = self.k.lines.write(line, c, self.k.topo, &self.k.costs);
         self.cpus[c].bal.newidle_done = false;
         if upfront {
             // tick_nohz_idle_enter() of <= 4.16: set_cpu_sd_state_idle()
@@ -103,16 +104,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         if tick_stopped {
             self.nohz_enter(c);
-        } else if self.balancer.is_some() {
+        } else if self.k.balancer.is_some() {
             // the tick keeps running: the idle CPU balances at it
             self.arm_tick(c);
         }
         // set_next_task_idle -> update_idle_core
-        // (its reads and the has_idle_cores write go through the line model;
-        // the time is not charged: the CPU is on its way to idle)
-        let (_, cost, probes) = self.wake_env_call(c, |p, env| p.cpu_enters_idle(env, c));
-        self.pstats.probes += probes as u64;
-        self.pstats.cost_ns += cost;
+        let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
+        self.k.cpu_enters_idle(c, self.now);
+        self.phases.placement(t0);
         self.cpus[c].debt = 0;
     }
 
@@ -127,12 +126,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             predicted_ns: predicted,
             sleep_ns: sleep,
             to_tick_ns: self.time_to_tick(c),
-            tick_ns: self.tick_ns,
+            tick_ns: self.k.tick_ns,
         };
         cpuidle::select(
             self.cfg.cpuidle.governor,
             f.menu_poll,
-            &self.costs.idle_states,
+            &self.k.costs.idle_states,
             &o,
         )
     }
@@ -142,7 +141,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// poll, or polls without a limit). pseries' and powernv's snooze loops
     /// have their own limits, not modelled.
     fn poll_window(&self, state: usize) -> Option<Nanos> {
-        let polls = self.costs.idle_states.get(state).is_some_and(|s| s.polls());
+        let polls = self
+            .k
+            .costs
+            .idle_states
+            .get(state)
+            .is_some_and(|s| s.polls());
         if !polls
             || !matches!(
                 self.cfg.cpuidle.driver,
@@ -153,8 +157,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         cpuidle::poll_limit_ns(
             self.cfg.idle_loop.poll_limit,
-            &self.costs.idle_states,
-            self.tick_ns,
+            &self.k.costs.idle_states,
+            self.k.tick_ns,
         )
     }
 
@@ -164,7 +168,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.now < off {
             return off - self.now;
         }
-        ((self.now - off) / self.tick_ns + 1) * self.tick_ns + off - self.now
+        ((self.now - off) / self.k.tick_ns + 1) * self.k.tick_ns + off - self.now
     }
 
     /// A poll ran out (`Event::PollEnd`): haltpoll halts; cpuidle's POLL
@@ -207,7 +211,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.trace_idle_exit(c);
             self.trace_idle_enter(c);
         }
-        self.cpu_state[c].idle_exit_latency = self
+        self.k.cpu_state[c].idle_exit_latency = self
+            .k
             .costs
             .idle_states
             .get(sel.state)
@@ -239,7 +244,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         else {
             return;
         };
-        let halt = self.costs.halt_state();
+        let halt = self.k.costs.halt_state();
         self.cpus[c].mode = Mode::Idle {
             since,
             state: halt,
@@ -250,7 +255,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.trace_idle_enter(c);
         }
         self.cpus[c].idle.halt_since = Some(self.now);
-        self.cpu_state[c].idle_exit_latency = self
+        self.k.cpu_state[c].idle_exit_latency = self
+            .k
             .costs
             .idle_states
             .get(halt)
@@ -267,9 +273,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// idle). Without a balancer the engine keeps the LLC's `nr_busy_cpus`
     /// itself.
     fn nohz_enter(&mut self, c: usize) {
-        if self.balancer.is_some() {
+        if self.k.balancer.is_some() {
             let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
-            self.recycle(req);
+            self.k.recycle(req);
         } else {
             self.sd_state_idle(c);
         }
@@ -280,9 +286,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// when there is one, else the engine does, and counts the CPU busy
     /// again when it wakes).
     fn sd_state_idle(&mut self, c: usize) {
-        if self.balancer.is_some() {
+        if self.k.balancer.is_some() {
             let (req, _) = self.balance_call(c, |b, env| b.set_cpu_sd_state_idle(env, c));
-            self.recycle(req);
+            self.k.recycle(req);
         } else if !self.cpus[c].idle.llc_idle {
             self.cpus[c].idle.llc_idle = true;
             self.set_cpu_sd_state_idle(c);
@@ -330,15 +336,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The atomic on the LLC's shared line that both make.
     fn nr_busy_cpus_write(&mut self, c: usize, busy: bool) {
-        let l = self.sd.llc_index(c);
-        let line = self.llc[l].line;
-        let cost = self.lines.write(line, c, self.topo, &self.costs);
+        let l = self.k.sd.llc_index(c);
+        let line = self.k.llc[l].line;
+        let cost = self.k.lines.write(line, c, self.k.topo, &self.k.costs);
         self.cpus[c].debt += cost;
-        self.pstats.llc_shared_writes += 1;
+        self.k.pstats.llc_shared_writes += 1;
         if busy {
-            self.llc[l].nr_busy_cpus += 1;
+            self.k.llc[l].nr_busy_cpus += 1;
         } else {
-            self.llc[l].nr_busy_cpus = self.llc[l].nr_busy_cpus.saturating_sub(1);
+            self.k.llc[l].nr_busy_cpus = self.k.llc[l].nr_busy_cpus.saturating_sub(1);
         }
     }
 }

@@ -55,7 +55,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     cpu.rq.nr_running()
                 ));
             }
-            if self.cpu_state[c].nr_running != cpu.rq.nr_running() {
+            if self.k.cpu_state[c].nr_running != cpu.rq.nr_running() {
                 return err(format!("cpu {c}: placement view nr_running is stale"));
             }
             if cpu.rq.nr_running() > 0 && matches!(cpu.mode, Mode::Idle { .. }) {
@@ -91,7 +91,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 ));
             }
             // cfs_tasks holds exactly the tasks enqueued on a run queue
-            let listed = self.cfs_lists.cpu_of(t as u32);
+            let listed = self.k.cfs_lists.cpu_of(t as u32);
             let enqueued = (on_rq[t] == 1).then_some(task.cpu);
             if listed != enqueued {
                 return err(format!(

@@ -40,16 +40,16 @@
 //! - `vcpu`: the guest side of the host layer (pause, resume, halts, the
 //!   one-event stepping the co-simulation drives).
 
-use crate::balance::{BalanceStats, Balancer};
-use crate::cacheline::{LineId, LineTable};
+use crate::cacheline::LineTable;
 use crate::channel::{ChanKind, Channel};
 use crate::costs::MachineCosts;
 use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
 use crate::event::{Event, EventQueue};
+use crate::kernel::Kernel;
 use crate::pelt::Pelt;
-use crate::placement::{wf, Placement, PlacementStats};
+use crate::placement::{wf, Placement};
 use crate::rq::RunQueue;
-use crate::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
+use crate::state::TaskPlacement;
 use crate::task::{ChanId, Op, Pc, TaskId, TaskSpec};
 use crate::Nanos;
 use topology::{CpuMask, SchedDomains, Topology};
@@ -74,7 +74,6 @@ pub use pthread::PhaseRow;
 mod schedule;
 mod sync;
 pub use sync::Bin;
-pub(crate) mod cfs_tasks;
 mod phases;
 pub use phases::PhaseTimes;
 mod timers;
@@ -347,11 +346,10 @@ struct TickState {
 
 /// The simulated machine.
 pub struct Engine<'t, R: RunQueue = CfsRq> {
-    topo: &'t Topology,
-    sd: &'t SchedDomains,
-    costs: MachineCosts,
+    /// The kernel's scheduler state and entry points (kernel/), shared
+    /// with the VM host.
+    pub k: Kernel<'t>,
     cfg: EngineConfig,
-    policy: Box<dyn Placement>,
     now: Nanos,
     events: EventQueue,
     /// On machines of more than 64 CPUs, what each CPU's next event will
@@ -359,16 +357,9 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     /// stays in the first-level cache.
     next_hint: Vec<NextHint>,
     cpus: Vec<Cpu<R>>,
-    cpu_state: Vec<CpuState>,
-    idle_stats: Vec<RqIdleStats>,
-    llc: Vec<LlcShared>,
     tasks: Vec<Task>,
     ents: Vec<Entity>,
-    tplace: Vec<TaskPlacement>,
     chans: Vec<Channel>,
-    lines: LineTable,
-    /// Placement statistics.
-    pub pstats: PlacementStats,
     /// Draws for the wake-up latency spread (its own stream of the seed).
     jitter: crate::rng::Rng,
     /// Run counters.
@@ -388,22 +379,9 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     depth_free_bytes: u64,
     /// Per `ChanKind`: its depth table is all zero (no lookup needed).
     depth_flat: [bool; 3],
-    tick_ns: Nanos,
     violation: Option<InvariantError>,
-    /// The load balancer (None: tasks move only when they wake).
-    balancer: Option<Box<dyn Balancer>>,
-    /// Balancing statistics.
-    pub bstats: BalanceStats,
     /// Host time and scan work of the policy's calls (`--stats`).
     pub phases: PhaseTimes,
-    /// The root domain's cache line (rd->overload, the nohz mask).
-    root_line: LineId,
-    /// Each CPU's cfs_tasks list.
-    cfs_lists: cfs_tasks::CfsTaskLists,
-    /// Scratch list lent to the balancer.
-    bscratch: Vec<u32>,
-    /// Request lists lent to the balancer.
-    breq: crate::balance::Requests,
     idle_wait_clock: IdleWaitClock,
     futexes: Vec<sync::Futex>,
     lists: Vec<sync::WaitList>,
@@ -461,7 +439,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let boot_state = cfg
             .cpuidle
             .driver_states(topo.name(), &mut costs.idle_states) as usize;
-        let mut lines = LineTable::new(n);
         let tick_ns = 1_000_000_000 / costs.hz.max(1);
         let seed = cfg.seed;
         let mut rng = crate::rng::Rng::stream(seed, 1);
@@ -520,15 +497,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 },
             })
             .collect();
-        let cpu_state = (0..n).map(|_| CpuState::boot(lines.alloc())).collect();
-        let idle_stats = vec![RqIdleStats::boot(); n];
-        let llc = (0..sd.nr_llcs())
-            .map(|_| LlcShared {
-                line: lines.alloc(),
-                ..Default::default()
-            })
-            .collect::<Vec<_>>();
-        let root_line = lines.alloc();
         let run_cpus = (cfg.allowed.weight() as u64).max(1);
         let idle_cpus = cfg.allowed.weight() as u32;
         // by ChanKind: Pipe, UnixStream, TcpStream (no depth table)
@@ -537,12 +505,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             costs.unix_depth_ns.iter().all(|&v| v == 0),
             true,
         ];
+        let mut k = Kernel::boot(topo, sd, costs, policy);
+        k.vcpu_preempt_check = cfg.vcpu_preempt_check;
+        k.sched_idle_as_idle = cfg.sched_idle_as_idle;
         let mut e = Engine {
-            topo,
-            sd,
-            costs,
+            k,
             cfg,
-            policy,
             now: 0,
             events: EventQueue::new(n),
             next_hint: if n > 64 {
@@ -551,15 +519,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 Vec::new()
             },
             cpus,
-            cpu_state,
-            idle_stats,
-            llc,
             tasks: Vec::new(),
             ents: Vec::new(),
-            tplace: Vec::new(),
             chans: Vec::new(),
-            lines,
-            pstats: PlacementStats::default(),
             jitter: crate::rng::Rng::stream(seed, 2),
             counters: RunCounters::default(),
             marks: Vec::new(),
@@ -569,15 +531,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             run_cpus,
             depth_free_bytes: (crate::costs::DEPTH_BASE_BYTES + 1).saturating_mul(run_cpus),
             depth_flat,
-            tick_ns,
             violation: None,
-            balancer: None,
-            bstats: BalanceStats::default(),
             phases: PhaseTimes::default(),
-            root_line,
-            cfs_lists: cfs_tasks::CfsTaskLists::new(n),
-            bscratch: Vec::new(),
-            breq: Default::default(),
             idle_wait_clock: IdleWaitClock {
                 idle_cpus,
                 ..Default::default()
@@ -606,8 +561,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         // nr_busy_cpus starts at the span weight (kernel init), then every
         // CPU here starts idle with its tick stopped.
-        for l in 0..e.llc.len() {
-            e.llc[l].nr_busy_cpus = 0;
+        for l in 0..e.k.llc.len() {
+            e.k.llc[l].nr_busy_cpus = 0;
         }
         e
     }
@@ -619,11 +574,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // the channel's kernel state, as many lines as the profile measured
         // (loopback TCP: not measured, one line)
         let weight = match kind {
-            ChanKind::Pipe => self.costs.pipe_lines,
-            ChanKind::UnixStream => self.costs.unix_lines,
+            ChanKind::Pipe => self.k.costs.pipe_lines,
+            ChanKind::UnixStream => self.k.costs.unix_lines,
             ChanKind::TcpStream => 1,
         };
-        let line = self.lines.alloc_lines(weight);
+        let line = self.k.lines.alloc_lines(weight);
         let mut ch = Channel::new(kind, line);
         ch.payload = payload;
         self.chans.push(ch);
@@ -647,7 +602,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 if !allowed.test(self.tasks[ti].cpu) {
                     self.tasks[ti].cpu = first;
                 }
-                self.tplace[ti].cpus_allowed = allowed;
+                self.k.tplace[ti].cpus_allowed = allowed;
                 true
             }
         }
@@ -662,8 +617,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         ent.idle_policy = false;
         self.ents.push(ent);
         let first = self.cfg.allowed.first().unwrap_or(0);
-        self.tplace
-            .push(TaskPlacement::new(self.cfg.allowed.clone(), first));
+        self.k.add_task(self.cfg.allowed.clone(), first);
         let mm = spec.mm as usize;
         if self.mm_tasks.len() <= mm {
             self.mm_tasks.resize(mm + 1, 0);
@@ -686,7 +640,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             vars: [0; crate::task::TASK_VARS],
             held_lock: None,
         });
-        self.cfs_lists.add_task();
         id
     }
 
@@ -901,7 +854,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     #[inline]
     pub(super) fn handle_event(&mut self, t: Nanos, ev: Event) -> Result<(), RunError> {
         self.now = t;
-        self.lines.now = t;
+        self.k.lines.now = t;
         self.counters.events += 1;
         if self.counters.events.is_multiple_of(Progress::EVERY) {
             if let Some(p) = &self.cfg.progress {
@@ -946,10 +899,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         for c in 0..self.cpus.len() {
             self.account(c, now);
         }
-        self.counters.line_transfers = self.lines.transfers;
-        self.counters.line_transfers_contended = self.lines.contended;
-        self.counters.line_transfer_ns = self.lines.transfer_ns;
-        self.counters.line_wait_ns = self.lines.wait_ns;
+        self.counters.line_transfers = self.k.lines.transfers;
+        self.counters.line_transfers_contended = self.k.lines.contended;
+        self.counters.line_transfer_ns = self.k.lines.transfer_ns;
+        self.counters.line_wait_ns = self.k.lines.wait_ns;
     }
 
     fn dispatch(&mut self, ev: Event) {

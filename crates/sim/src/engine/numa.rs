@@ -126,8 +126,8 @@ impl crate::balance::NumaLocality for NumaState {
 impl<'t, R: RunQueue> Engine<'t, R> {
     fn numa_state(&mut self) -> &mut NumaState {
         if self.numa.is_none() {
-            let node_of = (0..self.topo.nr_cpus())
-                .map(|c| self.topo.place(c).node as u16)
+            let node_of = (0..self.k.topo.nr_cpus())
+                .map(|c| self.k.topo.place(c).node as u16)
                 .collect();
             self.numa = Some(Box::new(NumaState {
                 mem: Memory::default(),
@@ -136,10 +136,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 tasks: Vec::new(),
                 counters: NumaCounters::default(),
                 node_of,
-                pushes: vec![None; self.topo.nr_cpus()],
-                migrate_on: vec![false; self.topo.nr_cpus()],
-                streams: vec![0; self.topo.nr_nodes()],
-                held: vec![SegMem::default(); self.topo.nr_cpus()],
+                pushes: vec![None; self.k.topo.nr_cpus()],
+                migrate_on: vec![false; self.k.topo.nr_cpus()],
+                streams: vec![0; self.k.topo.nr_nodes()],
+                held: vec![SegMem::default(); self.k.topo.nr_cpus()],
                 groups: Vec::new(),
             }));
         }
@@ -202,8 +202,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Pages resident per node.
     pub fn pages_per_node(&self) -> Vec<u64> {
         match &self.numa {
-            Some(s) => s.mem.pages_per_node(self.topo.nr_nodes()),
-            None => vec![0; self.topo.nr_nodes()],
+            Some(s) => s.mem.pages_per_node(self.k.topo.nr_nodes()),
+            None => vec![0; self.k.topo.nr_nodes()],
         }
     }
 
@@ -223,7 +223,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if s.tasks.len() < self.tasks.len() {
             s.tasks.resize(self.tasks.len(), None);
         }
-        let nodes = self.topo.nr_nodes();
+        let nodes = self.k.topo.nr_nodes();
         let sp = &mut s.mem.spaces[space];
         let users = sp.users as u64;
         sp.users += 1;
@@ -255,7 +255,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             None => (None, s.params.scan_delay_ms, s.params.scan_period_max_ms),
         };
         let stagger = if s.features.scan_stagger {
-            nb::stagger_delay(max, period, users, self.tick_ns, s.features.stagger_units)
+            nb::stagger_delay(max, period, users, self.k.tick_ns, s.features.stagger_units)
         } else {
             0
         };
@@ -519,7 +519,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         try_node(dst as usize, &mut best);
         if best.is_none() || group.is_some_and(|g| g.active_nodes > 1) {
-            for node in 0..self.topo.nr_nodes() {
+            for node in 0..self.k.topo.nr_nodes() {
                 if node == src_node || node == dst as usize {
                     continue;
                 }
@@ -554,15 +554,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         best: &mut Option<(i64, NumaMove)>,
     ) {
         let s = self.numa.as_deref().expect("caller checked");
-        let allowed = &self.tplace[t as usize].cpus_allowed;
+        let allowed = &self.k.tplace[t as usize].cpus_allowed;
         let running = |n: usize| -> usize {
-            self.topo
+            self.k
+                .topo
                 .node_cpus(n)
                 .iter()
                 .map(|x| self.cpus[x].rq.nr_running() as usize)
                 .sum()
         };
-        let dst_cpus = self.topo.node_cpus(node);
+        let dst_cpus = self.k.topo.node_cpus(node);
         let (src_running, dst_running) = (running(src_node), running(node));
         // numa_classify: spare capacity while fewer tasks than CPUs
         let has_spare = dst_running < dst_cpus.weight();
@@ -575,6 +576,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // imb_numa_nr)
             let imbalance = (dst_running + 1).saturating_sub(src_running.saturating_sub(1));
             let imb_numa_nr = self
+                .k
                 .sd
                 .domains(c)
                 .iter()
@@ -590,8 +592,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let idle = |x: usize| {
                     self.cpus[x].rq.nr_running() == 0 && allowed.test(x) && !s.migrate_on[x]
                 };
-                let core_idle =
-                    |x: usize| self.topo.smt_siblings(x).iter().all(|&y| idle(y as usize));
+                let core_idle = |x: usize| {
+                    self.k
+                        .topo
+                        .smt_siblings(x)
+                        .iter()
+                        .all(|&y| idle(y as usize))
+                };
                 let pick = dst_cpus
                     .iter()
                     .find(|&x| idle(x) && core_idle(x))
@@ -609,7 +616,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let Some(cur) = self.cpus[x].rq.curr() else {
                 continue;
             };
-            if cur == t || !self.tplace[cur as usize].cpus_allowed.test(c) {
+            if cur == t || !self.k.tplace[cur as usize].cpus_allowed.test(c) {
                 continue;
             }
             let Some(ctn) = s.tasks.get(cur as usize).and_then(|o| o.as_ref()) else {
@@ -694,7 +701,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.events
                     .push(self.now + lead, Event::NumaStopper { cpu: c as u32 });
                 self.events.push(
-                    self.now + lead + self.costs.ipi_ns,
+                    self.now + lead + self.k.costs.ipi_ns,
                     Event::NumaStopper { cpu: x as u32 },
                 );
             }
@@ -731,7 +738,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let i = task as usize;
             e.tasks[i].state == TaskState::Runnable
                 && e.tasks[i].cpu == cpu
-                && e.tplace[i].cpus_allowed.test(to)
+                && e.k.tplace[i].cpus_allowed.test(to)
         };
         let valid = here(self, t, c, dst)
             && match push.swap {
@@ -863,8 +870,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// and charge the PTE updates to the task as kernel time.
     fn task_numa_work(&mut self, c: usize, t: TaskId) {
         let now = self.now;
-        let tick = self.tick_ns;
-        let pte_ns = self.costs.numa_pte_update_ns;
+        let tick = self.k.tick_ns;
+        let pte_ns = self.k.costs.numa_pte_update_ns;
         let s = self.numa.as_deref_mut().expect("caller checked");
         let cpu_node = s.node_of[c];
         s.tasks[t as usize]

@@ -16,7 +16,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .iter()
             .map(|cs| cs.bytes_per_chunk * cs.count as u64)
             .sum();
-        work + bytes * self.costs.mem_ps_per_byte / 1000
+        work + bytes * self.k.costs.mem_ps_per_byte / 1000
     }
 
     /// An `Op::ComputeMem` segment of `t` starts (or resumes) on `c`: place
@@ -39,7 +39,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             return 1024;
         };
         let cpu_node = s.node_of[c];
-        let topo = self.topo;
+        let topo = self.k.topo;
         let dist = |a: u16, b: u16| topo.node_distance(a as usize, b as usize);
         let balancing = s.params.enabled && s.tasks.get(t as usize).is_some_and(|x| x.is_some());
         let me = CpuPid::of(c, t);
@@ -73,7 +73,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     if is_local {
                         s.counters.numa_hint_faults_local += faults_n;
                     }
-                    kernel += faults_n * self.costs.numa_hint_fault_ns;
+                    kernel += faults_n * self.k.costs.numa_hint_fault_ns;
                     let last = ch.last_cpupid;
                     let chm = &mut s.mem.spaces[space].chunks[i as usize];
                     chm.prot_none = false;
@@ -104,7 +104,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                             node = cpu_node;
                             migrated = true;
                             s.counters.numa_pages_migrated += PAGES_PER_CHUNK;
-                            kernel += PAGES_PER_CHUNK * self.costs.numa_migrate_page_ns;
+                            kernel += PAGES_PER_CHUNK * self.k.costs.numa_migrate_page_ns;
                         }
                     }
                     faults.push((last, node, is_local, migrated));
@@ -124,7 +124,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// stream on each of those nodes, the other segments streaming from
     /// them are re-timed, and its own memory speed is returned.
     pub(super) fn numa_hold(&mut self, c: usize, work: Nanos, bytes: Vec<u64>) -> u64 {
-        let limited = self.costs.node_mem_mb_s > 0;
+        let limited = self.k.costs.node_mem_mb_s > 0;
         let s = self.numa.as_deref_mut().expect("caller checked");
         let held = &mut s.held[c];
         held.work = work;
@@ -192,8 +192,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let op_left = &mut self.tasks[t as usize].op_left;
                 *op_left = op_left.saturating_sub(done);
             }
-            let smt = if self.topo.threads_per_core() > 1 {
-                self.costs.smt_speed_1024(self.busy_threads(x))
+            let smt = if self.k.topo.threads_per_core() > 1 {
+                self.k.costs.smt_speed_1024(self.busy_threads(x))
             } else {
                 1024
             };
@@ -219,8 +219,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn numa_mem_speed(&self, c: usize) -> u64 {
         let s = self.numa.as_deref().expect("caller checked");
         let h = &s.held[c];
-        let ps = self.costs.mem_ps_per_byte as u128;
-        let node_bw = self.costs.node_mem_mb_s as u128;
+        let ps = self.k.costs.mem_ps_per_byte as u128;
+        let node_bw = self.k.costs.node_mem_mb_s as u128;
         let cpu_node = s.node_of[c] as usize;
         // times in ps x 10
         let w = h.work as u128 * 10_000;
@@ -231,7 +231,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 continue;
             }
             let b = b as u128;
-            let d = self.topo.node_distance(cpu_node, n) as u128;
+            let d = self.k.topo.node_distance(cpu_node, n) as u128;
             local += b * ps * 10;
             let mut per_byte = ps * d;
             // a share of the node's bandwidth: streams x 1e6 / MB/s ps

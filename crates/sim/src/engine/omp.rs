@@ -117,8 +117,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// A barrier of `threads` arrivals whose waiters spin for `spin_ns`
     /// before FUTEX_WAIT (GOMP_SPINCOUNT times one spin iteration).
     pub fn add_omp_barrier(&mut self, threads: u32, spin_ns: Nanos) -> OmpBarrierId {
-        let line = self.lines.alloc();
-        let red_line = self.lines.alloc();
+        let line = self.k.lines.alloc();
+        let red_line = self.k.lines.alloc();
         let o = &mut self.omp;
         o.barriers.push(Barrier {
             total: threads.max(1),
@@ -135,7 +135,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// A clear point-to-point flag.
     pub fn add_omp_flag(&mut self) -> OmpFlagId {
-        let line = self.lines.alloc();
+        let line = self.k.lines.alloc();
         let o = &mut self.omp;
         o.flags.push(Flag {
             full: false,
@@ -168,7 +168,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The work of an OpenMP op about to start for `t` on `c`.
     pub(super) fn omp_start(&mut self, t: TaskId, op: Op) -> OmpStart {
-        let atomic = self.costs.atomic_ns;
+        let atomic = self.k.costs.atomic_ns;
         match op {
             Op::OmpBarrier(b) => {
                 let bar = &self.omp.barriers[b.0 as usize];
@@ -204,7 +204,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         if self.tasks[t as usize].resumed || gen != gen_now {
                             OmpStart::Work(0, true)
                         } else {
-                            OmpStart::Work(self.costs.futex_wait_ns, false)
+                            OmpStart::Work(self.k.costs.futex_wait_ns, false)
                         }
                     }
                 }
@@ -243,7 +243,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 match *self.omp_wait(t) {
                     Wait::None => {
                         let line = self.omp.barriers[bi].line;
-                        self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                        self.cpus[c].debt +=
+                            self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                         let bar = &mut self.omp.barriers[bi];
                         bar.arrived += 1;
                         if bar.arrived < bar.total {
@@ -259,7 +260,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         bar.generation = bar.generation.wrapping_add(1);
                         let sleepers = std::mem::take(&mut bar.sleepers);
                         let spinners = std::mem::take(&mut bar.spinners);
-                        self.cpus[c].debt += self.costs.futex_wake_ns;
+                        self.cpus[c].debt += self.k.costs.futex_wake_ns;
                         for s in sleepers {
                             self.try_to_wake_up(s, c, Some(t), 0, false);
                         }
@@ -292,7 +293,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::OmpReduce(b) => {
                 let line = self.omp.barriers[b.0 as usize].red_line;
-                self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 true
             }
             Op::OmpFlagWait(f) | Op::OmpFlagPost(f) => {
@@ -309,7 +310,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 fl.spinners.retain(|&x| x != t);
                 let spinners = std::mem::take(&mut fl.spinners);
                 let line = fl.line;
-                self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 self.omp_release_spinners(spinners, line, false);
                 true
             }
@@ -334,7 +335,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if barrier {
                 self.omp.spin_releases += 1;
             }
-            let cost = self.lines.read(line, x, self.topo, &self.costs);
+            let cost = self.k.lines.read(line, x, self.k.topo, &self.k.costs);
             self.settle_segment(x);
             self.cpus[x].gen = self.cpus[x].gen.wrapping_add(1);
             self.events.clear_slot(x, Slot::Main);

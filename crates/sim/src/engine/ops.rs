@@ -55,7 +55,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         // the op stays current until its effect is applied (apply_op)
         task.op = op;
-        let costs = &self.costs;
+        let costs = &self.k.costs;
         let resumed = task.resumed;
         let (work, user) = match op {
             Op::Compute(n) => {
@@ -80,7 +80,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // a new burst, or the rest of a preempted one
                     let task = &mut self.tasks[ti];
                     if task.op_left == 0 {
-                        task.op_left = crate::task::RUNTIME_BURST_NS + self.costs.gettimeofday_ns;
+                        task.op_left = crate::task::RUNTIME_BURST_NS + self.k.costs.gettimeofday_ns;
                     }
                     (task.op_left, true)
                 }
@@ -129,6 +129,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         self.channel_reuse(c, chan)
                     };
                     let extra = self
+                        .k
                         .costs
                         .channel_call_extra(kind, shared_fd, per_cpu, reuse);
                     (sys + extra + copy, false)
@@ -199,15 +200,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let proc_ = self.tasks[child as usize].spec.mm != self.tasks[ti].spec.mm;
                 (
                     if proc_ {
-                        self.costs.fork_ns
+                        self.k.costs.fork_ns
                     } else {
-                        self.costs.thread_create_ns
+                        self.k.costs.thread_create_ns
                     },
                     false,
                 )
             }
             // pthread_create (engine/fork.rs)
-            Op::Fork(_) => (self.costs.thread_create_ns, false),
+            Op::Fork(_) => (self.k.costs.thread_create_ns, false),
             Op::Exit => {
                 // a thread shares its parent's mm; a process (or the
                 // initial task) tears its own down
@@ -217,9 +218,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     .map(|p| self.tasks[p as usize].spec.mm);
                 let thread = parent_mm == Some(self.tasks[ti].spec.mm);
                 let cost = if thread {
-                    self.costs.thread_exit_ns
+                    self.k.costs.thread_exit_ns
                 } else {
-                    self.costs.process_exit_ns
+                    self.k.costs.process_exit_ns
                 };
                 (cost, false)
             }
@@ -300,7 +301,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Write { chan, .. } => {
                 let (left, resumed) = (task.bytes_left, task.resumed);
                 let line = self.chans[chan as usize].line;
-                self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 // one borrow of the channel (see `segment_done`)
                 let ch = &mut self.chans[chan as usize];
                 let (res, wakes) = ch.write(left, c as u32, resumed);
@@ -331,10 +332,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Read { chan, .. } => {
                 let (left, resumed) = (task.bytes_left, task.resumed);
                 let line = self.chans[chan as usize].line;
-                let line_cost = self.lines.write(line, c, self.topo, &self.costs);
+                let line_cost = self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 let mut pull = PullLines {
-                    topo: self.topo,
-                    costs: &self.costs,
+                    topo: self.k.topo,
+                    costs: &self.k.costs,
                     cpu: c,
                     cost: 0,
                 };
@@ -417,7 +418,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
                 // the pending count is read from the queue's line
                 let line = self.queue_line(queue);
-                self.cpus[c].debt += self.lines.read(line, c, self.topo, &self.costs);
+                self.cpus[c].debt += self.k.lines.read(line, c, self.k.topo, &self.k.costs);
                 if self.queue_len(queue) > limit as usize {
                     self.arm_timer(c, t, self.now + sleep_ns as Nanos + TIMER_SLACK_NS);
                     self.block(c, t, Block::Sleep);
@@ -572,7 +573,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[c]
             .rq
             .dequeue_sleep(&mut self.ents, t, self.now, &self.cfg.eevdf);
-        self.cfs_lists.unlink(t);
+        self.k.cfs_lists.unlink(t);
         self.sync_rq_state(c);
     }
 

@@ -26,7 +26,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         let cpu = &mut self.cpus[c];
         cpu.update_pelt(now);
-        let st = &mut self.cpu_state[c];
+        let st = &mut self.k.cpu_state[c];
         st.load_avg = cpu.pelt.load_avg;
         st.util_avg = cpu.pelt.util_avg.min(1024);
         st.runnable_avg = cpu.pelt.runnable_avg;
@@ -41,13 +41,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tasks[t]
             .pelt
             .update(self.now, runnable as u64, runnable as u64, running, w);
-        self.tplace[t].load_avg = self.tasks[t].pelt.load_avg;
-        self.tplace[t].util_avg = self.tasks[t].pelt.util_avg;
+        self.k.tplace[t].load_avg = self.tasks[t].pelt.load_avg;
+        self.k.tplace[t].util_avg = self.tasks[t].pelt.util_avg;
     }
 
     pub(super) fn sync_rq_state(&mut self, c: usize) {
         let rq = &self.cpus[c].rq;
-        let st = &mut self.cpu_state[c];
+        let st = &mut self.k.cpu_state[c];
         st.nr_running = rq.nr_running();
         st.nr_idle_tasks = rq.nr_idle();
         st.load_avg = self.cpus[c].pelt.load_avg;

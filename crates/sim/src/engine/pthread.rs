@@ -109,7 +109,7 @@ fn us(ns: Nanos) -> u64 {
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// A free pthread mutex.
     pub fn add_mutex(&mut self) -> u32 {
-        let line = self.lines.alloc();
+        let line = self.k.lines.alloc();
         let p = &mut self.pthreads.mutexes;
         p.push(Mutex {
             owner: None,
@@ -121,7 +121,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// A condition variable nobody waits on.
     pub fn add_cond(&mut self) -> u32 {
-        let line = self.lines.alloc();
+        let line = self.k.lines.alloc();
         let p = &mut self.pthreads.conds;
         p.push(Cond {
             waiters: VecDeque::new(),
@@ -132,7 +132,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// A barrier of `users` arrivals.
     pub fn add_barrier(&mut self, users: u32) -> u32 {
-        let line = self.lines.alloc();
+        let line = self.k.lines.alloc();
         let p = &mut self.pthreads.barriers;
         p.push(Barrier {
             users: users.max(1),
@@ -179,7 +179,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The CPU work of a pthread op about to start for `t`.
     pub(super) fn pthread_work(&mut self, t: TaskId, op: Op) -> Nanos {
-        let c = &self.costs;
+        let c = &self.k.costs;
         let resumed = self.tasks[t as usize].resumed;
         let p = &self.pthreads;
         match op {
@@ -236,7 +236,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     fn touch_line(&mut self, c: usize, line: LineId) {
-        self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+        self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
     }
 
     /// Give mutex `m` to `w` (a waiter already asleep) and wake it, or

@@ -12,7 +12,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         self.cpus[c].tick.armed = true;
         let off = self.cpus[c].tick.offset;
-        let next = ((self.now.saturating_sub(off)) / self.tick_ns + 1) * self.tick_ns + off;
+        let next = ((self.now.saturating_sub(off)) / self.k.tick_ns + 1) * self.k.tick_ns + off;
         self.events.push(next, Event::Tick { cpu: c as u32 });
     }
 
@@ -26,7 +26,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 ..
             } = self.cpus[c].mode
             {
-                if self.balancer.is_some() {
+                if self.k.balancer.is_some() {
                     self.idle_tick(c);
                 }
             }
@@ -46,7 +46,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
         }
         self.update_rq_pelt(c);
-        if self.balancer.is_some() {
+        if self.k.balancer.is_some() {
             let idle = self.cpus[c].seg.task.is_none() && self.cpus[c].rq.nr_running() == 0;
             self.balance_tick(c, idle);
         }
@@ -157,10 +157,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Some(n) => {
                 let ni = n as usize;
-                self.cpu_state[c].curr_is_idle = false;
+                self.k.cpu_state[c].curr_is_idle = false;
                 self.cpus[c].bal.newidle_done = false;
                 // set_next_task_fair moves it to the head of cfs_tasks
-                self.cfs_lists.move_to_front(c, n);
+                self.k.cfs_lists.move_to_front(c, n);
                 if prev != Some(n) {
                     if self.traced() {
                         self.trace_switch(c, prev, crate::trace::Runner::Task(n));
@@ -172,8 +172,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     self.cpus[c].last_mm = Some(mm);
                     let seq = self.cpus[c].time.switches;
                     let last_ran = self.tasks[ni].last_ran;
-                    let mut cost = self.costs.ctx_switch_ns
-                        + self.costs.switch_in_extra(
+                    let mut cost = self.k.costs.ctx_switch_ns
+                        + self.k.costs.switch_in_extra(
                             last_ran,
                             c,
                             seq,
@@ -183,14 +183,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // migrated: its data lines come from the old CPU at
                     // their distance
                     if let Some(from) = last_ran.filter(|&f| f != c) {
-                        let d = self.topo.distance(from, c);
-                        cost += self.tasks[ni].spec.footprint_lines as u64 * self.costs.c2c(d);
+                        let d = self.k.topo.distance(from, c);
+                        cost += self.tasks[ni].spec.footprint_lines as u64 * self.k.costs.c2c(d);
                     }
                     self.tasks[ni].ran_at_switch = seq;
                     self.cpus[c].debt += cost;
                     // the CPU's own run-queue line is written by the switch
-                    let line = self.cpu_state[c].line;
-                    self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+                    let line = self.k.cpu_state[c].line;
+                    self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 }
                 self.tasks[ni].last_ran = Some(c);
                 if self.vm.is_some() {

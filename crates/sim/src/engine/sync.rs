@@ -73,7 +73,7 @@ pub(super) enum SyncStart {
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// A futex word, initially FUTEX_RUNNING.
     pub fn add_futex(&mut self) -> FutexId {
-        let line = self.lines.alloc();
+        let line = self.k.lines.alloc();
         self.futexes.push(Futex {
             blocked: false,
             waiters: VecDeque::new(),
@@ -84,7 +84,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// An empty lock-free wait list.
     pub fn add_wait_list(&mut self) -> u32 {
-        let line = self.lines.alloc();
+        let line = self.k.lines.alloc();
         self.lists.push(WaitList {
             entries: Vec::new(),
             line,
@@ -115,7 +115,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// A set of per-CPU mutexes, all free.
     pub fn add_cpu_locks(&mut self) -> LockSetId {
         let n = self.cpus.len();
-        let lines = (0..n).map(|_| self.lines.alloc()).collect();
+        let lines = (0..n).map(|_| self.k.lines.alloc()).collect();
         self.locksets.push(CpuLockSet {
             owner: vec![None; n],
             spinners: vec![Vec::new(); n],
@@ -182,7 +182,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// The work of a futex or lock op about to start on `c` for `t`.
     pub(super) fn sync_start(&mut self, c: usize, t: TaskId, op: crate::task::Op) -> SyncStart {
         use crate::task::Op;
-        let costs = &self.costs;
+        let costs = &self.k.costs;
         match op {
             Op::FutexPost(f) => {
                 // the wake syscall only when the word was BLOCKED
@@ -238,7 +238,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Charge `c` a write of `line`.
     fn touch(&mut self, c: usize, line: LineId) {
-        self.cpus[c].debt += self.lines.write(line, c, self.topo, &self.costs);
+        self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
     }
 
     /// fpost's effect: CAS BLOCKED -> RUNNING and wake one waiter if it was
@@ -293,7 +293,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::FutexLoad(f) => {
                 let line = self.futexes[f as usize].line;
-                self.cpus[c].debt += self.lines.read(line, c, self.topo, &self.costs);
+                self.cpus[c].debt += self.k.lines.read(line, c, self.k.topo, &self.k.costs);
                 true
             }
             Op::FutexWait(f) => {
@@ -402,7 +402,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             let _ = w;
             let debt0 = self.cpus[c].debt;
             if self.futex_post(c, t, f, lead) {
-                self.cpus[c].debt += self.costs.futex_wake_ns;
+                self.cpus[c].debt += self.k.costs.futex_wake_ns;
             }
             lead += self.cpus[c].debt - debt0;
         }
@@ -427,7 +427,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             // it sees the release once the line comes over
             let line = self.locksets[set as usize].lines[cpu];
-            let cost = self.lines.read(line, x, self.topo, &self.costs);
+            let cost = self.k.lines.read(line, x, self.k.topo, &self.k.costs);
             self.cpus[x].debt += cost;
             // a guest CPU whose vCPU is off: its segment was settled and
             // disarmed by the pause; it retries when the vCPU runs again

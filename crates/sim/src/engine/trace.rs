@@ -65,6 +65,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             })
             .collect();
         let mut idle_states: Vec<String> = self
+            .k
             .costs
             .idle_states
             .iter()
@@ -75,7 +76,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let setup = TraceSetup {
             nr_cpus: self.cpus.len() as u32,
             cpu_llc: (0..self.cpus.len())
-                .map(|c| self.sd.llc_index(c) as u32)
+                .map(|c| self.k.sd.llc_index(c) as u32)
                 .collect(),
             idle_states,
             tasks,
@@ -132,7 +133,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn trace_idle_enter(&mut self, c: usize) {
         if let Mode::Idle { state, .. } = self.cpus[c].mode {
             let state = if state == POLL_STATE {
-                self.costs.idle_states.len()
+                self.k.costs.idle_states.len()
             } else {
                 state
             };
@@ -155,8 +156,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     #[cold]
     #[inline(never)]
     pub(super) fn trace_nr_idle_scan(&mut self) {
-        for l in 0..self.llc.len() {
-            let n = self.llc[l].nr_idle_scan;
+        for l in 0..self.k.llc.len() {
+            let n = self.k.llc[l].nr_idle_scan;
             self.emit(TraceEvent::NrIdleScan { llc: l as u32, n });
         }
     }

@@ -290,7 +290,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             if let Mode::Idle { state, .. } = self.cpus[c].mode {
                 let polls = state == POLL_STATE
-                    || self.costs.idle_states.get(state).is_some_and(|s| s.polls());
+                    || self
+                        .k
+                        .costs
+                        .idle_states
+                        .get(state)
+                        .is_some_and(|s| s.polls());
                 if !polls {
                     v.run[c] = VcpuRun::Halted;
                     v.off_since[c] = self.now;
@@ -319,7 +324,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             return;
         }
         self.now = self.now.max(now);
-        self.lines.now = self.now;
+        self.k.lines.now = self.now;
         if self.cpus[c].mode == Mode::Busy {
             // settle the segment and disarm it: no work is done while the
             // vCPU is off the host CPU
@@ -337,7 +342,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.cpus[c].rq.update_curr(&mut self.ents, self.now);
             self.ents[cur as usize].exec_start = Nanos::MAX;
         }
-        self.cpu_state[c].vcpu_preempted = preempted;
+        self.k.cpu_state[c].vcpu_preempted = preempted;
         let now = self.now;
         if let Some(v) = self.vm.as_mut() {
             v.run[c] = VcpuRun::Preempted;
@@ -359,8 +364,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let deferred = std::mem::take(&mut v.deferred[c]);
         let retry_spin = std::mem::take(&mut v.retry_spin[c]);
         self.now = now;
-        self.lines.now = now;
-        self.cpu_state[c].vcpu_preempted = false;
+        self.k.lines.now = now;
+        self.k.cpu_state[c].vcpu_preempted = false;
         if let Some(cur) = self.cpus[c].rq.curr() {
             if self.ents[cur as usize].exec_start == Nanos::MAX {
                 self.ents[cur as usize].exec_start = now;
@@ -398,7 +403,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Hook of try_to_wake_up: task `t` was placed on `cpu`.
     pub(super) fn vm_note_wakeup(&mut self, t: TaskId, cpu: usize) {
-        let preempted = self.cpu_state[cpu].vcpu_preempted;
+        let preempted = self.k.cpu_state[cpu].vcpu_preempted;
         let now = self.now;
         if let Some(v) = self.vm.as_mut() {
             let ti = t as usize;

@@ -3,49 +3,16 @@
 
 use super::{Engine, TaskState};
 use crate::pelt::Pelt;
-use crate::placement::{wf, Placement, Stage, WakeEnv, WakeRequest};
+use crate::placement::{wf, WakeRequest};
 use crate::rq::RunQueue;
 use crate::task::TaskId;
 use crate::trace::MigrateCause;
 use crate::Nanos;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
-    /// Run a policy hook with a fresh view for `this_cpu`; returns the
-    /// hook's result, the modelled cost and the run-queue probes it made.
-    pub(super) fn wake_env_call<T>(
-        &mut self,
-        this_cpu: usize,
-        f: impl FnOnce(&mut dyn Placement, &mut WakeEnv) -> T,
-    ) -> (T, Nanos, u32) {
-        let mut env = WakeEnv {
-            topo: self.topo,
-            sd: self.sd,
-            costs: &self.costs,
-            cpus: &self.cpu_state,
-            idle_stats: &mut self.idle_stats,
-            llc: &mut self.llc,
-            tasks: &mut self.tplace,
-            lines: &mut self.lines,
-            stats: &mut self.pstats,
-            now: self.now,
-            jiffies: self.now / self.tick_ns,
-            hz: self.costs.hz,
-            this_cpu,
-            cost_ns: 0,
-            probes: 0,
-            vcpu_preempt_check: self.cfg.vcpu_preempt_check,
-            sched_idle_as_idle: self.cfg.sched_idle_as_idle,
-        };
-        let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
-        let r = f(self.policy.as_mut(), &mut env);
-        self.phases.placement(t0);
-        (r, env.cost_ns, env.probes)
-    }
-
-    /// select_task_rq (kernel/sched/core.c): place `t` with the policy
-    /// (`select_task_rq_fair` for Linux), or on its one allowed CPU, with
-    /// the fallback for a CPU the task may not use; returns the CPU and the
-    /// modelled cost of the decision (charged to `waker_cpu`).
+    /// select_task_rq (kernel/sched/core.c, [`crate::kernel::Kernel::select_task_rq`]):
+    /// place `t` with the policy, charging the modelled cost of the
+    /// decision to `waker_cpu`; returns the CPU and that cost.
     pub(super) fn select_task_rq(
         &mut self,
         t: TaskId,
@@ -53,73 +20,30 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         waker: Option<TaskId>,
         flags: u32,
     ) -> (usize, Nanos) {
-        let prev = self.tasks[t as usize].cpu;
-        let allowed_one = self.tplace[t as usize].cpus_allowed.weight() == 1;
-        let mut nprobes = 0;
-        let (dec, cost) = if allowed_one {
-            let cpu = self.tplace[t as usize].cpus_allowed.first().unwrap_or(prev);
-            (
-                crate::placement::Decision {
-                    cpu,
-                    stage: Stage::NoIdleFound,
-                },
-                0,
-            )
-        } else {
-            let req = WakeRequest {
-                task: t,
-                prev_cpu: prev,
-                wake_flags: flags,
-                waker,
-            };
-            let (d, cost, probes) =
-                self.wake_env_call(waker_cpu, |p, env| p.select_task_rq(env, req));
-            let _ = self.pstats.probes_per_wakeup.record(probes as u64);
-            self.pstats.probes += probes as u64;
-            self.pstats.cost_ns += cost;
-            nprobes = probes;
-            (d, cost)
+        let req = WakeRequest {
+            task: t,
+            prev_cpu: self.tasks[t as usize].cpu,
+            wake_flags: flags,
+            waker,
         };
+        let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
+        let sel = self.k.select_task_rq(req, waker_cpu, self.now);
+        self.phases.placement(t0);
         if self.traced() {
-            self.trace_pick(Some(dec.stage), nprobes, cost);
+            self.trace_pick(Some(sel.stage), sel.probes, sel.cost);
         }
-        self.cpus[waker_cpu].debt += cost;
-        let mut cpu = dec.cpu;
-        if cpu >= self.topo.nr_cpus() || !self.tplace[t as usize].cpus_allowed.test(cpu) {
-            // select_fallback_rq: an allowed CPU on prev's node, else any.
-            self.pstats.fallback_rq += 1;
-            let allowed = &self.tplace[t as usize].cpus_allowed;
-            cpu = allowed
-                .and(self.topo.node_mask(prev))
-                .first()
-                .or(allowed.first())
-                .unwrap_or(prev);
-        }
-        self.pstats.stages[dec.stage as usize] += 1;
+        self.cpus[waker_cpu].debt += sel.cost;
         if let Some(n) = self.task_counts(t) {
-            n.stages[dec.stage as usize] += 1;
+            n.stages[sel.stage as usize] += 1;
         }
-        self.pstats.digest(t, cpu);
-        if waker.is_some() && flags & wf::TTWU != 0 {
-            let where_ = if cpu == waker_cpu {
-                0
-            } else if self.topo.cluster_mask(waker_cpu).test(cpu) {
-                1
-            } else if self.sd.cpus_share_cache(waker_cpu, cpu) {
-                2
-            } else {
-                3
-            };
-            self.pstats.wake_locality[where_] += 1;
-        }
-        (cpu, cost)
+        (sel.cpu, sel.cost)
     }
 
     pub(super) fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: usize) {
         let ti = t as usize;
         self.tasks[ti].cpu = parent_cpu;
         // wake_up_new_task (4.16+): p->recent_used_cpu = task_cpu(p)
-        self.tplace[ti].recent_used_cpu = parent_cpu;
+        self.k.tplace[ti].recent_used_cpu = parent_cpu;
         let (cpu, lead) = self.select_task_rq(t, parent_cpu, None, wf::FORK);
         self.start_new_task(t, cpu, parent_cpu, lead);
     }
@@ -129,7 +53,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn enqueue_new_task_on(&mut self, t: TaskId, cpu: usize) {
         let ti = t as usize;
         self.tasks[ti].cpu = cpu;
-        self.tplace[ti].recent_used_cpu = cpu;
+        self.k.tplace[ti].recent_used_cpu = cpu;
         if self.traced() {
             // no placement ran
             self.trace_pick(None, 0, 0);
@@ -148,8 +72,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.tasks[ti].pelt = Pelt::new(self.now);
         // init_entity_runnable_average: a new task starts with full load;
         // post_init_entity_util_avg gives it a share of the rq's spare util.
-        let rq_util = self.cpu_state[cpu].util_avg;
-        let rq_load = self.cpu_state[cpu].load_avg;
+        let rq_util = self.k.cpu_state[cpu].util_avg;
+        let rq_load = self.k.cpu_state[cpu].load_avg;
         let w = self.ents[ti].weight;
         let cap = (1024u64.saturating_sub(rq_util)) / 2;
         let util = if rq_util != 0 {
@@ -208,7 +132,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.vm_note_wakeup(t, cpu);
         }
         // the A/A check's dummy cost: waker CPU time that decides nothing
-        self.cpus[waker_cpu].debt += self.costs.dummy_wakeup_ns;
+        self.cpus[waker_cpu].debt += self.k.costs.dummy_wakeup_ns;
         self.counters.wakeups += 1;
         if cpu != prev {
             self.counters.migrations += 1;
@@ -231,7 +155,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// running task unless it is the running task.
     fn ttwu_runnable(&mut self, t: TaskId, cpu: usize, waker_cpu: usize, from_irq: bool) {
         // the A/A check's dummy cost, as for every wake-up
-        self.cpus[waker_cpu].debt += self.costs.dummy_wakeup_ns;
+        self.cpus[waker_cpu].debt += self.k.costs.dummy_wakeup_ns;
         self.counters.wakeups += 1;
         self.counters.wakeups_in_place += 1;
         self.update_rq_pelt(cpu);
@@ -239,12 +163,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .rq
             .requeue_delayed(&mut self.ents, t, &self.cfg.eevdf);
         // enqueued again: back on cfs_tasks (block took it off)
-        self.cfs_lists.push_front(cpu, t);
+        self.k.cfs_lists.push_front(cpu, t);
         self.sync_rq_state(cpu);
         self.note_nr_running(cpu);
         // the waker takes the task's run-queue lock
-        let line = self.cpu_state[cpu].line;
-        let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);
+        let line = self.k.cpu_state[cpu].line;
+        let c = self
+            .k
+            .lines
+            .write(line, waker_cpu, self.k.topo, &self.k.costs);
         self.cpus[waker_cpu].debt += c;
         let lead = self.batch_lead + c;
         if self.traced() {
@@ -287,16 +214,20 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // the waker's earlier wakes of a batch go out first
         let lead = lead + self.batch_lead;
         // The waker writes the target run queue (remote enqueue).
-        let line = self.cpu_state[cpu].line;
-        let c = self.lines.write(line, waker_cpu, self.topo, &self.costs);
+        let line = self.k.cpu_state[cpu].line;
+        let c = self
+            .k
+            .lines
+            .write(line, waker_cpu, self.k.topo, &self.k.costs);
         self.cpus[waker_cpu].debt += c;
         let lead = lead + c;
         // ttwu_do_activate: fold the idle period into avg_idle (wake-ups
         // only, not new tasks).
-        let idle_stamp = self.cpu_state[cpu].idle_stamp;
+        let idle_stamp = self.k.cpu_state[cpu].idle_stamp;
         if idle_stamp != 0 && !initial {
-            self.idle_stats[cpu].ttwu_fold_idle(now.saturating_sub(idle_stamp), now / self.tick_ns);
-            self.cpu_state[cpu].idle_stamp = 0;
+            let jiffies = self.k.jiffies(now);
+            self.k.idle_stats[cpu].ttwu_fold_idle(now.saturating_sub(idle_stamp), jiffies);
+            self.k.cpu_state[cpu].idle_stamp = 0;
         }
         self.wakeup_preempt(t, cpu, waker_cpu, lead, deadline_resched, from_irq);
     }

@@ -26,117 +26,53 @@
 //! nohz bookkeeping at idle entry are not charged, as in the engine.
 
 use super::sched::{GuestCpus, Host, HostCpu, HostEvent, ThreadState};
-use crate::balance::{BalanceEnv, Balancer, Requests, RqTasks};
-use crate::eevdf::Entity;
-use crate::engine::cfs_tasks::CfsTaskLists;
+use crate::balance::{BalanceEnv, Balancer, Requests};
 use crate::rq::RunQueue;
 use crate::Nanos;
 
-/// The host's run queues as the balancer sees them.
-struct RqView<'x> {
-    cpus: &'x mut [HostCpu],
-    ents: &'x [Entity],
-    lists: &'x CfsTaskLists,
-    now: Nanos,
-}
-
-impl RqTasks for RqView<'_> {
-    fn curr(&self, cpu: usize) -> Option<u32> {
-        self.cpus[cpu]
-            .rq
-            .curr()
-            .filter(|&t| self.ents[t as usize].on_rq)
+impl crate::kernel::FairCpu for HostCpu {
+    type Rq = crate::eevdf::CfsRq;
+    fn rq(&self) -> &Self::Rq {
+        &self.rq
     }
-
-    fn cfs_tasks(&self, cpu: usize, out: &mut Vec<u32>) {
-        self.lists.all(cpu, out);
-    }
-
-    fn cfs_tasks_tail(&self, cpu: usize, max: usize, out: &mut Vec<u32>) {
-        self.lists.tail(cpu, max, out);
-    }
-
-    fn update_blocked_averages(&mut self, cpu: usize) -> (u64, u64, u64) {
-        let c = &mut self.cpus[cpu];
-        c.pelt.update(
-            self.now,
-            c.rq.load_weight(),
-            c.rq.nr_running() as u64,
-            c.rq.curr().is_some(),
+    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64) {
+        self.pelt.update(
+            now,
+            self.rq.load_weight(),
+            self.rq.nr_running() as u64,
+            self.rq.curr().is_some(),
             1,
         );
-        (
-            c.pelt.load_avg,
-            c.pelt.util_avg.min(1024),
-            c.pelt.runnable_avg,
-        )
+        crate::kernel::blocked_averages(&self.pelt)
     }
 }
 
-impl Host {
-    /// Run a balancer hook for `this_cpu` with a fresh view of the host;
-    /// returns its requests and modelled cost.
+impl Host<'_> {
+    /// Run a balancer hook for `this_cpu` with a fresh view of the host
+    /// ([`crate::kernel::Kernel::balance_call`]); returns its requests and
+    /// modelled cost.
     fn balance_call(
         &mut self,
         this_cpu: usize,
         f: impl FnOnce(&mut dyn Balancer, &mut BalanceEnv),
     ) -> (Requests, Nanos) {
-        let k = &mut self.k;
-        let Some(b) = k.balancer.as_mut() else {
+        if self.k.balancer.is_none() {
             return (Requests::default(), 0);
-        };
-        k.lines.now = self.now;
-        let mut view = RqView {
-            cpus: &mut self.cpus,
-            ents: &self.ents,
-            lists: &k.lists,
-            now: self.now,
-        };
-        let mut env = BalanceEnv {
-            topo: &k.topo,
-            sd: &k.sd,
-            costs: &k.mc,
-            cpus: &mut k.cpu_state,
-            idle_stats: &mut k.idle_stats,
-            llc: &mut k.llc,
-            tasks: &k.tplace,
-            ents: &self.ents,
-            rqs: &mut view,
-            lines: &mut k.lines,
-            root_line: k.root_line,
-            stats: &mut k.bstats,
-            now: self.now,
-            jiffies: crate::balance::jiffies_at(self.now, k.tick_ns, k.mc.hz),
-            hz: k.mc.hz,
-            this_cpu,
-            cost_ns: 0,
-            rq_reads: 0,
-            req: std::mem::take(&mut k.breq),
-            scratch: std::mem::take(&mut k.bscratch),
-            numa: None,
-        };
-        env.req.clear();
-        f(b.as_mut(), &mut env);
-        let (req, cost) = (std::mem::take(&mut env.req), env.cost_ns);
-        k.bscratch = std::mem::take(&mut env.scratch);
+        }
+        self.k.lines.now = self.now;
+        let (req, cost, _) =
+            self.k
+                .balance_call(this_cpu, self.now, &mut self.cpus, &self.ents, None, f);
         (req, cost)
     }
 
-    fn recycle(&mut self, req: Requests) {
-        self.k.breq = req;
-    }
-
     /// Boot: every host CPU is idle with its tick stopped, so each enters
-    /// nohz idle (nr_busy_cpus starts at the LLC's weight and falls to 0),
-    /// as `Engine::set_balancer` does.
+    /// nohz idle, as `Engine::set_balancer` does.
     pub(super) fn boot_balancer(&mut self) {
-        if self.k.balancer.is_none() {
+        let Some(b) = self.k.balancer.take() else {
             return;
-        }
-        for c in 0..self.cpus.len() {
-            let l = self.k.sd.llc_index(c);
-            self.k.llc[l].nr_busy_cpus += 1;
-        }
+        };
+        self.k.set_balancer(b);
         for c in 0..self.cpus.len() {
             self.nohz_enter(c);
         }
@@ -146,13 +82,13 @@ impl Host {
     /// charged).
     pub(super) fn nohz_enter(&mut self, c: usize) {
         let (req, _) = self.balance_call(c, |b, env| b.nohz_enter_idle(env, c));
-        self.recycle(req);
+        self.k.recycle(req);
     }
 
     /// add_nr_running: a second runnable thread on `c` sets rd->overload.
     pub(super) fn note_overloaded(&mut self, c: usize) {
         let (req, _) = self.balance_call(c, |b, env| b.rq_overloaded(env));
-        self.recycle(req);
+        self.k.recycle(req);
     }
 
     /// The tick of host CPU `c`, which runs a thread.
@@ -206,13 +142,13 @@ impl Host {
         self.k.bstats.cost_ns += cost;
         for &(src, t) in &req.rotated {
             // detach_tasks' list_move to the head of the source's list
-            self.k.lists.move_to_front(src, t);
+            self.k.cfs_lists.move_to_front(src, t);
         }
         let mut applied = 0;
         for m in &req.moves {
             applied += self.migrate_queued(m.task as usize, m.src, m.dst, c, cost, g) as usize;
         }
-        let ipi = self.k.mc.ipi_ns;
+        let ipi = self.k.costs.ipi_ns;
         if let Some(ilb) = req.kick_ilb {
             self.push(
                 self.now + cost + ipi,
@@ -229,7 +165,7 @@ impl Host {
                 },
             );
         }
-        self.recycle(req);
+        self.k.recycle(req);
         applied
     }
 
@@ -262,7 +198,7 @@ impl Host {
         self.cpus[src]
             .rq
             .dequeue(&mut self.ents, t as u32, self.now, &self.params);
-        self.k.lists.unlink(t as u32);
+        self.k.cfs_lists.unlink(t as u32);
         let se = self.threads[t].pelt;
         self.cpus[src].pelt.detach(&se, self.ents[t].weight);
         self.sync_cpu(src);

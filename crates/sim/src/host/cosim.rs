@@ -28,7 +28,11 @@ impl GuestCpus for Guests<'_, '_, '_> {
 /// accounting is checked against the host's when it finishes: guest time
 /// plus steal plus halted time equals the host time, and the time the
 /// guest saw its vCPU off equals the host's steal, halted and entry time.
-pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Result<(), RunError> {
+pub fn run(
+    host: &mut Host<'_>,
+    guests: &mut [&mut Engine<'_>],
+    check: bool,
+) -> Result<(), RunError> {
     host.start(&mut Guests(guests));
     for g in guests.iter_mut() {
         g.vm_start();
@@ -106,7 +110,11 @@ pub fn run(host: &mut Host, guests: &mut [&mut Engine<'_>], check: bool) -> Resu
 }
 
 /// A guest runs a vCPU exactly when the host runs its thread in the guest.
-fn check_states(host: &Host, guests: &[&mut Engine<'_>], retired: &[bool]) -> Result<(), RunError> {
+fn check_states(
+    host: &Host<'_>,
+    guests: &[&mut Engine<'_>],
+    retired: &[bool],
+) -> Result<(), RunError> {
     if host.dropped_moves > 0 {
         return Err(InvariantError {
             time: host.now(),
@@ -141,7 +149,7 @@ fn check_states(host: &Host, guests: &[&mut Engine<'_>], retired: &[bool]) -> Re
 }
 
 /// The accounting of guest `i` at `now`, from both sides.
-fn check_guest(host: &mut Host, g: &Engine<'_>, i: usize, now: Nanos) -> Result<(), RunError> {
+fn check_guest(host: &mut Host<'_>, g: &Engine<'_>, i: usize, now: Nanos) -> Result<(), RunError> {
     host.finish(now);
     let off = g.vm_off_at(now);
     for (v, &off) in off.iter().enumerate() {

@@ -16,7 +16,7 @@ pub const HALT_POLL_GROW_START: Nanos = 10_000;
 /// `halt_poll_ns_shrink`.
 pub const HALT_POLL_SHRINK: Nanos = 2;
 
-impl Host {
+impl Host<'_> {
     /// The guest halted vCPU `vcpu` of `guest` (HLT / WFI exit): poll while
     /// the thread is alone on its CPU and its window is open, else sleep.
     pub fn halt(&mut self, guest: usize, vcpu: usize, now: Nanos, g: &mut dyn GuestCpus) {
@@ -65,7 +65,7 @@ impl Host {
         self.cpus[c]
             .rq
             .dequeue(&mut self.ents, t as u32, now, &self.params);
-        self.k.lists.unlink(t as u32);
+        self.k.cfs_lists.unlink(t as u32);
         self.sync_cpu(c);
     }
 

@@ -3,7 +3,6 @@
 //! and collect a record per guest plus the host's view of every vCPU.
 
 use super::cosim;
-use super::linux::HostLinux;
 use super::sched::{Host, HostCosts};
 use super::spec::{GuestIdle, HostError, HostSpec};
 use crate::balance::BalanceStats;
@@ -16,7 +15,7 @@ use crate::workload::{Record, Workload};
 use crate::Nanos;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use topology::Topology;
+use topology::{SchedDomains, Topology};
 
 /// A vCPU as the host saw it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -77,9 +76,11 @@ pub struct HostSummary {
     /// Lengths of the vCPU pre-emptions (scheduled out while running guest
     /// code, until back in the guest), ns.
     pub preemption_ns: Dist,
-    /// Wake-ups of host threads that may use several CPUs, by the stage of
-    /// the host's select_task_rq_fair that chose the CPU (stages that
-    /// chose none are left out); pinned threads are not counted.
+    /// Wake-ups of host threads by the stage of the host's
+    /// select_task_rq_fair that chose the CPU (stages that chose none are
+    /// left out); a pinned thread's, which the fair class never sees, as
+    /// `no_idle_found`, as a bare-metal run counts them
+    /// (`kernel::Kernel::select_task_rq`).
     pub wakeup_stages: BTreeMap<String, u64>,
     /// Host wake-ups of vCPU threads by another vCPU's thread (an IPI's
     /// sender), by where the wakee's thread landed relative to the
@@ -201,19 +202,19 @@ fn machine_costs(
     }
 }
 
-/// The host's EEVDF parameters, costs, and kernel state (placement and
-/// balancing of the host kernel profile, over the host machine).
+/// The host's EEVDF parameters, costs, kernel profile and the cost profile
+/// of its kernel's line model.
 fn host_params(
     spec: &HostSpec,
-    topo: Topology,
+    topo: &Topology,
     costs_on: bool,
-) -> Result<(EevdfParams, HostCosts, HostLinux), HostError> {
+) -> Result<(EevdfParams, HostCosts, Features, MachineCosts), HostError> {
     let f = Features::kernel(&spec.kernel).map_err(|e| HostError {
         origin: spec.origin.clone(),
         key: "host.kernel".into(),
         msg: e.to_string(),
     })?;
-    let c = machine_costs(&spec.machine, &topo, &spec.origin, "host.machine")?;
+    let c = machine_costs(&spec.machine, topo, &spec.origin, "host.machine")?;
     let tick_ns = 1_000_000_000 / c.hz.max(1);
     let params = EevdfParams {
         base_slice: f.base_slice_ns(topo.nr_cpus()),
@@ -241,7 +242,7 @@ fn host_params(
     // the line model of the host's placement and balancing: free with
     // the rest of the host layer
     let mc = if charged { c } else { c.zeroed() };
-    Ok((params, costs, HostLinux::new(topo, &f, mc)))
+    Ok((params, costs, f, mc))
 }
 
 /// Errors of a run on a host.
@@ -269,7 +270,8 @@ pub fn simulate_vm<W: Workload>(
         key: "host.machine".into(),
         msg: e.to_string(),
     })?;
-    let (params, hcosts, hk) = host_params(spec, host_topo.clone(), opt.costs)?;
+    let (params, hcosts, hf, hmc) = host_params(spec, &host_topo, opt.costs)?;
+    let host_sd = SchedDomains::build(&host_topo, &hf.domain_options());
     let mut topos = Vec::new();
     for (i, g) in spec.guests.iter().enumerate() {
         let t = topology::machine(&g.machine).map_err(|e| HostError {
@@ -330,6 +332,7 @@ pub fn simulate_vm<W: Workload>(
         engines.push(e);
         names.push((name, bal));
     }
+    let hk = super::linux::host_kernel(&host_topo, &host_sd, &hf, hmc);
     let mut host = Host::new(spec, hk, params, hcosts, opt.seed);
     {
         let mut refs: Vec<&mut crate::engine::Engine<'_>> = engines.iter_mut().collect();

@@ -24,9 +24,9 @@
 //! kvm_vcpu_kick) runs on the CPU the thread last ran on, with no waking
 //! task.
 
-use super::linux::HostLinux;
 use super::spec::{HostSpec, NoisySpec};
 use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
+use crate::kernel::Kernel;
 use crate::pelt::Pelt;
 use crate::placement::{wf, WakeRequest};
 use crate::rq::RunQueue;
@@ -167,7 +167,7 @@ pub struct HostCosts {
 }
 
 /// The host: CPUs, threads, events.
-pub struct Host {
+pub struct Host<'h> {
     pub(super) params: EevdfParams,
     pub(super) costs: HostCosts,
     halt_poll_max: Nanos,
@@ -178,7 +178,7 @@ pub struct Host {
     seq: u64,
     pub(super) now: Nanos,
     /// The host kernel's placement and balancing state.
-    pub(super) k: HostLinux,
+    pub(super) k: Kernel<'h>,
     /// Per guest, per vCPU: the thread.
     vcpus: Vec<Vec<usize>>,
     /// Lengths of the pre-emptions of vCPUs that ran guest code, ns.
@@ -190,19 +190,19 @@ pub struct Host {
     pub dropped_moves: u64,
 }
 
-impl Host {
+impl<'h> Host<'h> {
     /// A host running `spec`'s guests' vCPUs (asleep: the guests boot idle)
     /// and its noisy threads (runnable from time 0) on the CPUs of `k`.
     pub fn new(
         spec: &HostSpec,
-        k: HostLinux,
+        k: Kernel<'h>,
         params: EevdfParams,
         costs: HostCosts,
         seed: u64,
-    ) -> Host {
+    ) -> Host<'h> {
         let mut rng = crate::rng::Rng::stream(seed, 7);
         let tick = costs.tick_ns.max(1);
-        let cpus = (0..k.nr_cpus())
+        let cpus = (0..k.topo.nr_cpus())
             .map(|_| HostCpu {
                 rq: CfsRq::default(),
                 pelt: Pelt::new(0),
@@ -248,7 +248,7 @@ impl Host {
     fn add_thread(&mut self, kind: ThreadKind, allowed: CpuMask, cpu: usize) -> usize {
         self.ents
             .push(Entity::new(nice_to_weight(0), self.params.base_slice));
-        self.k.add_thread(allowed, cpu);
+        self.k.add_task(allowed, cpu);
         self.threads.push(Thread {
             kind,
             cpu,
@@ -465,10 +465,9 @@ impl Host {
             wake_flags: wf::TTWU,
             waker: waker.map(|w| w as u32),
         };
-        let (cpu, cost) = self.k.select(req, this_cpu, self.now);
-        if waker.is_some() {
-            self.k.note_locality(this_cpu, cpu);
-        }
+        self.k.lines.now = self.now;
+        let sel = self.k.select_task_rq(req, this_cpu, self.now);
+        let (cpu, cost) = (sel.cpu, sel.cost);
         self.set_state(t, ThreadState::Waiting);
         if cpu != prev {
             // set_task_cpu: the signals it left on prev go with it
@@ -483,7 +482,7 @@ impl Host {
             let k = &mut self.k;
             k.lines.now = self.now;
             k.lines
-                .write(k.cpu_state[cpu].line, this_cpu, &k.topo, &k.mc)
+                .write(k.cpu_state[cpu].line, this_cpu, k.topo, &k.costs)
         };
         let resched = self.activate_task(t, cpu, cpu != prev, false);
         self.wakeup_preempt(t, cpu, resched, cost + write, self.costs.wake_ns, g);
@@ -517,11 +516,11 @@ impl Host {
             self.cpus[cpu]
                 .rq
                 .enqueue(&mut self.ents, t as u32, self.now, initial, &self.params);
-        self.k.lists.push_front(cpu, t as u32);
+        self.k.cfs_lists.push_front(cpu, t as u32);
         // ttwu_do_activate: the idle period ends
         let stamp = self.k.cpu_state[cpu].idle_stamp;
         if stamp != 0 {
-            let jiffies = self.now / self.k.tick_ns;
+            let jiffies = self.k.jiffies(self.now);
             self.k.idle_stats[cpu].ttwu_fold_idle(self.now.saturating_sub(stamp), jiffies);
             self.k.cpu_state[cpu].idle_stamp = 0;
             self.k.cpu_state[cpu].idle_exit_latency = 0;
@@ -631,7 +630,7 @@ impl Host {
             return;
         }
         // set_next_task_fair moves it to the head of cfs_tasks
-        self.k.lists.move_to_front(c, n as u32);
+        self.k.cfs_lists.move_to_front(c, n as u32);
         self.switches += 1;
         self.threads[n].gen = self.threads[n].gen.wrapping_add(1);
         let start = delay + self.costs.switch_ns + self.switch_in_refill(c, n);
@@ -679,7 +678,7 @@ impl Host {
         let t = &mut self.threads[n];
         let cost = self
             .k
-            .mc
+            .costs
             .switch_in_extra(t.last_ran, c, seq, t.ran_at_switch, mm_changed);
         t.last_ran = Some(c);
         t.ran_at_switch = seq;
@@ -695,11 +694,12 @@ impl Host {
         st.idle_stamp = self.now.max(1);
         st.idle_exit_latency = self
             .k
-            .mc
+            .costs
             .idle_states
-            .get(self.k.mc.halt_state())
+            .get(self.k.costs.halt_state())
             .map_or(0, |s| s.exit_latency_ns);
         self.nohz_enter(c);
+        self.k.lines.now = self.now;
         self.k.cpu_enters_idle(c, self.now);
     }
 
@@ -766,8 +766,8 @@ impl Host {
             .collect()
     }
 
-    /// The host's placement statistics (wake-ups of threads that may use
-    /// several CPUs).
+    /// The host's placement statistics (a thread with one allowed CPU is
+    /// counted as `no_idle_found`, as a bare-metal run counts such a task).
     pub fn placement_stats(&self) -> &crate::placement::PlacementStats {
         &self.k.pstats
     }

@@ -513,10 +513,10 @@ pub(crate) fn result_of<W: Workload>(
         time_ns: report.time_ns,
         sim_ns: e.now(),
         counters: e.counters.clone(),
-        placement: PlacementSummary::of(name, &e.pstats),
+        placement: PlacementSummary::of(name, &e.k.pstats),
         balance: BalanceSummary {
             balancer: balancer_name,
-            stats: e.bstats.clone(),
+            stats: e.k.bstats.clone(),
             idle_while_work_waits_ns: e.idle_while_work_waits_ns(),
             first_all_busy_ns: e.first_all_busy_ns(),
         },
