@@ -519,8 +519,12 @@ fn differing_fields(a: &Value, b: &Value) -> Vec<String> {
 pub fn run(args: SimArgs) -> Result<ExitCode> {
     if args.list_kernels {
         for (name, desc) in Features::kernels() {
-            println!("{name:<16} {desc}");
+            let class = Features::kernel(name)
+                .map(|f| sim::fair_features::class_name(f.fair.class))
+                .unwrap_or("?");
+            println!("{name:<16} {class:<6} {desc}");
         }
+        println!("\nfair class: CFS before 6.6, EEVDF from 6.6 (override with --feature fair_class=cfs|eevdf)");
         println!("\nkernel config of every profile (override with --kernel-config NAME=y|n):");
         for (name, default, desc) in Features::kernel_config() {
             println!("  {name:<14} {default:<12} {desc}");

@@ -157,6 +157,35 @@ fn bad_input_is_one_line_and_exit_2() {
     }
 }
 
+/// Every profile before 6.6 runs CFS, every later one EEVDF, and the list
+/// says so.
+#[test]
+fn list_kernels_shows_each_profiles_fair_class() {
+    let k = run(&["sim", "--list-kernels"]);
+    let mut seen = 0;
+    for l in k.lines() {
+        let mut w = l.split_whitespace();
+        let (Some(name), Some(class)) = (w.next(), w.next()) else {
+            continue;
+        };
+        let version = if name == "latest" {
+            Some((7, 0))
+        } else {
+            name.strip_prefix("linux-").map(|v| {
+                let mut p = v.trim_end_matches("-rc1").split('.');
+                let a: u32 = p.next().unwrap().parse().unwrap();
+                let b: u32 = p.next().unwrap().parse().unwrap();
+                (a, b)
+            })
+        };
+        let Some(v) = version else { continue };
+        let want = if v >= (6, 6) { "EEVDF" } else { "CFS" };
+        assert_eq!(class, want, "{l}");
+        seen += 1;
+    }
+    assert!(seen >= 19, "{k}");
+}
+
 #[test]
 fn lists_kernels_and_features() {
     let k = run(&["sim", "--list-kernels"]);

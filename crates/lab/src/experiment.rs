@@ -126,7 +126,7 @@ pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
-const RUN_KEYS: [&str; 21] = [
+const RUN_KEYS: [&str; 22] = [
     "mode",
     "numa_balancing",
     "mem_policy",
@@ -145,6 +145,7 @@ const RUN_KEYS: [&str; 21] = [
     "features",
     "kernel_config",
     "policy",
+    "policy_options",
     "costs",
     "cost_profile",
     "check",
@@ -152,7 +153,7 @@ const RUN_KEYS: [&str; 21] = [
 
 /// Fields only the simulator reads: a native variant may not set them, and
 /// it does not inherit them from the run table.
-const SIM_ONLY_KEYS: [&str; 15] = [
+const SIM_ONLY_KEYS: [&str; 16] = [
     "machine",
     "numa_balancing",
     "mem_policy",
@@ -165,6 +166,7 @@ const SIM_ONLY_KEYS: [&str; 15] = [
     "features",
     "kernel_config",
     "policy",
+    "policy_options",
     "costs",
     "cost_profile",
     "check",
@@ -223,12 +225,16 @@ fn value_key(v: &Value) -> String {
     }
 }
 
-/// Merge `layer` over `into`: `features` and `kernel_config` merge by name,
-/// anything else replaces.
+/// Merge `layer` over `into`: `features`, `kernel_config` and
+/// `policy_options` merge by name, anything else replaces.
 fn overlay(into: &mut Table, layer: &Table) {
     for (k, v) in layer {
         match (k.as_str(), into.get_mut(k), v) {
-            ("features" | "kernel_config", Some(Value::Table(old)), Value::Table(new)) => {
+            (
+                "features" | "kernel_config" | "policy_options",
+                Some(Value::Table(old)),
+                Value::Table(new),
+            ) => {
                 for (nk, nv) in new {
                     old.insert(nk.clone(), nv.clone());
                 }
@@ -369,9 +375,18 @@ impl Experiment {
         let mut axes = Vec::new();
         let mut lists = Vec::new();
         for (axis, values) in &sweep {
-            if ["mode", "features", "kernel_config", "seed", "benchmark"].contains(&axis.as_str()) {
+            if [
+                "mode",
+                "features",
+                "kernel_config",
+                "policy_options",
+                "seed",
+                "benchmark",
+            ]
+            .contains(&axis.as_str())
+            {
                 return Err(format!(
-                    "sweep.{axis}: cannot be swept (sweep a machine or workload field; use variants for kernels and features)"
+                    "sweep.{axis}: cannot be swept (sweep a machine or workload field; use variants for kernels, features and policy options)"
                 ));
             }
             let Value::Array(vs) = values else {
@@ -869,6 +884,173 @@ thp = true
         assert!(e.contains("unknown benchmark \"hackbenhc\""), "{e}");
         let e = bad("iterations = 2", "iterations = 0");
         assert!(e.contains("iterations: must be at least 1"), "{e}");
+    }
+
+    /// A policy outside the Linux path for the registry tests: every task
+    /// to CPU `cpu` (an option), in its one stage `pinned`.
+    mod one_cpu {
+        use sim::placement::{Decision, Placement, PolicyFactory, Stage, WakeEnv, WakeRequest};
+        use std::sync::Arc;
+        use topology::{SchedDomains, Topology};
+
+        struct OneCpu(usize);
+        impl Placement for OneCpu {
+            fn name(&self) -> String {
+                "one-cpu".into()
+            }
+            fn select_task_rq(&mut self, _: &mut WakeEnv, _: WakeRequest) -> Decision {
+                Decision {
+                    cpu: self.0,
+                    stage: Stage::Policy0,
+                }
+            }
+            fn stage_names(&self) -> &'static [&'static str] {
+                &["pinned"]
+            }
+        }
+        struct Factory(usize);
+        impl PolicyFactory for Factory {
+            fn name(&self) -> &str {
+                "one-cpu"
+            }
+            fn build(&self, _: &Topology, _: &SchedDomains) -> Box<dyn Placement> {
+                Box::new(OneCpu(self.0))
+            }
+        }
+
+        pub fn register() {
+            crate::policies::register("test-one-cpu", |o| {
+                let cpu = match o.get("cpu") {
+                    None => 0,
+                    Some(v) => v
+                        .as_integer()
+                        .and_then(|c| usize::try_from(c).ok())
+                        .ok_or_else(|| format!("cpu: expected a CPU number, got {v}"))?,
+                };
+                Ok(Arc::new(Factory(cpu)) as Arc<dyn PolicyFactory>)
+            })
+            .unwrap();
+        }
+    }
+
+    const CUSTOM: &str = r#"
+name = "c"
+iterations = 1
+metrics = ["time", "stage-shares"]
+[run]
+machine = "xeon-12c24t"
+cpus = "0-3"
+benchmark = "hackbench"
+pipe = true
+fds = 2
+loops = 5
+policy_options = { cpu = 1 }
+[[variant]]
+name = "linux"
+policy = "linux"
+policy_options = {}
+[[variant]]
+name = "mine"
+policy = "test-one-cpu"
+[[variant]]
+name = "mine-2"
+policy = "test-one-cpu"
+policy_options = { cpu = 2 }
+"#;
+
+    #[test]
+    fn an_unknown_policy_names_the_variant_and_the_known_ones() {
+        one_cpu::register();
+        let text = BASE.replacen("name = \"a\"", "name = \"a\"\npolicy = \"my-policy\"", 1);
+        let e = Experiment::parse("t.toml", &text, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "t.toml: with --quick: variant \"a\", point 1-3: policy: unknown policy \"my-policy\" (known: linux, scx, "
+            ),
+            "{e}"
+        );
+        assert!(e.contains("test-one-cpu"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        // not a string
+        let text = BASE.replacen("name = \"a\"", "name = \"a\"\npolicy = 3", 1);
+        let e = Experiment::parse("t.toml", &text, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("variant \"a\", point 1-3: policy: invalid type: integer"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_registered_policy_runs_with_its_options_and_stage_names() {
+        one_cpu::register();
+        // the run table's options reach a registered policy; the empty
+        // table of the linux variant overlays them, so linux has them too:
+        // an error
+        let e = Experiment::parse("c.toml", CUSTOM, false)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "c.toml: variant \"linux\": policy_options.cpu: policy linux has no options (policy_options apply to a registered policy)"
+        );
+        let text = CUSTOM.replacen("policy_options = { cpu = 1 }\n", "", 1);
+        let exp = Experiment::parse("c.toml", &text, false).unwrap();
+        let mine = &exp.cells[1].spec;
+        assert_eq!(mine.policy, crate::Policy::Custom("test-one-cpu".into()));
+        let json = serde_json::to_value(mine).unwrap();
+        assert_eq!(json["policy"], "test-one-cpu");
+        assert!(json.get("policy_options").is_none());
+        assert_eq!(
+            exp.cells[2].spec.policy_options["cpu"].as_integer(),
+            Some(2)
+        );
+        // the linux variant is written as before: no new key
+        let linux = serde_json::to_value(&exp.cells[0].spec).unwrap();
+        assert_eq!(linux["policy"], "linux");
+        assert!(linux.get("policy_options").is_none());
+        // a spec read back (a run log) is the same spec
+        let back: RunSpec = serde_json::from_value(json).unwrap();
+        assert_eq!(&back, mine);
+        // the runs: every decision in the policy's own stage, on its CPU
+        for (cell, cpu) in [(1, 0), (2, 2)] {
+            let s = exp.spec_of(&PlannedRun {
+                cell,
+                iteration: 0,
+                seed: 1,
+            });
+            let r = crate::exec::simulate(&s).unwrap().result;
+            assert_eq!(r.placement.policy, "one-cpu");
+            assert_eq!(
+                r.placement.stages.keys().collect::<Vec<_>>(),
+                ["pinned"],
+                "{:?}",
+                r.placement.stages
+            );
+            assert!(r.cpus[cpu].context_switches > 0);
+        }
+        // a bad option names the variant, the policy and the option
+        let bad = text.replacen("{ cpu = 2 }", "{ cpu = \"two\" }", 1);
+        let e = Experiment::parse("c.toml", &bad, false)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "c.toml: variant \"mine-2\": policy_options: policy test-one-cpu: cpu: expected a CPU number, got \"two\""
+        );
+        // options cannot be swept
+        let swept = text.replacen(
+            "[[variant]]",
+            "[sweep]\npolicy_options = [{ cpu = 1 }]\n[[variant]]",
+            1,
+        );
+        let e = Experiment::parse("c.toml", &swept, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sweep.policy_options: cannot be swept"), "{e}");
     }
 
     proptest! {

@@ -1,6 +1,7 @@
 //! schedlab's experiments: one run specification ([`RunSpec`]) that the
 //! CLI and experiment files both build, experiment files with sweeps and
-//! variants ([`Experiment`]), built-in experiments for published scheduler
+//! variants ([`Experiment`]), placement policies of other crates registered
+//! by name for them ([`policies`]), built-in experiments for published scheduler
 //! changes, the fidelity corpus of published results of real kernel changes
 //! ([`fidelity`]), runs in the guests of a host ([`vm`]), and the runner that
 //! does the runs in parallel, sharded and resumable ([`runner`]). Reports
@@ -48,6 +49,7 @@ pub mod fidelity;
 pub mod kernel;
 pub mod metrics;
 pub mod outcome;
+pub mod policies;
 pub mod runlog;
 pub mod runner;
 pub mod scenario;

@@ -60,15 +60,51 @@ impl Mode {
     }
 }
 
-/// The wake-up placement policy.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// The wake-up placement policy; written as its name (`"linux"`, `"scx"`
+/// or a policy registered with [`crate::policies::register`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Policy {
     /// The Linux wake-up path and load balancer of `kernel`.
     #[default]
     Linux,
     /// sched_ext's default idle pick (no load balancer).
     Scx,
+    /// A policy registered by name ([`crate::policies`]); whether it is
+    /// registered is checked when the run's options are built.
+    Custom(String),
+}
+
+impl Policy {
+    /// The policy's name, as an experiment file spells it.
+    pub fn name(&self) -> &str {
+        match self {
+            Policy::Linux => "linux",
+            Policy::Scx => "scx",
+            Policy::Custom(n) => n,
+        }
+    }
+
+    /// The policy named `name` (any name but `linux` and `scx` is a
+    /// registered policy's).
+    pub fn from_name(name: &str) -> Policy {
+        match name {
+            "linux" => Policy::Linux,
+            "scx" => Policy::Scx,
+            other => Policy::Custom(other.to_string()),
+        }
+    }
+}
+
+impl Serialize for Policy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Policy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Policy::from_name(&String::deserialize(d)?))
+    }
 }
 
 /// The machine preset `schedlab sim` uses when none is named.
@@ -119,6 +155,10 @@ pub struct RunSpec {
     /// Placement policy (simulator only).
     #[serde(default)]
     pub policy: Policy,
+    /// The options of a registered policy, KEY = VALUE, given to its
+    /// factory ([`crate::policies`]; simulator only).
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub policy_options: toml::Table,
     /// Model costs (true) or make every modelled cost zero (simulator only).
     #[serde(default = "default_true")]
     pub costs: bool,
@@ -191,6 +231,7 @@ impl RunSpec {
             features: BTreeMap::new(),
             kernel_config: BTreeMap::new(),
             policy: Policy::Linux,
+            policy_options: toml::Table::new(),
             costs: true,
             cpuidle: None,
             cost_profile: None,
@@ -242,6 +283,9 @@ impl RunSpec {
         }
         if self.policy != Policy::Linux {
             v.push("policy");
+        }
+        if !self.policy_options.is_empty() {
+            v.push("policy_options");
         }
         if !self.costs {
             v.push("costs");
@@ -378,7 +422,10 @@ impl RunSpec {
             .kernel
             .parse()
             .map_err(|e| SpecError::field("kernel", e))?;
-        for (k, v) in &self.features {
+        // the fair class first: the toggles of its discipline follow it
+        let (class, rest): (Vec<_>, Vec<_>) =
+            self.features.iter().partition(|(k, _)| *k == "fair_class");
+        for (k, v) in class.into_iter().chain(rest) {
             f.set(k, v)
                 .map_err(|e| SpecError::field(format!("features.{k}={v}"), e))?;
         }
@@ -423,20 +470,48 @@ impl RunSpec {
         Ok(build(&kept)?.name())
     }
 
-    /// The simulator's options for this run on `topo`.
-    pub fn sim_options(&self, topo: &Topology) -> Result<SimOptions, SpecError> {
-        let policy = match self.policy {
-            Policy::Scx => {
-                if !self.features.is_empty() || !self.kernel_config.is_empty() {
+    /// The policy the simulator runs: a registered policy's factory is
+    /// built with `policy_options` ([`crate::policies::factory`]).
+    pub fn policy_choice(&self) -> Result<PolicyChoice, SpecError> {
+        if self.policy != Policy::Linux
+            && (!self.features.is_empty() || !self.kernel_config.is_empty())
+        {
+            return Err(SpecError::field(
+                "policy",
+                "features and kernel_config apply to policy linux only",
+            ));
+        }
+        let custom = match &self.policy {
+            Policy::Custom(name) => name,
+            builtin => {
+                if let Some(key) = self.policy_options.keys().next() {
                     return Err(SpecError::field(
-                        "policy",
-                        "features and kernel_config apply to policy linux only",
+                        format!("policy_options.{key}"),
+                        format!(
+                            "policy {} has no options (policy_options apply to a registered policy)",
+                            builtin.name()
+                        ),
                     ));
                 }
-                PolicyChoice::ScxDefault
+                return Ok(match builtin {
+                    Policy::Scx => PolicyChoice::ScxDefault,
+                    _ => PolicyChoice::Linux(Box::new(self.features()?)),
+                });
             }
-            Policy::Linux => PolicyChoice::Linux(Box::new(self.features()?)),
         };
+        crate::policies::factory(custom, &self.policy_options)
+            .map(PolicyChoice::Custom)
+            .map_err(|e| match e {
+                crate::policies::PolicyError::Options(m) => {
+                    SpecError::field("policy_options", format!("policy {custom}: {m}"))
+                }
+                other => SpecError::field("policy", other),
+            })
+    }
+
+    /// The simulator's options for this run on `topo`.
+    pub fn sim_options(&self, topo: &Topology) -> Result<SimOptions, SpecError> {
+        let policy = self.policy_choice()?;
         let (costs_profile, cost_preset) = self.run_costs()?;
         let cpuidle = match (&self.cpuidle, cost_preset) {
             (Some(s), _) => Some(s.parse().map_err(|e| SpecError::field("cpuidle", e))?),

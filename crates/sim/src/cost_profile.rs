@@ -383,7 +383,7 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
     put(
         "os_scale_milli",
         match machine {
-            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => "fitted: the one factor on the development machine's OS costs that makes `hackbench -p -T -l 20000 -g 1` on CPUs 0-3 take the measured 4.285 s (Barry Song, RFC v3 of the cluster scheduler, linux-arm-kernel 2021-01-06); no per-call Kunpeng figures are published".to_string(),
+            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => "fitted: the one factor on the development machine's OS costs that makes `hackbench -p -T -l 20000 -g 1` on CPUs 0-3 take the measured 4.285 s under the linux-5.11 profile (CFS) (Barry Song, RFC v3 of the cluster scheduler, linux-arm-kernel 2021-01-06); no per-call Kunpeng figures are published".to_string(),
             _ => "1000: the OS costs as measured".to_string(),
         },
     );

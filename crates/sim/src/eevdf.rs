@@ -10,10 +10,14 @@
 //! 6.17's protection limited to the shortest queued slice (the deadline
 //! again with equal slices), PLACE_REL_DEADLINE, NEXT_BUDDY (off by
 //! default). 6.17's resched at the end of protection is modelled
-//! (`EevdfParams::resched_unprotected`). docs/eevdf.md.
+//! (`EevdfParams::resched_unprotected`). docs/fair-class.md.
 //!
-//! The run-queue discipline sits behind [`CfsRq`] so a CFS variant
-//! (kernels before 6.6) can be added beside it.
+//! The run-queue discipline sits behind [`CfsRq`], which also holds CFS,
+//! the discipline of kernels 2.6.38 to 6.5 ([`crate::cfs`]), chosen per
+//! queue by [`EevdfParams::class`] (`configure`). The queue's entry points
+//! (`CfsRq::enqueue`, `dequeue`, ..., which the [`crate::rq::RunQueue`]
+//! implementation calls) test it once and run EEVDF's rules here (the
+//! `*_eevdf` methods) or CFS's in [`crate::cfs`].
 //!
 //! The queue is a plain vector scanned linearly: per-CPU queues hold a few
 //! tasks in the workloads modelled, where a scan beats a tree.
@@ -45,7 +49,9 @@ pub struct Entity {
     pub vruntime: u64,
     /// Virtual deadline.
     pub deadline: u64,
-    /// Lag saved at dequeue (V - v, clamped).
+    /// Lag saved at dequeue (V - v, clamped). Under CFS: `min_vruntime - v`
+    /// saved at dequeue, the kernel's relative vruntime with the sign of a
+    /// lag, from which another queue renormalises it ([`crate::cfs`]).
     pub vlag: i64,
     /// Requested slice (ns).
     pub slice: u64,
@@ -64,6 +70,13 @@ pub struct Entity {
     /// queue (`se->sched_delayed`), not runnable, until a pick selects it
     /// or it is woken in place.
     pub delayed: bool,
+    /// CFS only: the id of the queue this entity went to sleep on
+    /// (`dequeue_sleep`), so that its next enqueue is a wake-up (placed by
+    /// place_entity), with its vruntime kept as it is when it wakes there
+    /// and renormalised from `vlag` elsewhere; 0 when its last dequeue was
+    /// not a sleep (a migration: the next enqueue only renormalises) or it
+    /// was never dequeued. Fills the entity's spare bytes (it stays 64).
+    pub sleep_rq: u32,
 }
 
 impl Entity {
@@ -102,7 +115,22 @@ fn max_eligible_key(avg: i64, load: i64) -> Option<i64> {
     }
 }
 
-/// Tunables of the EEVDF discipline that vary by kernel version.
+/// The fair class's discipline: which rules a [`CfsRq`] follows (the kernel's
+/// `struct cfs_rq` held either, by version).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FairClass {
+    /// CFS, Linux 2.6.38 to 6.5 ([`crate::cfs`]).
+    Cfs,
+    /// EEVDF, Linux 6.6 on (this module).
+    #[default]
+    Eevdf,
+}
+
+/// Tunables of the fair discipline that vary by kernel version: EEVDF's, and
+/// from `class` on CFS's (ignored by EEVDF). The CFS defaults are those of a
+/// machine with 8 or more CPUs (SCHED_TUNABLESCALING_LOG, factor
+/// 1 + ilog2(min(ncpus, 8)) = 4) and, for rules that changed between 4.x and
+/// 6.5, of Linux 6.1; each such rule names its commit ([`crate::cfs`]).
 #[derive(Clone, Copy, Debug)]
 pub struct EevdfParams {
     /// sched_base_slice (ns).
@@ -123,6 +151,57 @@ pub struct EevdfParams {
     /// has ended, eligible or not (6.17, 0b9ca2dcabc3 "sched/fair: Always
     /// trigger resched at the end of a protected period").
     pub resched_unprotected: bool,
+    /// The discipline: CFS (kernels before 6.6) or EEVDF (the default).
+    pub class: FairClass,
+    /// CFS: sysctl_sched_latency, the period shared among up to
+    /// `sched_nr_latency` tasks (6 ms x factor; default 24 ms).
+    pub sched_latency: Nanos,
+    /// CFS: sysctl_sched_min_granularity (0.75 ms x factor; default 3 ms).
+    pub sched_min_granularity: Nanos,
+    /// CFS: sysctl_sched_wakeup_granularity (1 ms x factor; default 4 ms).
+    pub sched_wakeup_granularity: Nanos,
+    /// CFS: sysctl_sched_idle_min_granularity, the floor of a SCHED_IDLE
+    /// entity's slice (0.75 ms, not scaled; 5.16+, see `cfs_idle_granularity`).
+    pub sched_idle_min_granularity: Nanos,
+    /// CFS: sched_nr_latency (8): above it the period grows by
+    /// `sched_min_granularity` a task, and from it buddies are set.
+    pub sched_nr_latency: u32,
+    /// CFS feature START_DEBIT (on): a new task starts one virtual slice
+    /// after min_vruntime.
+    pub start_debit: bool,
+    /// CFS feature GENTLE_FAIR_SLEEPERS (on): a sleeper's credit is half
+    /// the latency.
+    pub gentle_fair_sleepers: bool,
+    /// CFS feature NEXT_BUDDY (off): a wakee that does not preempt is still
+    /// made the next buddy once the queue is loaded.
+    pub next_buddy: bool,
+    /// CFS feature LAST_BUDDY (on): the task a wake-up preempts is made the
+    /// last buddy once the queue is loaded.
+    pub last_buddy: bool,
+    /// CFS feature BASE_SLICE (5.13, 0c2de3f054a5 "sched,fair: Alternative
+    /// sched_slice()"): sched_slice is at least `sched_min_granularity`.
+    /// Off before 5.13 (4.x, 5.4, 5.10; 5.10.y stable took it later).
+    pub cfs_base_slice: bool,
+    /// CFS, 5.16 (2cae3948edd4 "sched: adjust sleeper credit for SCHED_IDLE
+    /// entities", 51ce83ed523b "sched: reduce sched slice for SCHED_IDLE
+    /// entities"): a SCHED_IDLE sleeper's credit is built from
+    /// `sched_min_granularity` instead of the latency, and its slice floor
+    /// is `sched_idle_min_granularity` while the queue holds non-idle tasks.
+    pub cfs_idle_granularity: bool,
+    /// CFS before 5.14: pick_next_entity clears the picked entity's buddies,
+    /// even when it re-picks the running one; from 5.14 (21f56ffe4482
+    /// "sched: Introduce sched_class::pick_task()") set_next_entity does, so
+    /// only a switch clears them.
+    pub cfs_pick_clears_buddies: bool,
+    /// CFS, 6.3 (79ba1e607d68 "sched/fair: Limit sched slice duration"):
+    /// check_preempt_tick's ideal runtime is at most `sched_latency`.
+    pub cfs_slice_cap: bool,
+    /// CFS, 6.3 (829c1651e9c4 "sched/fair: sanitize vruntime of entity being
+    /// placed" with a53ce18cacb4 "sched/fair: Sanitize vruntime of entity
+    /// being migrated"): a sleeper that slept more than 2^63 / 1024 ns
+    /// (about 104 days) is placed at min_vruntime less its credit whatever
+    /// its own vruntime. Stable 5.4.y to 6.2.y took both in 2023.
+    pub cfs_long_sleeper: bool,
 }
 
 impl Default for EevdfParams {
@@ -136,6 +215,21 @@ impl Default for EevdfParams {
             wakeup_preemption: true,
             delay_dequeue: false,
             resched_unprotected: false,
+            class: FairClass::Eevdf,
+            sched_latency: 24_000_000,
+            sched_min_granularity: 3_000_000,
+            sched_wakeup_granularity: 4_000_000,
+            sched_idle_min_granularity: 750_000,
+            sched_nr_latency: 8,
+            start_debit: true,
+            gentle_fair_sleepers: true,
+            next_buddy: false,
+            last_buddy: true,
+            cfs_base_slice: true,
+            cfs_idle_granularity: true,
+            cfs_pick_clears_buddies: false,
+            cfs_slice_cap: false,
+            cfs_long_sleeper: false,
         }
     }
 }
@@ -158,6 +252,9 @@ pub struct CfsRq {
     pub nr_delayed: u32,
     /// `EevdfParams::resched_unprotected`, set by `configure`.
     resched_unprotected: bool,
+    /// The discipline, set by `configure` (EEVDF unless told): read by every
+    /// entry point, so it sits in the first line beside `curr`.
+    pub(crate) class: FairClass,
     /// Monotonic floor of vruntime; keys are relative to it.
     pub min_vruntime: u64,
     /// Sum over `queued` of key * weight (kernel avg_vruntime).
@@ -170,6 +267,164 @@ pub struct CfsRq {
     pub nr_running: u32,
     /// On-rq SCHED_IDLE entities (h_nr_idle).
     pub nr_idle: u32,
+    /// CFS: this queue's identity for a sleeper's same-queue test
+    /// (`Entity::sleep_rq`), assigned at its first sleeper; 0 unassigned. A
+    /// clone keeps it: it is a copy of the same queue (with the entities'
+    /// table, a snapshot), not another queue of the same machine.
+    pub(crate) rq_id: u32,
+    /// CFS next buddy (`cfs_rq->next`): the wakee that preempted.
+    pub next: Option<u32>,
+    /// CFS last buddy (`cfs_rq->last`): the task a wake-up preempted.
+    pub last: Option<u32>,
+    /// CFS skip buddy (`cfs_rq->skip`): the task that yielded.
+    pub skip: Option<u32>,
+    /// CFS: the current entity's sum_exec when it was made current
+    /// (`curr->prev_sum_exec_runtime`, set by set_next_entity): only the
+    /// running entity's is ever read, so the queue keeps it.
+    pub prev_sum_exec: Nanos,
+}
+
+/// The entry points of the queue (the [`crate::rq::RunQueue`] methods and
+/// every other caller's): each tests the discipline once and runs its rules,
+/// EEVDF's in this file (`*_eevdf`), CFS's in [`crate::cfs`].
+impl CfsRq {
+    /// Enqueue task `id` (enqueue_entity); `initial` marks a new task.
+    /// Returns true if the update of the running entity found it past its
+    /// deadline with others queued (EEVDF's update_deadline; never CFS).
+    #[inline]
+    pub fn enqueue(
+        &mut self,
+        ents: &mut [Entity],
+        id: u32,
+        now: Nanos,
+        initial: bool,
+        p: &EevdfParams,
+    ) -> bool {
+        if self.class == FairClass::Cfs {
+            return self.enqueue_cfs(ents, id, now, initial, p);
+        }
+        self.enqueue_eevdf(ents, id, now, initial, p)
+    }
+
+    /// Dequeue task `id` that exits or migrates (dequeue_entity), saving
+    /// its place for the next enqueue: its lag (EEVDF), its vruntime
+    /// relative to min_vruntime (CFS). If it is curr it stays curr (off the
+    /// queue) until the next pick.
+    #[inline]
+    pub fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {
+        if self.class == FairClass::Cfs {
+            return self.dequeue_cfs(ents, id, now, false);
+        }
+        self.dequeue_eevdf(ents, id, now, p)
+    }
+
+    /// dequeue_entity for a task that blocks (DEQUEUE_SLEEP); true if it
+    /// stays queued as delayed (EEVDF's DELAY_DEQUEUE; never CFS).
+    #[inline]
+    pub fn dequeue_sleep(
+        &mut self,
+        ents: &mut [Entity],
+        id: u32,
+        now: Nanos,
+        p: &EevdfParams,
+    ) -> bool {
+        if self.class == FairClass::Cfs {
+            self.dequeue_cfs(ents, id, now, true);
+            return false;
+        }
+        self.dequeue_sleep_eevdf(ents, id, now, p)
+    }
+
+    /// The task to run next (pick_next_task_fair's pick): EEVDF's, which
+    /// first dequeues delayed tasks it selects, or CFS's pick_next_entity.
+    #[inline]
+    pub fn pick_next_task(
+        &mut self,
+        ents: &mut [Entity],
+        now: Nanos,
+        p: &EevdfParams,
+    ) -> Option<u32> {
+        if self.class == FairClass::Cfs {
+            return self.pick_next_task_cfs(ents, now, p);
+        }
+        self.pick_next_task_eevdf(ents, now, p)
+    }
+
+    /// The task that should run next, changing nothing (pick_eevdf, or
+    /// CFS's pick_next_entity).
+    #[inline]
+    pub fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32> {
+        if self.class == FairClass::Cfs {
+            return self.pick_next_entity(ents, p);
+        }
+        self.pick_eevdf(ents, p)
+    }
+
+    /// Put the current entity back (put_prev_entity) and make `next` current
+    /// (set_next_entity). `next` must be queued or be curr.
+    #[inline]
+    pub fn set_next(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
+        if self.class == FairClass::Cfs {
+            return self.set_next_cfs(ents, next, now);
+        }
+        self.set_next_eevdf(ents, next, now)
+    }
+
+    /// Charge the running entity for time up to `now` (update_curr); true if
+    /// it should be preempted (EEVDF's update_deadline; never CFS).
+    #[inline]
+    pub fn update_curr(&mut self, ents: &mut [Entity], now: Nanos) -> bool {
+        if self.class == FairClass::Cfs {
+            return self.update_curr_cfs(ents, now);
+        }
+        self.update_curr_eevdf(ents, now)
+    }
+
+    /// The tick for the running entity (entity_tick): EEVDF, exactly
+    /// `update_curr`; CFS, update_curr then check_preempt_tick.
+    #[inline]
+    pub fn task_tick(&mut self, ents: &mut [Entity], now: Nanos, p: &EevdfParams) -> bool {
+        if self.class == FairClass::Cfs {
+            return self.task_tick_cfs(ents, now, p);
+        }
+        self.update_curr_eevdf(ents, now)
+    }
+
+    /// migrate_task_rq_fair for a sleeper whose wake-up moves it off this
+    /// queue: CFS takes its vruntime relative to this queue's min_vruntime
+    /// now; EEVDF does nothing (the lag was saved at dequeue).
+    #[inline]
+    pub fn migrate_task_rq(&self, ents: &mut [Entity], id: u32) {
+        if self.class == FairClass::Cfs {
+            self.migrate_task_rq_cfs(ents, id);
+        }
+    }
+
+    /// check_preempt_wakeup: should the newly queued `wakee` preempt the
+    /// running entity?
+    #[inline]
+    pub fn check_preempt_wakeup(
+        &mut self,
+        ents: &mut [Entity],
+        wakee: u32,
+        now: Nanos,
+        p: &EevdfParams,
+    ) -> bool {
+        if self.class == FairClass::Cfs {
+            return self.check_preempt_wakeup_cfs(ents, wakee, now, p);
+        }
+        self.check_preempt_wakeup_eevdf(ents, wakee, now, p)
+    }
+
+    /// sched_yield by the running entity (yield_task_fair); the caller
+    /// reschedules.
+    #[inline]
+    pub fn yield_task(&mut self, ents: &mut [Entity], now: Nanos) {
+        if self.class == FairClass::Cfs {
+            return self.yield_task_fair(ents, now);
+        }
+        self.yield_task_eevdf(ents, now)
+    }
 }
 
 impl CfsRq {
@@ -191,7 +446,7 @@ impl CfsRq {
     }
 
     /// Add to the queue, keeping the cached minimum.
-    fn queue_push(&mut self, id: u32, v: u64) {
+    pub(crate) fn queue_push(&mut self, id: u32, v: u64) {
         self.queued.push(id);
         if let Some(m) = self.queued_min {
             self.queued_min = Some(Some(match m {
@@ -203,14 +458,14 @@ impl CfsRq {
 
     /// Remove the entity at `pos` (keeping insertion order: equal deadlines
     /// pick first-queued first, as equal keys do in the kernel's rbtree).
-    fn queue_remove(&mut self, pos: usize, v: u64) {
+    pub(crate) fn queue_remove(&mut self, pos: usize, v: u64) {
         self.queued.remove(pos);
         if self.queued_min == Some(Some(v)) {
             self.queued_min = None;
         }
     }
 
-    fn curr_on_rq<'a>(&self, ents: &'a [Entity]) -> Option<&'a Entity> {
+    pub(crate) fn curr_on_rq<'a>(&self, ents: &'a [Entity]) -> Option<&'a Entity> {
         self.curr.map(|c| &ents[c as usize]).filter(|e| e.on_rq)
     }
 
@@ -252,7 +507,10 @@ impl CfsRq {
         (avg, load)
     }
 
-    fn update_min_vruntime(&mut self, ents: &[Entity]) {
+    /// update_min_vruntime (the same rule in CFS and EEVDF): the floor
+    /// moves up to the smaller of the running and the leftmost queued
+    /// vruntimes, never down.
+    pub(crate) fn update_min_vruntime(&mut self, ents: &[Entity]) {
         let curr = self.curr_on_rq(ents).map(|c| c.vruntime);
         let tree_min = match self.queued_min {
             Some(m) => m,
@@ -287,7 +545,7 @@ impl CfsRq {
     /// Charge the running entity for time up to `now`; returns true if its
     /// slice ran out and another entity is queued (resched needed:
     /// update_deadline).
-    pub fn update_curr(&mut self, ents: &mut [Entity], now: Nanos) -> bool {
+    fn update_curr_eevdf(&mut self, ents: &mut [Entity], now: Nanos) -> bool {
         let Some(c) = self.curr else { return false };
         let se = &mut ents[c as usize];
         let delta = now.saturating_sub(se.exec_start);
@@ -340,7 +598,7 @@ impl CfsRq {
     /// Enqueue task `id` (enqueue_entity). `initial` marks a new task.
     /// Returns true if the update of the running entity found it past its
     /// deadline with others queued (update_deadline's resched_curr).
-    pub fn enqueue(
+    fn enqueue_eevdf(
         &mut self,
         ents: &mut [Entity],
         id: u32,
@@ -348,7 +606,7 @@ impl CfsRq {
         initial: bool,
         p: &EevdfParams,
     ) -> bool {
-        let resched = self.update_curr(ents, now);
+        let resched = self.update_curr_eevdf(ents, now);
         let mut se = ents[id as usize];
         debug_assert!(!se.on_rq, "task {id} enqueued twice");
         self.place_entity(ents, &mut se, initial, p);
@@ -367,8 +625,8 @@ impl CfsRq {
 
     /// Dequeue task `id` (dequeue_entity): saves its lag. If it is curr it
     /// stays curr (off the queue) until the next pick.
-    pub fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {
-        self.update_curr(ents, now);
+    fn dequeue_eevdf(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {
+        self.update_curr_eevdf(ents, now);
         let lag = self.entity_lag(ents, id, p);
         if self.curr != Some(id) {
             self.unqueue(ents, id);
@@ -406,8 +664,15 @@ impl CfsRq {
         self.sum_sub(&se);
     }
 
-    /// Take the run-queue rules that live in the queue itself from `p`.
+    /// Take the run-queue rules that live in the queue itself from `p`: the
+    /// discipline ([`FairClass`]), to be chosen while the queue is empty,
+    /// and EEVDF's `resched_unprotected`.
     pub fn configure(&mut self, p: &EevdfParams) {
+        debug_assert!(
+            self.class == p.class || (self.nr_running == 0 && self.curr.is_none()),
+            "the discipline changes on a queue in use"
+        );
+        self.class = p.class;
         self.resched_unprotected = p.resched_unprotected;
     }
 
@@ -417,7 +682,7 @@ impl CfsRq {
     /// and stays in the queue, in V and in the load, so the service it is
     /// ahead by is paid off while others run. Returns true if delayed;
     /// otherwise it is dequeued as before and keeps its lag.
-    pub fn dequeue_sleep(
+    fn dequeue_sleep_eevdf(
         &mut self,
         ents: &mut [Entity],
         id: u32,
@@ -425,7 +690,7 @@ impl CfsRq {
         p: &EevdfParams,
     ) -> bool {
         if p.delay_dequeue {
-            self.update_curr(ents, now);
+            self.update_curr_eevdf(ents, now);
             if !self.entity_eligible(ents, &ents[id as usize]) {
                 let se = &mut ents[id as usize];
                 se.delayed = true;
@@ -437,7 +702,7 @@ impl CfsRq {
                 return true;
             }
         }
-        self.dequeue(ents, id, now, p);
+        self.dequeue_eevdf(ents, id, now, p);
         false
     }
 
@@ -445,7 +710,7 @@ impl CfsRq {
     /// dequeued for good (`finish_delayed_dequeue_entity`: its lag is taken
     /// now, a positive one clipped to 0 under DELAY_ZERO) and the pick is
     /// made again.
-    pub fn pick_next_task(
+    fn pick_next_task_eevdf(
         &mut self,
         ents: &mut [Entity],
         now: Nanos,
@@ -456,7 +721,7 @@ impl CfsRq {
                 Some(id) if ents[id as usize].delayed => {
                     // back among the counted, so that dequeue takes it out
                     self.undelay(&mut ents[id as usize]);
-                    self.dequeue(ents, id, now, p);
+                    self.dequeue_eevdf(ents, id, now, p);
                     let se = &mut ents[id as usize];
                     se.vlag = se.vlag.min(0);
                 }
@@ -507,12 +772,12 @@ impl CfsRq {
     /// deadline one slice on, so that the pick that follows (do_sched_yield
     /// calls schedule) prefers any other eligible entity. That also ends
     /// RUN_TO_PARITY's protection, whose marker no longer holds.
-    pub fn yield_task(&mut self, ents: &mut [Entity], now: Nanos) {
+    fn yield_task_eevdf(&mut self, ents: &mut [Entity], now: Nanos) {
         if self.nr_running <= 1 {
             return;
         }
         let Some(c) = self.curr else { return };
-        self.update_curr(ents, now);
+        self.update_curr_eevdf(ents, now);
         let se = &mut ents[c as usize];
         se.deadline = se
             .deadline
@@ -567,8 +832,8 @@ impl CfsRq {
 
     /// Put the current entity back (put_prev_entity) and make `next` current
     /// (set_next_entity). `next` must be queued or be curr.
-    pub fn set_next(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
-        self.update_curr(ents, now);
+    fn set_next_eevdf(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
+        self.update_curr_eevdf(ents, now);
         if let Some(c) = self.curr.take() {
             if ents[c as usize].on_rq && Some(c) != next {
                 self.queue_push(c, ents[c as usize].vruntime);
@@ -600,7 +865,7 @@ impl CfsRq {
 
     /// check_preempt_wakeup (6.6): should the newly queued `wakee` preempt
     /// the running entity?
-    pub fn check_preempt_wakeup(
+    fn check_preempt_wakeup_eevdf(
         &mut self,
         ents: &mut [Entity],
         wakee: u32,
@@ -624,7 +889,7 @@ impl CfsRq {
         if !p.wakeup_preemption {
             return false;
         }
-        self.update_curr(ents, now);
+        self.update_curr_eevdf(ents, now);
         self.pick_eevdf(ents, p) == Some(wakee)
     }
 }

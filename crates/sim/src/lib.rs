@@ -84,6 +84,7 @@ pub type Nanos = u64;
 
 pub mod balance;
 pub mod cacheline;
+pub mod cfs;
 pub mod channel;
 pub mod cost_profile;
 pub mod costs;
@@ -91,6 +92,7 @@ pub mod cpuidle;
 pub mod eevdf;
 pub mod engine;
 pub mod event;
+pub mod fair_features;
 pub mod host;
 pub mod idle_loop;
 pub mod kernel;

@@ -1,7 +1,10 @@
 //! The run-queue discipline interface. The engine is generic over it; the
-//! one implementation today is EEVDF's ([`crate::eevdf::CfsRq`], named after
-//! the kernel's `struct cfs_rq`, which holds either discipline), used for
-//! every kernel profile, including those before 6.6 whose kernels ran CFS.
+//! one implementation is [`crate::eevdf::CfsRq`], named after the kernel's
+//! `struct cfs_rq`, which holds either discipline: EEVDF (Linux 6.6 on,
+//! `eevdf.rs`) or CFS (2.6.38 to 6.5, `cfs.rs`), chosen by
+//! [`EevdfParams::class`] through `configure`. Each entry point (the
+//! inherent `CfsRq` method of the same name, which this implementation
+//! calls) tests the class once and runs that discipline's rules.
 
 use crate::eevdf::{CfsRq, EevdfParams, Entity};
 use crate::Nanos;
@@ -19,9 +22,13 @@ pub trait RunQueue: Default {
         initial: bool,
         p: &EevdfParams,
     ) -> bool;
-    /// Take the rules that act inside the queue (update_curr's) from `p`.
+    /// Take the rules that act inside the queue (the discipline, update_curr's
+    /// rules) from `p`.
     fn configure(&mut self, p: &EevdfParams);
-    /// Remove a task that blocks, exits or migrates.
+    /// Remove a task that exits or migrates (not a sleeper: see
+    /// `dequeue_sleep`). Saves its place for the next enqueue, here or on
+    /// another queue: its lag (EEVDF) or its vruntime relative to
+    /// min_vruntime (CFS), from which that enqueue places it.
     fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams);
     /// Remove a task that blocks, or keep it queued as delayed
     /// (DELAY_DEQUEUE); true if delayed.
@@ -35,8 +42,27 @@ pub trait RunQueue: Default {
     fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32>;
     /// Make `next` current, putting the previous current back if runnable.
     fn set_next(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos);
-    /// Account the current task's runtime; true if it should be preempted.
+    /// Account the current task's runtime; true if it should be preempted
+    /// (EEVDF's update_deadline; never under CFS, whose update_curr only
+    /// accounts).
     fn update_curr(&mut self, ents: &mut [Entity], now: Nanos) -> bool;
+    /// The scheduler tick for the running task (entity_tick): account it,
+    /// then true if it should be preempted. EEVDF: exactly `update_curr`.
+    /// CFS: update_curr, then check_preempt_tick when another task is
+    /// queued.
+    fn task_tick(&mut self, ents: &mut [Entity], now: Nanos, p: &EevdfParams) -> bool {
+        let _ = p;
+        self.update_curr(ents, now)
+    }
+    /// migrate_task_rq_fair for a sleeping task whose wake-up moves it off
+    /// this queue (called on the old queue, before the enqueue on the new
+    /// one). CFS measures the sleeper's vruntime against this queue's
+    /// min_vruntime now, as the kernel does at that point; without the call
+    /// it is measured against the min_vruntime this queue had when the task
+    /// went to sleep. EEVDF: nothing (the lag was saved at dequeue).
+    fn migrate_task_rq(&self, ents: &mut [Entity], id: u32) {
+        let _ = (ents, id);
+    }
     /// Whether a newly queued `wakee` preempts the current task.
     fn check_preempt_wakeup(
         &mut self,
@@ -77,7 +103,7 @@ impl RunQueue for CfsRq {
         CfsRq::dequeue(self, ents, id, now, p)
     }
     fn pick_next(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32> {
-        self.pick_eevdf(ents, p)
+        CfsRq::pick_next(self, ents, p)
     }
     fn configure(&mut self, p: &EevdfParams) {
         CfsRq::configure(self, p)
@@ -89,6 +115,7 @@ impl RunQueue for CfsRq {
         CfsRq::pick_next_task(self, ents, now, p)
     }
     fn requeue_delayed(&mut self, ents: &mut [Entity], id: u32, p: &EevdfParams) {
+        // EEVDF's only: CFS never delays a sleeper
         CfsRq::requeue_delayed(self, ents, id, p)
     }
     fn set_next(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
@@ -96,6 +123,12 @@ impl RunQueue for CfsRq {
     }
     fn update_curr(&mut self, ents: &mut [Entity], now: Nanos) -> bool {
         CfsRq::update_curr(self, ents, now)
+    }
+    fn task_tick(&mut self, ents: &mut [Entity], now: Nanos, p: &EevdfParams) -> bool {
+        CfsRq::task_tick(self, ents, now, p)
+    }
+    fn migrate_task_rq(&self, ents: &mut [Entity], id: u32) {
+        CfsRq::migrate_task_rq(self, ents, id)
     }
     fn check_preempt_wakeup(
         &mut self,

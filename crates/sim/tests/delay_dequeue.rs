@@ -8,7 +8,7 @@
 //! every write, one message per switch, for tens of messages at a time.
 //! Under 6.12's the sender's lead is paid off while it sleeps delayed, so
 //! the two run in long phases. On a 6.18 kernel (the development VM,
-//! `perf record -e sched:sched_switch`, docs/eevdf.md) the run takes 780 to
+//! `perf record -e sched:sched_switch`, docs/fair-class.md) the run takes 780 to
 //! 1,365 switches for 80,000 messages.
 
 use sim::placement::linux::Features;
@@ -19,7 +19,7 @@ use topology::CpuMask;
 fn run(delay_dequeue: bool, hb: &Hackbench, cpus: &[usize], seed: u64) -> sim::run::SimResult {
     let topo = topology::preset("kvm-8vcpu").unwrap();
     let mut f = Features::kernel("latest").unwrap();
-    f.delay_dequeue = delay_dequeue;
+    f.fair.delay_dequeue = delay_dequeue;
     let opt = SimOptions {
         policy: PolicyChoice::Linux(Box::new(f)),
         cpus: Some(CpuMask::from_cpus(cpus.iter().copied())),

@@ -7,8 +7,8 @@
 //! (`costs::KUNPENG_OS_SCALE_MILLI`); the second is left to the model.
 //! Runs use `-l 2000` and scale by 10, averaging three seeds, under the
 //! `linux-5.11` profile: the RFC was measured on a kernel of its day (v3
-//! was posted on 2021-01-06, during 5.11's release candidates), before
-//! EEVDF and the cluster scan the later profiles model.
+//! was posted on 2021-01-06, during 5.11's release candidates), with CFS,
+//! before EEVDF and the cluster scan the later profiles model.
 
 use sim::placement::linux::Features;
 use sim::run::{simulate_hackbench, PolicyChoice, SimOptions};
@@ -92,8 +92,10 @@ fn four_clusters_slower_than_one_by_15_to_45_percent() {
 /// costs.rs; it asserts nothing about the model, so it is ignored. It runs
 /// under linux-5.11, the profile of the measurement's day. With the
 /// rotation table charged and taken out of the refill and depth tables
-/// (2026-12-01) it printed 1897 (1897: 4.2834 s, 1898: 4.3868 s), the
-/// factor in costs.rs; before the rotation table it printed 1933.
+/// (2026-12-01) it printed 1897 (1897: 4.2834 s, 1898: 4.3868 s); before
+/// the rotation table it printed 1933. With linux-5.11 running CFS, as that
+/// kernel did, instead of EEVDF (2026-12-06) it printed 1554 (1554:
+/// 4.1920 s, 1555: 4.7727 s), the factor in costs.rs.
 #[test]
 #[ignore = "a fitting procedure, not a check: run by hand"]
 fn refit_kunpeng_os_scale() {

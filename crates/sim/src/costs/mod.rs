@@ -126,7 +126,7 @@ pub(crate) fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
 }
 
 /// Kunpeng 920's OS-cost factor (see `MachineCosts::for_machine`).
-pub const KUNPENG_OS_SCALE_MILLI: u32 = 1897;
+pub const KUNPENG_OS_SCALE_MILLI: u32 = 1554;
 
 const fn us(v: u64) -> Nanos {
     v * 1000

@@ -128,6 +128,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if let Some(n) = self.task_counts(t) {
                 n.migrations += 1;
             }
+            // migrate_task_rq_fair: a CFS sleeper's vruntime measured
+            // against prev's queue now (nothing for EEVDF, or for a task
+            // deactivate_task already took off)
+            self.cpus[prev].rq.migrate_task_rq(&mut self.ents, t);
             self.update_rq_pelt(prev);
             let se = self.tasks[ti].pelt;
             self.cpus[prev].pelt.detach(&se, self.ents[ti].weight);

@@ -34,10 +34,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         let now = self.now;
         if let Some(cur) = self.cpus[c].rq.curr() {
-            let resched = self.cpus[c].rq.update_curr(&mut self.ents, now);
+            // task_tick_fair -> entity_tick
+            let resched = self.cpus[c]
+                .rq
+                .task_tick(&mut self.ents, now, &self.cfg.eevdf);
             self.update_task_pelt(cur as usize, true, true);
             if resched {
-                // update_deadline -> resched_curr, from the tick interrupt
+                // update_deadline (EEVDF) or check_preempt_tick (CFS) ->
+                // resched_curr, from the tick interrupt
                 self.resched_curr(c, c, 0, true);
             }
             if self.numa.is_some() {

@@ -62,9 +62,13 @@ impl Host<'_> {
         self.threads[t].gen = self.threads[t].gen.wrapping_add(1);
         self.update_cpu_pelt(c);
         let now = self.now;
-        self.cpus[c]
+        // dequeue_task(DEQUEUE_SLEEP): under CFS the thread keeps its
+        // vruntime for place_entity's sleeper credit when it wakes (the
+        // host does not model DELAY_DEQUEUE: `host_params` turns it off)
+        let delayed = self.cpus[c]
             .rq
-            .dequeue(&mut self.ents, t as u32, now, &self.params);
+            .dequeue_sleep(&mut self.ents, t as u32, now, &self.params);
+        debug_assert!(!delayed, "the host layer runs without DELAY_DEQUEUE");
         self.k.cfs_lists.unlink(t as u32);
         self.sync_cpu(c);
     }

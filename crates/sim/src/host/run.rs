@@ -216,10 +216,13 @@ fn host_params(
     })?;
     let c = machine_costs(&spec.machine, topo, &spec.origin, "host.machine")?;
     let tick_ns = 1_000_000_000 / c.hz.max(1);
+    // the host kernel's own fair class (CFS for a host before 6.6);
+    // DELAY_DEQUEUE (6.12) is not modelled for host threads: a halting
+    // vCPU thread leaves its queue at once
     let params = EevdfParams {
-        base_slice: f.base_slice_ns(topo.nr_cpus()),
-        tick_ns,
-        ..EevdfParams::default()
+        delay_dequeue: false,
+        ..f.fair
+            .params(topo.nr_cpus(), tick_ns, f.base_slice_ns(topo.nr_cpus()))
     };
     let halt_exit = c
         .idle_states

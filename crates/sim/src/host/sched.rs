@@ -204,7 +204,12 @@ impl<'h> Host<'h> {
         let tick = costs.tick_ns.max(1);
         let cpus = (0..k.topo.nr_cpus())
             .map(|_| HostCpu {
-                rq: CfsRq::default(),
+                rq: {
+                    // the host kernel's discipline and its rules
+                    let mut rq = CfsRq::default();
+                    rq.configure(&params);
+                    rq
+                },
                 pelt: Pelt::new(0),
                 idle: true,
                 tick_armed: false,
@@ -432,10 +437,14 @@ impl<'h> Host<'h> {
             // tickless idle
             return;
         };
-        let resched = self.cpus[c].rq.update_curr(&mut self.ents, self.now);
+        // task_tick_fair -> entity_tick
+        let resched = self.cpus[c]
+            .rq
+            .task_tick(&mut self.ents, self.now, &self.params);
         self.update_thread_pelt(cur as usize);
         if resched {
-            // update_deadline -> resched_curr from the tick
+            // update_deadline (EEVDF) or check_preempt_tick (CFS) ->
+            // resched_curr from the tick
             self.schedule(c, 0, g);
         }
         self.update_cpu_pelt(c);
@@ -470,7 +479,10 @@ impl<'h> Host<'h> {
         let (cpu, cost) = (sel.cpu, sel.cost);
         self.set_state(t, ThreadState::Waiting);
         if cpu != prev {
-            // set_task_cpu: the signals it left on prev go with it
+            // set_task_cpu: migrate_task_rq_fair measures a CFS sleeper's
+            // vruntime against prev's queue; the signals it left on prev
+            // go with it
+            self.cpus[prev].rq.migrate_task_rq(&mut self.ents, t as u32);
             self.update_cpu_pelt(prev);
             let se = self.threads[t].pelt;
             self.cpus[prev].pelt.detach(&se, self.ents[t].weight);

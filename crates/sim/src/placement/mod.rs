@@ -8,7 +8,11 @@
 //! changes show up as cost, and decisions stay comparable.
 //!
 //! Policies: [`scx::ScxDefault`] (the sched_ext built-in idle pick) and the
-//! Linux wake-up path in [`linux`].
+//! Linux wake-up path in [`linux`]. A policy outside this crate implements
+//! [`Placement`] (naming its own stages with [`Placement::stage_names`])
+//! and is run through a [`PolicyFactory`]
+//! (`sim::run::PolicyChoice::Custom`); examples/custom-placement is the
+//! guide.
 
 use crate::cacheline::LineTable;
 use crate::costs::MachineCosts;
@@ -99,21 +103,75 @@ stages! {
     ScxIdleCpuAny,
     /// sched_ext default: nothing idle, stay on prev.
     ScxStayPrev,
+    // the policy's own stages: keep them last (Stage::policy_index)
+    /// A policy's own stage 0, named by its [`Placement::stage_names`].
+    Policy0,
+    /// A policy's own stage 1.
+    Policy1,
+    /// A policy's own stage 2.
+    Policy2,
+    /// A policy's own stage 3.
+    Policy3,
+    /// A policy's own stage 4.
+    Policy4,
+    /// A policy's own stage 5.
+    Policy5,
+    /// A policy's own stage 6.
+    Policy6,
+    /// A policy's own stage 7.
+    Policy7,
 }
 
 impl Stage {
     /// Number of stages.
     pub const COUNT: usize = Stage::ALL.len();
+    /// The stages a policy outside the Linux path names itself
+    /// ([`Placement::stage_names`]), in order: `Policy0` to `Policy7`.
+    pub const POLICY: &'static [Stage] = &[
+        Stage::Policy0,
+        Stage::Policy1,
+        Stage::Policy2,
+        Stage::Policy3,
+        Stage::Policy4,
+        Stage::Policy5,
+        Stage::Policy6,
+        Stage::Policy7,
+    ];
     /// All stages in order.
     pub fn all() -> impl Iterator<Item = Stage> {
         Stage::ALL.iter().copied()
     }
-    /// snake_case name used in reports.
+    /// snake_case name used in reports (`policy0` to `policy7` for the
+    /// policy's own stages: [`Stage::name_for`] gives the names the policy
+    /// chose).
     pub fn name(self) -> String {
         serde_json::to_value(self)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default()
+    }
+    /// The `i`-th of a policy's own stages (`None` past the last,
+    /// [`Stage::POLICY`]`.len()`).
+    pub const fn policy(i: usize) -> Option<Stage> {
+        if i < Stage::POLICY.len() {
+            Some(Stage::POLICY[i])
+        } else {
+            None
+        }
+    }
+    /// Which of a policy's own stages this is (`None`: a stage of the
+    /// Linux path or of sched_ext's default).
+    pub fn policy_index(self) -> Option<usize> {
+        (self as usize).checked_sub(Stage::Policy0 as usize)
+    }
+    /// The name reports give this stage under a policy whose own stages are
+    /// `names` ([`Placement::stage_names`]): its entry there for a policy
+    /// stage the policy named, else [`Stage::name`].
+    pub fn name_for(self, names: &[&str]) -> String {
+        match self.policy_index().and_then(|i| names.get(i)) {
+            Some(n) => (*n).to_string(),
+            None => self.name(),
+        }
     }
 }
 
@@ -183,6 +241,9 @@ pub struct PlacementStats {
     pub wake_locality: [u64; 4],
     /// FNV-1a hash of the (task, cpu) decision sequence.
     pub decision_digest: u64,
+    /// The names of the policy's own stages ([`Placement::stage_names`]),
+    /// for reports; set when the run builds its policy (`sim::run`).
+    pub stage_names: &'static [&'static str],
 }
 
 impl Default for PlacementStats {
@@ -208,6 +269,7 @@ impl Default for PlacementStats {
             fallback_rq: 0,
             wake_locality: [0; 4],
             decision_digest: 0xcbf2_9ce4_8422_2325,
+            stage_names: &[],
         }
     }
 }
@@ -235,7 +297,9 @@ pub struct WakeEnv<'a> {
     pub sd: &'a SchedDomains,
     /// Cost profile.
     pub costs: &'a MachineCosts,
-    /// Per-CPU run-queue summaries.
+    /// Per-CPU run-queue summaries. Reading them here is free: a policy
+    /// reads another CPU's through [`WakeEnv::read_rq`] and the idle tests,
+    /// which charge the read.
     pub cpus: &'a [CpuState],
     /// Per-rq idle statistics (avg_idle, wake_avg_idle, ...): SIS_PROP reads
     /// and writes the waker's own entry (no remote cost).
@@ -314,7 +378,7 @@ impl<'a> WakeEnv<'a> {
         self.sd.llc_index(cpu)
     }
 
-    /// Read sd_llc_shared[cpu]->has_idle_cores (charged).
+    /// Read `sd_llc_shared[cpu]->has_idle_cores` (charged).
     pub fn read_has_idle_cores(&mut self, cpu: usize) -> bool {
         let l = self.llc_of(cpu);
         self.cost_ns += self
@@ -328,7 +392,7 @@ impl<'a> WakeEnv<'a> {
         v
     }
 
-    /// Write sd_llc_shared[cpu]->has_idle_cores (charged).
+    /// Write `sd_llc_shared[cpu]->has_idle_cores` (charged).
     pub fn write_has_idle_cores(&mut self, cpu: usize, v: bool) {
         let l = self.llc_of(cpu);
         self.cost_ns += self
@@ -338,7 +402,7 @@ impl<'a> WakeEnv<'a> {
         self.llc[l].has_idle_cores = v;
     }
 
-    /// Read sd_llc_shared[cpu]->nr_idle_scan (charged).
+    /// Read `sd_llc_shared[cpu]->nr_idle_scan` (charged).
     pub fn read_nr_idle_scan(&mut self, cpu: usize) -> u32 {
         let l = self.llc_of(cpu);
         self.cost_ns += self
@@ -358,4 +422,37 @@ pub trait Placement {
     /// `cpu` switches to its idle task (set_next_task_idle ->
     /// update_idle_core). `env.this_cpu == cpu`.
     fn cpu_enters_idle(&mut self, _env: &mut WakeEnv, _cpu: usize) {}
+    /// The names of the policy's own stages: entry `i` names
+    /// [`Stage::policy`]`(i)` (`Stage::Policy0` ...) in reports, so a
+    /// policy outside the Linux path declares its steps without adding to
+    /// [`Stage`]. At most [`Stage::POLICY`]`.len()` are used; a policy stage
+    /// left unnamed is reported as `policy0` ...; a name equal to another
+    /// stage's adds to that stage's count. Snake_case names read best
+    /// (`stage-NAME` metrics are made from them).
+    fn stage_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+
+/// Makes a fresh policy for each run: how a policy outside the Linux path
+/// is chosen (`sim::run::PolicyChoice::Custom`) without a variant of its
+/// own in the engine. A factory holds the policy's options already parsed;
+/// it must be cheap to share between threads (runs go in parallel).
+///
+/// A run of such a policy is a sched_ext-like run: no load balancer (tasks
+/// move only when they wake), the default sched domains, the run's EEVDF
+/// parameters, no automatic NUMA balancing — as
+/// [`scx::ScxDefault`]'s, so `scx` is the like-for-like comparison and
+/// `linux` the comparison with the whole kernel.
+pub trait PolicyFactory: Send + Sync {
+    /// The name the policy is known by (an experiment file's `policy`).
+    fn name(&self) -> &str;
+    /// A policy for one run on `topo`, whose sched domains are `sd`.
+    fn build(&self, topo: &Topology, sd: &SchedDomains) -> Box<dyn Placement>;
+}
+
+impl std::fmt::Debug for dyn PolicyFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PolicyFactory").field(&self.name()).finish()
+    }
 }

@@ -135,15 +135,18 @@ pub fn hackbench_footprint(hb: &Hackbench) -> Footprint {
     }
 }
 
-fn make_policy(c: &PolicyChoice) -> Box<dyn Placement> {
+/// The wake-up policy of a run on `topo` (sched domains `sd`): a policy
+/// outside the Linux path is built by its factory.
+fn make_policy(c: &PolicyChoice, topo: &Topology, sd: &SchedDomains) -> Box<dyn Placement> {
     match c {
         PolicyChoice::Linux(f) => Box::new(LinuxPlacement::new((**f).clone())),
         PolicyChoice::ScxDefault => Box::new(ScxDefault),
+        PolicyChoice::Custom(factory) => factory.build(topo, sd),
     }
 }
 
 /// The load balancer of a policy: Linux's when the profile balances;
-/// sched_ext's default has none.
+/// sched_ext's default and a custom policy have none.
 pub(crate) fn make_balancer(c: &PolicyChoice) -> Option<Box<dyn Balancer>> {
     match c {
         PolicyChoice::Linux(f) if f.lb.load_balance => {
@@ -402,35 +405,40 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             topo.name()
         )));
     }
-    let (domains, vcpu_check, sched_idle, slice, idle_loop, (delay_dequeue, resched_unprotected)) =
-        match &opt.policy {
-            PolicyChoice::Linux(f) => (
-                f.domain_options(),
-                f.vcpu_preempt_check(),
-                f.sched_idle_as_idle(),
-                f.base_slice_ns(topo.nr_cpus()),
-                f.idle,
-                (f.delay_dequeue, f.resched_unprotected),
-            ),
-            PolicyChoice::ScxDefault => (
-                DomainOptions::default(),
-                true,
-                true,
-                opt.eevdf.base_slice,
-                crate::idle_loop::IdleLoopFeatures::default(),
-                (opt.eevdf.delay_dequeue, opt.eevdf.resched_unprotected),
-            ),
-        };
+    let (domains, vcpu_check, sched_idle, slice, idle_loop, fair) = match &opt.policy {
+        PolicyChoice::Linux(f) => (
+            f.domain_options(),
+            f.vcpu_preempt_check(),
+            f.sched_idle_as_idle(),
+            f.base_slice_ns(topo.nr_cpus()),
+            f.idle,
+            Some(f.fair),
+        ),
+        PolicyChoice::ScxDefault | PolicyChoice::Custom(_) => (
+            DomainOptions::default(),
+            true,
+            true,
+            opt.eevdf.base_slice,
+            crate::idle_loop::IdleLoopFeatures::default(),
+            None,
+        ),
+    };
     let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
     let mut costs = opt.machine_costs(topo);
     if opt.costs {
         costs.dummy_wakeup_ns = opt.dummy_wakeup_ns;
     }
-    let mut eevdf = opt.eevdf;
-    eevdf.tick_ns = 1_000_000_000 / costs.hz.max(1);
-    eevdf.base_slice = slice;
-    eevdf.delay_dequeue = delay_dequeue;
-    eevdf.resched_unprotected = resched_unprotected;
+    // the fair class of the kernel profile (CFS before 6.6, EEVDF after),
+    // or EEVDF as `opt.eevdf` gives it for a policy without a profile
+    let tick_ns = 1_000_000_000 / costs.hz.max(1);
+    let eevdf = match fair {
+        Some(fair) => fair.params(topo.nr_cpus(), tick_ns, slice),
+        None => crate::eevdf::EevdfParams {
+            tick_ns,
+            base_slice: slice,
+            ..opt.eevdf
+        },
+    };
     let first = allowed.first().unwrap_or(0);
     let cfg = EngineConfig {
         eevdf,
@@ -468,9 +476,11 @@ pub(crate) fn build_engine<'t, W: Workload>(
     w: &W,
     opt: &SimOptions,
 ) -> (Engine<'t>, String, String) {
-    let policy = make_policy(&opt.policy);
+    let policy = make_policy(&opt.policy, topo, sd);
     let name = policy.name();
+    let stage_names = policy.stage_names();
     let mut e: Engine = Engine::new(topo, sd, costs, cfg, policy);
+    e.k.pstats.stage_names = stage_names;
     let balancer = make_balancer(&opt.policy);
     let balancer_name = balancer.as_ref().map_or("none".into(), |b| b.name());
     if let Some(b) = balancer {
@@ -480,7 +490,9 @@ pub(crate) fn build_engine<'t, W: Workload>(
     if e.has_memory() {
         let features = match &opt.policy {
             PolicyChoice::Linux(f) => f.numa_balancing,
-            PolicyChoice::ScxDefault => crate::numa::NumaFeatures::default(),
+            PolicyChoice::ScxDefault | PolicyChoice::Custom(_) => {
+                crate::numa::NumaFeatures::default()
+            }
         };
         let params = crate::numa::NumaParams {
             // task_tick_numa is called from the fair class's tick only: a

@@ -9,6 +9,11 @@ pub enum PolicyChoice {
     Linux(Box<Features>),
     /// sched_ext's built-in idle pick.
     ScxDefault,
+    /// A policy outside the Linux path, built by its factory for each run:
+    /// it runs as [`PolicyChoice::ScxDefault`] does (no load balancer, the
+    /// default sched domains, the run's EEVDF parameters; see
+    /// [`crate::placement::PolicyFactory`]).
+    Custom(std::sync::Arc<dyn crate::placement::PolicyFactory>),
 }
 
 impl Default for PolicyChoice {

@@ -98,10 +98,7 @@ impl PlacementSummary {
     pub(super) fn of(policy: String, p: &PlacementStats) -> Self {
         PlacementSummary {
             policy,
-            stages: Stage::all()
-                .filter(|&s| p.stages[s as usize] > 0)
-                .map(|s| (s.name(), p.stages[s as usize]))
-                .collect(),
+            stages: stage_counts(p),
             probes: p.probes,
             probes_per_wakeup: Dist::of(&p.probes_per_wakeup),
             probe_cost_ns: p.cost_ns,
@@ -127,6 +124,21 @@ impl PlacementSummary {
             decision_digest: format!("{:016x}", p.decision_digest),
         }
     }
+}
+
+/// Wake-ups per deciding stage, by the name reports give it (the policy's
+/// own names for its stages, [`Stage::name_for`]); only stages that
+/// occurred. Two stages of one name (a policy naming one of its stages as
+/// a stage of the Linux path) add up.
+pub fn stage_counts(p: &PlacementStats) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for s in Stage::all() {
+        let n = p.stages[s as usize];
+        if n > 0 {
+            *m.entry(s.name_for(p.stage_names)).or_insert(0) += n;
+        }
+    }
+    m
 }
 
 /// Per-CPU time split.
@@ -201,4 +213,119 @@ pub struct SimResult {
     /// measures the host; `--stats`).
     #[serde(skip)]
     pub phases: crate::engine::PhaseTimes,
+}
+
+#[cfg(test)]
+mod stage_name_tests {
+    use super::*;
+    use crate::placement::{Decision, PolicyFactory, WakeEnv, WakeRequest};
+
+    #[test]
+    fn policy_stages_take_the_policys_names_and_only_when_they_occur() {
+        let mut p = PlacementStats::default();
+        assert!(stage_counts(&p).is_empty());
+        p.stages[Stage::TargetIdle as usize] = 3;
+        p.stages[Stage::Policy0 as usize] = 5;
+        p.stages[Stage::Policy2 as usize] = 7;
+        // without names: the slots' own
+        let m = stage_counts(&p);
+        assert_eq!(
+            m.into_iter().collect::<Vec<_>>(),
+            [
+                ("policy0".to_string(), 5),
+                ("policy2".to_string(), 7),
+                ("target_idle".to_string(), 3)
+            ]
+        );
+        // named: a name past the list is the slot's, a name shared with
+        // another stage adds to it
+        p.stage_names = &["target_idle", "unused"];
+        let m = stage_counts(&p);
+        assert_eq!(
+            m.into_iter().collect::<Vec<_>>(),
+            [("policy2".to_string(), 7), ("target_idle".to_string(), 8)]
+        );
+        assert_eq!(Stage::policy(0), Some(Stage::Policy0));
+        assert_eq!(Stage::policy(Stage::POLICY.len()), None);
+        assert_eq!(Stage::Policy7.policy_index(), Some(7));
+        assert_eq!(Stage::ScxStayPrev.policy_index(), None);
+        assert_eq!(*Stage::ALL.last().unwrap(), Stage::Policy7);
+    }
+
+    /// Even tasks to their previous CPU, odd ones to CPU 0.
+    struct EvenOdd;
+    impl Placement for EvenOdd {
+        fn name(&self) -> String {
+            "even-odd".into()
+        }
+        fn select_task_rq(&mut self, env: &mut WakeEnv, req: WakeRequest) -> Decision {
+            env.read_rq(req.prev_cpu);
+            match req.task % 2 {
+                0 => Decision {
+                    cpu: req.prev_cpu,
+                    stage: Stage::Policy0,
+                },
+                _ => Decision {
+                    cpu: 0,
+                    stage: Stage::Policy1,
+                },
+            }
+        }
+        fn stage_names(&self) -> &'static [&'static str] {
+            &["even", "odd"]
+        }
+    }
+    #[derive(Debug)]
+    struct EvenOddFactory;
+    impl PolicyFactory for EvenOddFactory {
+        fn name(&self) -> &str {
+            "even-odd"
+        }
+        fn build(&self, _: &Topology, _: &SchedDomains) -> Box<dyn Placement> {
+            Box::new(EvenOdd)
+        }
+    }
+
+    #[test]
+    fn a_custom_policy_runs_with_its_stage_names_and_no_balancer() {
+        let topo = topology::preset("kunpeng920-node").unwrap();
+        let hb = Hackbench {
+            pipe: true,
+            threads: true,
+            groups: 1,
+            fds: 4,
+            loops: 50,
+            ..Default::default()
+        };
+        let opt = SimOptions {
+            policy: PolicyChoice::Custom(std::sync::Arc::new(EvenOddFactory)),
+            ..Default::default()
+        };
+        assert_eq!(
+            format!("{:?}", opt.policy),
+            "Custom(PolicyFactory(\"even-odd\"))"
+        );
+        let r = crate::run::simulate_hackbench(&topo, &hb, &opt).unwrap();
+        let p = &r.placement;
+        assert_eq!(p.policy, "even-odd");
+        assert_eq!(r.balance.balancer, "none");
+        assert_eq!(
+            p.stages.keys().map(String::as_str).collect::<Vec<_>>(),
+            ["even", "odd"]
+        );
+        assert_eq!(
+            p.stages.values().sum::<u64>(),
+            r.counters.wakeups - r.counters.wakeups_in_place
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json["placement"]["stages"]["odd"].as_u64().unwrap() > 0);
+        // the Linux path's names are untouched, and it has no policy stage
+        let linux = crate::run::simulate_hackbench(&topo, &hb, &SimOptions::default()).unwrap();
+        assert!(linux
+            .placement
+            .stages
+            .keys()
+            .all(|k| !k.starts_with("policy") && !["even", "odd"].contains(&k.as_str())));
+        assert_ne!(linux.placement.decision_digest, p.decision_digest);
+    }
 }

@@ -10,6 +10,7 @@
 //! no toggle.
 
 use crate::balance::linux::{LbFeatures, LB_FEATURES};
+use crate::fair_features::{FairFeatures, WrongClass, FAIR_FEATURES};
 use crate::idle_loop::{IdleLoopFeatures, IDLE_FEATURES};
 use crate::numa::{NumaFeatures, NUMA_FEATURES};
 use std::fmt;
@@ -34,6 +35,9 @@ pub enum FeatureError {
         /// The valid feature names.
         valid: String,
     },
+    /// A toggle of the fair-class discipline the profile does not run.
+    #[error(transparent)]
+    WrongClass(#[from] WrongClass),
     /// The kernel build option does not exist.
     #[error("unknown kernel config option '{name}'; valid: {valid}")]
     UnknownConfig {
@@ -133,6 +137,8 @@ crate::toggles! {
         pub idle: IdleLoopFeatures = IdleLoopFeatures::for_version(v);
         /// Automatic NUMA balancing's toggles (the 4.19 scan stagger, ...).
         pub numa_balancing: NumaFeatures = NumaFeatures::for_version(v);
+        /// The fair class: CFS or EEVDF, and each one's toggles.
+        pub fair: FairFeatures = FairFeatures::for_version(v);
     }
     /// (name, values, description) of every wake-up path toggle.
     table FEATURES;
@@ -250,14 +256,6 @@ crate::toggles! {
         pub imbalance_pct_default: u32 = if ge(5, 10) { 117 } else { 125 },
             "imbalance_pct_default" ("117|125": "117" => 117, "125" => 125)
             => "sd_init default imbalance_pct (125 before 5.10)";
-        /// update_curr reschedules once slice protection has ended (6.17,
-        /// docs/eevdf.md).
-        pub resched_unprotected: bool = ge(6, 17), "resched_unprotected"
-            => "EEVDF update_curr reschedules once slice protection has ended, eligible or not (6.17)";
-        /// EEVDF DELAY_DEQUEUE with DELAY_ZERO and ENQUEUE_DELAYED (6.12; on
-        /// from that version, docs/eevdf.md).
-        pub delay_dequeue: bool = ge(6, 12), "delay_dequeue"
-            => "EEVDF DELAY_DEQUEUE+DELAY_ZERO (6.12): an ineligible sleeper stays queued and wakes in place";
     }
 }
 
@@ -346,7 +344,18 @@ impl Features {
     /// Override one feature: `on`/`off` for booleans, the named values for
     /// the others (see [`Features::features`]).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), FeatureError> {
-        match self.set_declared(name, value) {
+        let fair = match self.fair.set(name, value) {
+            Ok(done) => Ok(done),
+            Err(Ok(valid)) => Err(valid),
+            Err(Err(e)) => return Err(FeatureError::WrongClass(e)),
+        };
+        match fair.and_then(|done| {
+            if done {
+                Ok(true)
+            } else {
+                self.set_declared(name, value)
+            }
+        }) {
             Ok(true) => {}
             Err(valid) => return Err(bad(name, value, valid)),
             Ok(false) => match self.lb.set(name, value).and_then(|done| {
@@ -375,8 +384,35 @@ impl Features {
         }
         let entry = format!("{name}={value}");
         self.overrides.retain(|o| o.split('=').next() != Some(name));
-        self.overrides.push(entry);
+        if name == "fair_class" {
+            // first: the toggles after it may be its own
+            self.overrides.insert(0, entry);
+            self.switch_fair_class();
+        } else {
+            self.overrides.push(entry);
+        }
         Ok(())
+    }
+
+    /// After `fair_class` changed: the other discipline's overrides no
+    /// longer apply; its toggles go back to the version's defaults.
+    fn switch_fair_class(&mut self) {
+        let class = self.fair.class;
+        self.overrides.retain(|o| {
+            let n = o.split('=').next().unwrap_or("");
+            crate::fair_features::toggle_class(n).is_none_or(|c| c == class)
+        });
+        let mut fair = FairFeatures::for_version(self.version);
+        fair.class = class;
+        for o in &self.overrides {
+            if let Some((n, v)) = o.split_once('=') {
+                if n != "fair_class" {
+                    // the profile's own toggles (Ok(false)) are skipped
+                    let _ = fair.set(n, v);
+                }
+            }
+        }
+        self.fair = fair;
     }
 
     /// Override a kernel build option: `NAME=y|n` with NAME one of
@@ -418,6 +454,7 @@ impl Features {
     pub fn features() -> Vec<(&'static str, &'static str, &'static str)> {
         FEATURES
             .iter()
+            .chain(FAIR_FEATURES)
             .chain(LB_FEATURES)
             .chain(IDLE_FEATURES)
             .chain(NUMA_FEATURES)
@@ -583,7 +620,11 @@ mod name_tests {
             let all = settings();
             for p in picks {
                 let (name, value) = all[p.index(all.len())];
-                f.set(name, value).unwrap();
+                match f.set(name, value) {
+                    // a toggle of the discipline the profile does not run
+                    Err(super::FeatureError::WrongClass(_)) => {}
+                    r => r.unwrap(),
+                }
             }
             if let Some((i, on)) = config {
                 let name = Features::kernel_config()[i].0;
