@@ -415,3 +415,30 @@ pub fn simulate_vm<W: Workload>(
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eevdf::FairClass;
+
+    /// The host's run queues follow the host kernel's own fair class: CFS
+    /// for a host before 6.6, EEVDF after, whatever the guests run; the
+    /// host never delays a sleeper's dequeue (not modelled there).
+    #[test]
+    fn the_host_runs_its_own_kernels_fair_class() {
+        for (kernel, class) in [
+            ("linux-4.18", FairClass::Cfs),
+            ("linux-6.1", FairClass::Cfs),
+            ("linux-6.6", FairClass::Eevdf),
+            ("latest", FairClass::Eevdf),
+        ] {
+            let mut spec = super::super::spec::preset("vm1x8").unwrap();
+            spec.kernel = kernel.to_string();
+            let topo = topology::machine(&spec.machine).unwrap();
+            let (params, _, f, _) = host_params(&spec, &topo, true).unwrap();
+            assert_eq!(params.class, class, "{kernel}");
+            assert_eq!(f.fair.class, class, "{kernel}");
+            assert!(!params.delay_dequeue, "{kernel}");
+        }
+    }
+}
