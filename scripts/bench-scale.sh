@@ -10,7 +10,9 @@
 # Any build with `--stats`: SCHEDLAB=path/to/schedlab.
 #
 # Usage: scripts/bench-scale.sh [MACHINE...]   (default: the list below)
-# Environment: SCHEDLAB (default: a release build of this tree), LOOPS
+# Environment: SCHEDLAB (default: a release build of this tree), KERNEL
+# (a kernel profile for every run, e.g. linux-5.12 for a CFS one; default:
+# the simulator's default profile), LOOPS
 # (default 300), RUNS (rounds over all the machines, the median wall time
 # of each machine's runs is used;
 # default 3).
@@ -54,7 +56,8 @@ for _ in $(seq "$runs"); do
         m=${machines[$i]}
         cpus=${cpus_of[$i]}
         groups=$(( cpus / 10 > 0 ? cpus / 10 : 1 ))
-        "$SCHEDLAB" sim hackbench -p -T -g "$groups" -l "$loops" --machine "$m" --stats 2>&1 >/dev/null \
+        "$SCHEDLAB" sim hackbench -p -T -g "$groups" -l "$loops" --machine "$m" \
+            ${KERNEL:+--kernel "$KERNEL"} --stats 2>&1 >/dev/null \
             | grep '^stats: ' | sed "s|^|$i |" >>"$raw"
     done
 done
