@@ -19,6 +19,8 @@ pub mod boot;
 pub mod cpio;
 pub mod domains_dump;
 pub mod error;
+pub mod fair;
+pub mod fair_runner;
 pub mod guest;
 pub mod initramfs;
 pub mod probe;

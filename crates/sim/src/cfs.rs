@@ -616,26 +616,11 @@ impl CfsRq {
     #[inline(never)]
     pub fn set_next_cfs(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
         self.update_curr_cfs(ents, now);
-        if let Some(c) = self.curr.take() {
-            let se = &ents[c as usize];
-            if se.on_rq && Some(c) != next {
-                self.queue_push(c, se.vruntime);
-            } else if se.on_rq {
-                self.curr = Some(c);
-            }
+        if let (_, Some(n)) = self.switch_curr(ents, next) {
+            self.clear_buddies(n);
+            self.prev_sum_exec = ents[n as usize].sum_exec;
         }
         if let Some(n) = next {
-            if self.curr != Some(n) {
-                let pos = self
-                    .queued
-                    .iter()
-                    .position(|&t| t == n)
-                    .expect("next not queued");
-                self.queue_remove(pos, ents[n as usize].vruntime);
-                self.curr = Some(n);
-                self.clear_buddies(n);
-                self.prev_sum_exec = ents[n as usize].sum_exec;
-            }
             ents[n as usize].exec_start = now;
         }
         self.update_min_vruntime(ents);

@@ -834,15 +834,45 @@ impl CfsRq {
     /// (set_next_entity). `next` must be queued or be curr.
     fn set_next_eevdf(&mut self, ents: &mut [Entity], next: Option<u32>, now: Nanos) {
         self.update_curr_eevdf(ents, now);
+        let (put, taken) = self.switch_curr(ents, next);
+        if let Some(c) = put {
+            let se = ents[c as usize];
+            self.sum_add(&se);
+        }
+        if let Some(n) = taken {
+            let se = ents[n as usize];
+            self.sum_sub(&se);
+            // set_next_entity marks the RUN_TO_PARITY protection; a
+            // re-pick of the same entity does not renew it
+            ents[n as usize].protected = true;
+        }
+        if let Some(n) = next {
+            ents[n as usize].exec_start = now;
+        }
+        self.update_min_vruntime(ents);
+    }
+
+    /// The queue moves of put_prev_entity and set_next_entity, the same in
+    /// both disciplines: the running entity goes back into the queue if it
+    /// is still runnable and is not `next`; `next`, unless it is already
+    /// current, leaves the queue and becomes current. Returns (the entity
+    /// put back, the entity taken) for the discipline's own accounting.
+    pub(crate) fn switch_curr(
+        &mut self,
+        ents: &[Entity],
+        next: Option<u32>,
+    ) -> (Option<u32>, Option<u32>) {
+        let mut put = None;
         if let Some(c) = self.curr.take() {
-            if ents[c as usize].on_rq && Some(c) != next {
-                self.queue_push(c, ents[c as usize].vruntime);
-                let se = ents[c as usize];
-                self.sum_add(&se);
-            } else if ents[c as usize].on_rq {
+            let se = &ents[c as usize];
+            if se.on_rq && Some(c) != next {
+                self.queue_push(c, se.vruntime);
+                put = Some(c);
+            } else if se.on_rq {
                 self.curr = Some(c);
             }
         }
+        let mut taken = None;
         if let Some(n) = next {
             if self.curr != Some(n) {
                 let pos = self
@@ -851,16 +881,11 @@ impl CfsRq {
                     .position(|&t| t == n)
                     .expect("next not queued");
                 self.queue_remove(pos, ents[n as usize].vruntime);
-                let se = ents[n as usize];
-                self.sum_sub(&se);
                 self.curr = Some(n);
-                // set_next_entity marks the RUN_TO_PARITY protection; a
-                // re-pick of the same entity does not renew it
-                ents[n as usize].protected = true;
+                taken = Some(n);
             }
-            ents[n as usize].exec_start = now;
         }
-        self.update_min_vruntime(ents);
+        (put, taken)
     }
 
     /// check_preempt_wakeup (6.6): should the newly queued `wakee` preempt

@@ -1,0 +1,230 @@
+//! The guest's side of the fair-class scenarios ([`crate::fair`]): real
+//! threads, named after their role (the names the trace analysis looks
+//! for), pinned with sched_setaffinity. What the kernel did is read from
+//! the trace afterwards; the runner only prints its header line.
+
+use crate::error::OracleError;
+use crate::fair::{FairSetup, Kind, CHILD_RUN_NS, FORK_GAP_NS, PINGPONG_PER_ROUND, SLEEPER_RUN_NS};
+use crate::runner::{set_affinity, SETTLE_MS};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn sys(what: &str) -> OracleError {
+    OracleError::Io(format!("{what}: {}", std::io::Error::last_os_error()))
+}
+
+fn gettid() -> i64 {
+    // SAFETY: no arguments.
+    unsafe { libc::syscall(libc::SYS_gettid) }
+}
+
+/// Whether thread `tid` of this process is asleep (state S in /proc).
+fn sleeping(tid: i64) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        == Some("S")
+}
+
+/// FUTEX_WAIT_PRIVATE on `w` while it holds `val`.
+fn futex_wait(w: &AtomicU32, val: u32) {
+    // SAFETY: w is a live, aligned u32; no timeout.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            w.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            val,
+            std::ptr::null::<libc::timespec>(),
+        );
+    }
+}
+
+/// FUTEX_WAKE_PRIVATE one waiter of `w`.
+fn futex_wake(w: &AtomicU32) {
+    // SAFETY: w is a live, aligned u32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            w.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        );
+    }
+}
+
+/// Spin for `ns` of wall time.
+fn spin_for(ns: u64) {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_nanos(ns) {
+        std::hint::spin_loop();
+    }
+}
+
+fn named<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<std::thread::JoinHandle<T>, OracleError> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .map_err(|e| OracleError::Io(format!("spawning {name}: {e}")))
+}
+
+/// A busy loop pinned to `cpu` until `stop`.
+fn busy_loop(
+    name: &str,
+    cpu: usize,
+    stop: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<()>, OracleError> {
+    named(name, move || {
+        let _ = set_affinity(&[cpu]);
+        let mut x = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    })
+}
+
+fn join<T>(
+    h: std::thread::JoinHandle<Result<T, OracleError>>,
+    what: &str,
+) -> Result<T, OracleError> {
+    h.join()
+        .map_err(|_| OracleError::Io(format!("{what} thread panicked")))?
+}
+
+/// Run `s` (its rounds and one warm-up round).
+pub fn run(s: &FairSetup) -> Result<(), OracleError> {
+    let all = crate::runner::allowed_cpus()?;
+    for c in [s.cpu, s.other] {
+        if !all.contains(&c) {
+            return Err(OracleError::Arg {
+                flag: "scenario".into(),
+                why: format!("CPU {c} is not available here (allowed: {all:?})"),
+            });
+        }
+    }
+    let n = s.rounds + 1;
+    let [busy, a, b] = s.comms();
+    let stop = Arc::new(AtomicBool::new(false));
+    let c = s.cpu;
+    match s.kind {
+        Kind::PingPong => {
+            let mut fds = [0i32; 4];
+            // SAFETY: pipe writes two descriptors each.
+            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0
+                || unsafe { libc::pipe(fds.as_mut_ptr().add(2)) } != 0
+            {
+                return Err(sys("pipe"));
+            }
+            let (pr, pw, qr, qw) = (fds[0], fds[1], fds[2], fds[3]);
+            let per = PINGPONG_PER_ROUND as usize * n;
+            let side = move |rfd: i32, wfd: i32, first_write: bool| -> Result<(), OracleError> {
+                set_affinity(&[c])?;
+                let mut buf = [0u8; 1];
+                for _ in 0..per {
+                    // SAFETY: one byte from/into buf.
+                    unsafe {
+                        if first_write {
+                            if libc::write(wfd, buf.as_ptr().cast(), 1) != 1 {
+                                return Err(sys("write pipe"));
+                            }
+                            if libc::read(rfd, buf.as_mut_ptr().cast(), 1) != 1 {
+                                return Err(sys("read pipe"));
+                            }
+                        } else {
+                            if libc::read(rfd, buf.as_mut_ptr().cast(), 1) != 1 {
+                                return Err(sys("read pipe"));
+                            }
+                            if libc::write(wfd, buf.as_ptr().cast(), 1) != 1 {
+                                return Err(sys("write pipe"));
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            };
+            let pong = named(b, move || side(pr, qw, false))?;
+            std::thread::sleep(Duration::from_millis(20));
+            let ping = named(a, move || side(qr, pw, true))?;
+            let r = join(ping, a).and(join(pong, b));
+            for fd in fds {
+                // SAFETY: our own descriptors.
+                unsafe { libc::close(fd) };
+            }
+            r
+        }
+        Kind::Wake => {
+            let bl = busy_loop(busy, c, stop.clone())?;
+            std::thread::sleep(Duration::from_millis(SETTLE_MS));
+            let word = Arc::new(AtomicU32::new(0));
+            let ready = Arc::new(AtomicUsize::new(0));
+            let tid = Arc::new(AtomicI64::new(0));
+            let (w2, r2, t2) = (word.clone(), ready.clone(), tid.clone());
+            let sleeper = named(a, move || -> Result<(), OracleError> {
+                set_affinity(&[c])?;
+                t2.store(gettid(), Ordering::SeqCst);
+                for j in 0..n {
+                    r2.store(j + 1, Ordering::SeqCst);
+                    while w2.load(Ordering::SeqCst) == 0 {
+                        futex_wait(&w2, 0);
+                    }
+                    w2.store(0, Ordering::SeqCst);
+                    spin_for(SLEEPER_RUN_NS);
+                }
+                Ok(())
+            })?;
+            let (sleep_ns, other) = (s.sleep_ns, s.other);
+            let sleeper_done = Arc::new(AtomicBool::new(false));
+            let sd = sleeper_done.clone();
+            let waker = named(b, move || -> Result<(), OracleError> {
+                set_affinity(&[other])?;
+                for j in 0..n {
+                    // until the sleeper has blocked in round j (state S)
+                    loop {
+                        let t = tid.load(Ordering::SeqCst);
+                        if sd.load(Ordering::SeqCst) {
+                            return Ok(());
+                        }
+                        if ready.load(Ordering::SeqCst) == j + 1 && t != 0 && sleeping(t) {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
+                    std::thread::sleep(Duration::from_nanos(sleep_ns));
+                    word.store(1, Ordering::SeqCst);
+                    futex_wake(&word);
+                }
+                Ok(())
+            })?;
+            let r = join(sleeper, a);
+            sleeper_done.store(true, Ordering::SeqCst);
+            let r = r.and(join(waker, b));
+            stop.store(true, Ordering::Relaxed);
+            let _ = bl.join();
+            r
+        }
+        Kind::Fork => {
+            let bl = busy_loop(busy, c, stop.clone())?;
+            std::thread::sleep(Duration::from_millis(SETTLE_MS));
+            let child_name = b.to_string();
+            let parent = named(a, move || -> Result<(), OracleError> {
+                set_affinity(&[c])?;
+                for _ in 0..n {
+                    std::thread::sleep(Duration::from_nanos(FORK_GAP_NS));
+                    // the child inherits the parent's affinity (CPU c)
+                    let ch = named(&child_name, || spin_for(CHILD_RUN_NS))?;
+                    ch.join()
+                        .map_err(|_| OracleError::Io("child thread panicked".into()))?;
+                }
+                Ok(())
+            })?;
+            let r = join(parent, a);
+            stop.store(true, Ordering::Relaxed);
+            let _ = bl.join();
+            r
+        }
+    }
+}
