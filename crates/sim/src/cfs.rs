@@ -347,16 +347,9 @@ impl CfsRq {
     /// min_vruntime. CFS's update_curr never asks for a resched: false.
     #[inline(never)]
     pub fn update_curr_cfs(&mut self, ents: &mut [Entity], now: Nanos) -> bool {
-        let Some(c) = self.curr else { return false };
-        let se = &mut ents[c as usize];
-        let delta = now.saturating_sub(se.exec_start);
-        if delta == 0 {
-            return false;
+        if Self::account_curr(self.curr, ents, now).is_some() {
+            self.update_min_vruntime(ents);
         }
-        se.exec_start = now;
-        se.sum_exec += delta;
-        se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, se.weight));
-        self.update_min_vruntime(ents);
         false
     }
 

@@ -546,15 +546,10 @@ impl CfsRq {
     /// slice ran out and another entity is queued (resched needed:
     /// update_deadline).
     fn update_curr_eevdf(&mut self, ents: &mut [Entity], now: Nanos) -> bool {
-        let Some(c) = self.curr else { return false };
-        let se = &mut ents[c as usize];
-        let delta = now.saturating_sub(se.exec_start);
-        if delta == 0 {
+        let Some(c) = Self::account_curr(self.curr, ents, now) else {
             return false;
-        }
-        se.exec_start = now;
-        se.sum_exec += delta;
-        se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, se.weight));
+        };
+        let se = &mut ents[c as usize];
         let mut resched = false;
         // cfs_rq->nr_queued counts delayed entities (6.12+)
         let others = self.nr_running + self.nr_delayed > 1;
@@ -850,6 +845,24 @@ impl CfsRq {
             ents[n as usize].exec_start = now;
         }
         self.update_min_vruntime(ents);
+    }
+
+    /// update_curr's accounting, the same in both disciplines: the running
+    /// entity `curr`'s time since it was last charged goes to its sum_exec
+    /// and, scaled by calc_delta_fair, to its vruntime. Returns it, or None
+    /// when nothing ran since (or nothing runs).
+    #[inline(always)]
+    pub(crate) fn account_curr(curr: Option<u32>, ents: &mut [Entity], now: Nanos) -> Option<u32> {
+        let c = curr?;
+        let se = &mut ents[c as usize];
+        let delta = now.saturating_sub(se.exec_start);
+        if delta == 0 {
+            return None;
+        }
+        se.exec_start = now;
+        se.sum_exec += delta;
+        se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, se.weight));
+        Some(c)
     }
 
     /// The queue moves of put_prev_entity and set_next_entity, the same in
