@@ -198,6 +198,9 @@ pub struct TraceSetup {
     pub idle_states: Vec<String>,
     /// The workload's tasks, by id.
     pub tasks: Vec<TraceTask>,
+    /// The report name of every placement stage, by `Stage as usize` (a
+    /// policy's own stages under its names, `Placement::stage_names`).
+    pub stage_names: Vec<String>,
 }
 
 /// Where the engine sends a run's events. Implementations must not panic

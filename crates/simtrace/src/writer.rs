@@ -388,6 +388,10 @@ fn arg_s(name: &str, v: String) -> proto::DebugAnnotation {
 impl TraceSink for PerfettoWriter {
     fn begin(&mut self, setup: &TraceSetup) {
         let n = setup.nr_cpus;
+        if setup.stage_names.len() == self.stage_names.len() {
+            // the run's policy names its own stages
+            self.stage_names = setup.stage_names.clone();
+        }
         self.tasks = setup
             .tasks
             .iter()

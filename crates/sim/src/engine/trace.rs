@@ -80,6 +80,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 .collect(),
             idle_states,
             tasks,
+            stage_names: crate::placement::Stage::all()
+                .map(|s| s.name_for(self.k.pstats.stage_names))
+                .collect(),
         };
         if let Some(s) = self.trace.as_mut() {
             s.begin(&setup);

@@ -328,4 +328,49 @@ mod stage_name_tests {
             .all(|k| !k.starts_with("policy") && !["even", "odd"].contains(&k.as_str())));
         assert_ne!(linux.placement.decision_digest, p.decision_digest);
     }
+
+    /// A trace of a custom policy's run names its stages as the policy
+    /// does (`TraceSetup::stage_names`), the Linux path's by `Stage::name`.
+    #[test]
+    fn a_trace_sink_is_given_the_policys_stage_names() {
+        use crate::trace::{TraceEvent, TraceSetup, TraceSink, TraceSlot};
+        use std::sync::{Arc, Mutex};
+        struct Names(Arc<Mutex<Vec<String>>>);
+        impl TraceSink for Names {
+            fn begin(&mut self, setup: &TraceSetup) {
+                *self.0.lock().unwrap() = setup.stage_names.clone();
+            }
+            fn event(&mut self, _: crate::Nanos, _: &TraceEvent) {}
+            fn end(&mut self, _: crate::Nanos) {}
+            fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+                self
+            }
+        }
+        let topo = topology::preset("kvm-8vcpu").unwrap();
+        let hb = Hackbench {
+            groups: 1,
+            fds: 2,
+            loops: 5,
+            ..Default::default()
+        };
+        let names = |policy: PolicyChoice| {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let opt = SimOptions {
+                policy,
+                trace: Some(TraceSlot::new(Box::new(Names(seen.clone())))),
+                ..Default::default()
+            };
+            crate::run::simulate_hackbench(&topo, &hb, &opt).unwrap();
+            let v = seen.lock().unwrap().clone();
+            v
+        };
+        let custom = names(PolicyChoice::Custom(Arc::new(EvenOddFactory)));
+        assert_eq!(custom.len(), Stage::COUNT);
+        assert_eq!(custom[Stage::Policy0 as usize], "even");
+        assert_eq!(custom[Stage::Policy1 as usize], "odd");
+        assert_eq!(custom[Stage::Policy2 as usize], "policy2");
+        let linux = names(PolicyChoice::default());
+        assert_eq!(linux[Stage::Policy0 as usize], "policy0");
+        assert_eq!(linux[Stage::IdleCore as usize], "idle_core");
+    }
 }

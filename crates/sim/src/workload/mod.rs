@@ -35,6 +35,8 @@ pub struct Record<'a> {
     exec: Vec<Nanos>,
     place: Vec<crate::engine::TaskPlaceCounts>,
     forked: &'a [crate::task::TaskId],
+    /// The names of the policy's own stages (`Placement::stage_names`).
+    stage_names: &'static [&'static str],
     /// When the run ended.
     pub end: Nanos,
 }
@@ -50,6 +52,7 @@ impl<'a> Record<'a> {
             exec: e.task_exec_ns(),
             place: e.task_place_counts(),
             forked: e.forked_tasks(),
+            stage_names: e.k.pstats.stage_names,
             end: e.now(),
         }
     }
@@ -72,6 +75,7 @@ impl<'a> Record<'a> {
             exec: Vec::new(),
             place: Vec::new(),
             forked: &[],
+            stage_names: &[],
             end,
         }
     }
@@ -116,6 +120,12 @@ impl<'a> Record<'a> {
     /// CPU time each task consumed (sum_exec_runtime), by task id.
     pub fn task_exec(&self, t: crate::task::TaskId) -> Nanos {
         self.exec.get(t as usize).copied().unwrap_or(0)
+    }
+
+    /// The report name of a placement stage: the policy's own name for one
+    /// of its stages ([`crate::placement::Stage::name_for`]).
+    pub fn stage_name(&self, st: crate::placement::Stage) -> String {
+        st.name_for(self.stage_names)
     }
 
     /// A task's placement counts (None unless the workload called

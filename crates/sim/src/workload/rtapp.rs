@@ -519,7 +519,7 @@ impl Workload for RtappSim {
                     .iter()
                     .zip(n.stages)
                     .filter(|(_, c)| *c > 0)
-                    .map(|(st, c)| (st.name(), json!(c)))
+                    .map(|(st, c)| (rec.stage_name(*st), json!(c)))
                     .collect();
                 v["migrations"] = json!(n.migrations);
                 v["stages"] = serde_json::Value::Object(stages);
