@@ -10,9 +10,11 @@
 //! for the reader only. A missing, unknown or malformed key is an error
 //! naming the file and the key.
 //!
-//! The sources of the built-in profiles ([`preset_sources`]) restate, as
-//! data, what the comments of [`MachineCosts::for_machine`] say about where
-//! each figure comes from.
+//! What each key means is declared once, beside its field of
+//! [`MachineCosts`] ([`MachineCosts::MEANINGS`], read through [`meaning`]).
+//! Where each figure of a built-in profile comes from is per machine, so it
+//! is kept here, as data ([`preset_sources`]): it restates what the comments
+//! of [`MachineCosts::for_machine`] (costs/presets.rs) say.
 
 use crate::costs::{
     IdleState, MachineCosts, CHANNEL_CALL_SOURCE, CHANNEL_LINES_SOURCE, CHANNEL_ROTATION_SOURCE,
@@ -46,121 +48,10 @@ impl ProfileError {
     }
 }
 
-/// What each key means, in one line (the TOML comment above it).
-const MEANINGS: &[(&str, &str)] = &[
-    ("machine", "the machine this profile describes (a label only)"),
-    (
-        "c2c_ns",
-        "one-way cache-line transfer by distance class [same CPU, SMT, cluster, LLC, package, remote], ns",
-    ),
-    ("clean_read_ns", "a read of a line another CPU already holds clean (no transfer), ns"),
-    ("ipi_ns", "IPI delivery to another CPU, ns"),
-    (
-        "idle_states",
-        "cpuidle states, shallowest first: name, exit latency and target residency, ns",
-    ),
-    (
-        "smt_throughput_milli",
-        "core throughput with k busy hardware threads, 1/1000 of one thread alone; entry k-1",
-    ),
-    ("pipe_syscall_ns", "one pipe read or write syscall, ns"),
-    ("unix_syscall_ns", "one unix stream socket send or receive syscall, ns"),
-    ("syscall_ns", "a plain syscall round trip (getppid), ns"),
-    ("tcp_send_ns", "one loopback TCP send syscall (TCP_NODELAY), ns"),
-    ("tcp_recv_ns", "one loopback TCP receive syscall, ns"),
-    ("tcp_ps_per_byte", "per byte on each side of a loopback TCP transfer, 1/1000 ns"),
-    ("gettimeofday_ns", "gettimeofday / clock_gettime through the vDSO, ns"),
-    ("futex_wake_ns", "FUTEX_WAKE_PRIVATE syscall without the wake-up itself, ns"),
-    ("futex_wait_ns", "FUTEX_WAIT_PRIVATE syscall entry until the task sleeps, ns"),
-    ("atomic_ns", "an uncontended compare-and-swap on an owned line, ns"),
-    (
-        "matmul_madd_ps",
-        "one multiply-add of schbench's naive matrix multiply, in cache, 1/1000 ns",
-    ),
-    ("copy_ps_per_byte", "user/kernel copy per byte, 1/1000 ns"),
-    (
-        "pipe_lines",
-        "cache lines a pipe write or read pulls over when the pipe was last used on another CPU",
-    ),
-    (
-        "unix_lines",
-        "cache lines a unix stream send or receive pulls over when the socket was last used on another CPU",
-    ),
-    ("ctx_switch_ns", "voluntary context switch between threads of one process, ns"),
-    ("mm_switch_extra_ns", "extra cost when a switch changes address space, ns"),
-    (
-        "refill_thread_ns",
-        "cache refill of a task run again on a CPU after 3, 7, 15, 31, 63 other switches there (threads of one process), ns; 0 after one other; a migrated task pays the last value",
-    ),
-    (
-        "refill_process_ns",
-        "the same when the switch changes address space (processes: TLB refill included), ns",
-    ),
-    (
-        "pipe_shared_fd_ns",
-        "extra per pipe call by a thread whose process has other live threads (a shared file table), ns",
-    ),
-    (
-        "unix_shared_fd_ns",
-        "the same for a unix stream socket call, ns",
-    ),
-    (
-        "pipe_depth_ns",
-        "extra per pipe call with 256000, 1024000, 2048000, 3200000 payload bytes buffered in the run's pipes per CPU in use, against 16000, ns",
-    ),
-    (
-        "unix_depth_ns",
-        "the same for unix stream sockets, ns",
-    ),
-    (
-        "pipe_rotation_ns",
-        "extra per pipe call made after 3, 15, 63, 159 calls on the CPU to other pipes or sockets since this pipe's last call there, against none, ns",
-    ),
-    (
-        "unix_rotation_ns",
-        "the same for unix stream sockets, ns",
-    ),
-    ("thread_create_ns", "creating a thread, clone until it runs, ns"),
-    ("fork_ns", "creating a process, fork until the child runs, ns"),
-    ("thread_exit_ns", "a thread's exit until it is joined, ns"),
-    ("process_exit_ns", "a process's exit until it is reaped, ns"),
-    ("hz", "scheduler tick frequency, Hz"),
-    (
-        "charge_idle_exit",
-        "idle-state exit latencies delay a woken CPU (false only in --costs off profiles)",
-    ),
-    (
-        "c2c_contended_ns",
-        "a line transfer that finds the line still moving (contended), by distance class as c2c_ns, ns",
-    ),
-    (
-        "wake_latency_spread_milli",
-        "an idle CPU's wake-up latency (IPI + exit) relative to its median at quantiles 0, 0.25, 0.5, 0.99, 1, in 1/1000",
-    ),
-    (
-        "dummy_wakeup_ns",
-        "diagnostic only: CPU time charged to the waker at every wake-up, ns (0 except in the A/A check)",
-    ),
-    (
-        "mem_ps_per_byte",
-        "one thread streaming DRAM on its own node, 1/1000 ns per byte (a remote page: times SLIT distance / 10)",
-    ),
-    ("numa_pte_update_ns", "one PTE made PROT_NONE by the NUMA scanner, ns"),
-    ("numa_hint_fault_ns", "one NUMA hinting fault, ns"),
-    ("numa_migrate_page_ns", "migrating one 4 KiB page on a hinting fault, ns"),
-    (
-        "node_mem_mb_s",
-        "peak DRAM bandwidth of one NUMA node, MB/s, shared by the segments streaming from it (0: not limited)",
-    ),
-    (
-        "os_scale_milli",
-        "the factor (1/1000) already applied to the development machine's OS costs for this machine (a record; 1000: as measured)",
-    ),
-];
-
-/// The one-line meaning of a profile key, if it has one.
+/// The one-line meaning of a profile key, if it has one: as declared
+/// beside its field ([`MachineCosts::MEANINGS`]).
 pub fn meaning(key: &str) -> Option<&'static str> {
-    MEANINGS.iter().find(|(k, _)| *k == key).map(|(_, m)| *m)
+    MachineCosts::meaning(key)
 }
 
 /// The keys of a profile file, in the order [`MachineCosts`] declares them.
@@ -641,6 +532,15 @@ mod tests {
                 assert!(meaning(&k).is_some(), "{k}");
                 assert!(s.contains_key(&k), "{name}: {k}");
             }
+        }
+    }
+
+    #[test]
+    fn the_meanings_are_the_keys_in_file_order() {
+        let declared: Vec<&str> = MachineCosts::MEANINGS.iter().map(|(k, _)| *k).collect();
+        assert_eq!(declared, keys());
+        for (k, m) in MachineCosts::MEANINGS {
+            assert!(!m.is_empty() && !m.contains('\n'), "{k}");
         }
     }
 

@@ -1,6 +1,8 @@
 //! Machine cost profiles: every hardware or OS cost the simulator charges, with
-//! its source. This file holds [`MachineCosts`] and the functions that charge
-//! from it; `presets.rs` holds each machine preset's figures.
+//! its source. This file holds [`MachineCosts`], each field declared with its
+//! one-line meaning ([`MachineCosts::MEANINGS`], by `fields.rs`'s
+//! `cost_fields!`), and the functions that charge from it; `presets.rs`
+//! holds each machine preset's figures.
 //!
 //! Sources are the public measurements, kernel tables and vendor figures
 //! named at each profile (`presets.rs`) (c2c: the per-pair CSVs of
@@ -24,7 +26,11 @@ use crate::Nanos;
 use serde::Serialize;
 use topology::Distance;
 
+mod fields;
+pub mod kernel_objects;
 mod presets;
+
+use fields::cost_fields;
 
 /// One idle state of a CPU (cpuidle), as the intel_idle tables give them.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
@@ -132,136 +138,160 @@ const fn us(v: u64) -> Nanos {
     v * 1000
 }
 
-/// All costs the simulator charges for one machine.
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
-pub struct MachineCosts {
-    /// Preset this profile belongs to.
-    pub machine: String,
-    /// One-way cache-line transfer (c2c) by distance class, ns, indexed by
-    /// `Distance as usize` (SameCpu, Smt, Cluster, Llc, Package, Remote).
-    pub c2c_ns: [Nanos; 6],
-    /// A read of a line another CPU already holds clean (no transfer), ns.
-    pub clean_read_ns: Nanos,
-    /// IPI delivery to another CPU, ns.
-    pub ipi_ns: Nanos,
-    /// Idle states, shallowest first.
-    pub idle_states: Vec<IdleState>,
-    /// Total throughput of a core with k busy threads, in 1/1000 of one
-    /// thread alone; index k-1. Per-thread speed = table[k-1]/k.
-    pub smt_throughput_milli: Vec<u32>,
-    /// One pipe read or write syscall (entry, fd lookup, pipe lock, exit), ns.
-    pub pipe_syscall_ns: Nanos,
-    /// One unix stream send or receive syscall (includes skb handling), ns.
-    pub unix_syscall_ns: Nanos,
-    /// Cache lines of a pipe's kernel state (lock, indices, wait queues,
-    /// buffer page, file counts) that a write or read pulls over when the
-    /// pipe was last used on another CPU: the channel's modelled line
-    /// moves this many lines at each transfer.
-    pub pipe_lines: u32,
-    /// The same for a unix stream socket (both ends' state and the skb).
-    pub unix_lines: u32,
-    /// Plain syscall round trip (poll, wait, ...), ns.
-    pub syscall_ns: Nanos,
-    /// One loopback TCP send syscall (TCP_NODELAY): the whole stack down and,
-    /// in the same call, up the loopback device to the receiver's queue, ns.
-    pub tcp_send_ns: Nanos,
-    /// One loopback TCP receive syscall, ns.
-    pub tcp_recv_ns: Nanos,
-    /// Per byte on each side of a loopback TCP transfer, in 1/1000 ns.
-    pub tcp_ps_per_byte: u64,
-    /// gettimeofday / clock_gettime through the vDSO, ns.
-    pub gettimeofday_ns: Nanos,
-    /// FUTEX_WAKE_PRIVATE syscall, without the wake-up itself, ns.
-    pub futex_wake_ns: Nanos,
-    /// FUTEX_WAIT_PRIVATE syscall entry until the task sleeps, ns.
-    pub futex_wait_ns: Nanos,
-    /// An uncontended atomic compare-and-swap on an owned line, ns.
-    pub atomic_ns: Nanos,
-    /// One multiply-add of schbench's naive matrix multiply (unsigned long,
-    /// i-j-k loops), in 1/1000 ns, with the matrices in cache.
-    pub matmul_madd_ps: u64,
-    /// Copy cost per byte between user and kernel, in 1/1000 ns.
-    pub copy_ps_per_byte: u64,
-    /// Voluntary context switch between threads of one process, ns.
-    pub ctx_switch_ns: Nanos,
-    /// Extra cost when the switch changes address space (mm), ns.
-    pub mm_switch_extra_ns: Nanos,
-    /// Cache refill a task pays when it runs again on a CPU after other
-    /// tasks ran there, ns, for `REFILL_OTHERS` (3, 7, 15, 31, 63) other
-    /// switches in between, threads of one process: lmbench lat_ctx's
-    /// method, a pipe ring of N = 4 ... 64 tasks on one CPU, per hop, minus
-    /// the ring of 2 (whose switch is `ctx_switch_ns`). A task that comes
-    /// back after one other task pays nothing extra; past 63 the last value.
-    pub refill_thread_ns: [Nanos; 5],
-    /// The same for a ring of processes (every switch changes mm, so it
-    /// includes the TLB refill), minus the ring of 2 processes.
-    pub refill_process_ns: [Nanos; 5],
-    /// Extra per pipe call by a thread whose process has other live
-    /// threads: the file table is shared, so the call takes and drops a
-    /// reference on its file (fs/file.c `__fget_light`), ns.
-    pub pipe_shared_fd_ns: Nanos,
-    /// The same for a unix stream socket call, ns.
-    pub unix_shared_fd_ns: Nanos,
-    /// Extra per pipe call with `DEPTH_BYTES` payload bytes buffered in the
-    /// run's pipes per CPU in use (data that no longer fits the caches),
-    /// against 16,000 bytes, ns.
-    pub pipe_depth_ns: [Nanos; 4],
-    /// The same for unix stream sockets (whose skbs take about 768 B per
-    /// 100 B message), ns.
-    pub unix_depth_ns: [Nanos; 4],
-    /// Extra per pipe call made after `ROTATION_CALLS` calls on the CPU to
-    /// other pipes since this pipe's last call there (its kernel state and
-    /// page evicted by theirs), against none, ns.
-    pub pipe_rotation_ns: [Nanos; 4],
-    /// The same for unix stream sockets, ns.
-    pub unix_rotation_ns: [Nanos; 4],
-    /// Creating a thread (clone until the thread runs), ns.
-    pub thread_create_ns: Nanos,
-    /// Creating a process (fork until the child runs), ns.
-    pub fork_ns: Nanos,
-    /// A thread's exit until it is joined, ns (charged at its exit).
-    pub thread_exit_ns: Nanos,
-    /// A process's exit (mm teardown) until it is reaped, ns.
-    pub process_exit_ns: Nanos,
-    /// Scheduler tick frequency.
-    pub hz: u64,
-    /// Idle-state exit latencies delay the woken CPU (false under
-    /// `--costs off`; the states themselves stay, so policies that read a
-    /// CPU's idle depth, like find_idlest_group_cpu, decide the same way).
-    pub charge_idle_exit: bool,
-    /// How the wake-up latency of an idle CPU (IPI plus idle exit) varies
-    /// from one wake-up to the next: the latency relative to its median, in
-    /// 1/1000, at the quantiles 0, 0.25, 0.5, 0.99 and 1 (linear between).
-    pub wake_latency_spread_milli: [u32; 5],
-    /// A line transfer that finds the line still moving (contended), ns by
-    /// distance class as `c2c_ns`. Equal to `c2c_ns` where no contended
-    /// measurement exists.
-    pub c2c_contended_ns: [Nanos; 6],
-    /// A dummy cost charged to the waker's CPU at every try_to_wake_up,
-    /// after placement, ns: CPU time spent on nothing the model decides
-    /// from. Zero in every profile; the A/A check of the model's
-    /// sensitivity sets it (see `sim::run::SimOptions::dummy_wakeup_ns`).
-    pub dummy_wakeup_ns: Nanos,
-    /// The factor, in 1/1000, applied to the OS costs measured on the
-    /// development machine (syscalls, pipe/socket/TCP calls, copies, context
-    /// switches, task creation and exit, futex calls) for this machine: 1000
-    /// where they are taken as they are; a value fitted to one published
-    /// whole-benchmark figure where the machine's own are unknown.
-    pub os_scale_milli: u32,
-    /// DRAM traffic of one thread streaming from its own node, in 1/1000 ns
-    /// per byte; a page on another node costs this times the SLIT distance
-    /// over 10 (`Op::ComputeMem`).
-    pub mem_ps_per_byte: u64,
-    /// One PTE made PROT_NONE by the NUMA scanner (change_prot_numa), ns.
-    pub numa_pte_update_ns: Nanos,
-    /// One NUMA hinting fault (trap, do_numa_page, PTE restore), ns.
-    pub numa_hint_fault_ns: Nanos,
-    /// Migrating one base page on a hinting fault (allocate on the target,
-    /// unmap, copy, remap), ns.
-    pub numa_migrate_page_ns: Nanos,
-    /// DRAM bandwidth of one NUMA node, MB/s, shared by the segments
-    /// streaming from it (0: not limited).
-    pub node_mem_mb_s: u64,
+cost_fields! {
+    /// All costs the simulator charges for one machine. Each field is
+    /// declared with its meaning in one line (`=> "..."`, the comment above
+    /// its key in a profile file: [`MachineCosts::MEANINGS`]); the fields'
+    /// order is the profile file's key order.
+    #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+    pub struct MachineCosts {
+        /// Preset this profile belongs to.
+        pub machine: String => "the machine this profile describes (a label only)",
+        /// One-way cache-line transfer (c2c) by distance class, ns, indexed by
+        /// `Distance as usize` (SameCpu, Smt, Cluster, Llc, Package, Remote).
+        pub c2c_ns: [Nanos; 6] =>
+            "one-way cache-line transfer by distance class [same CPU, SMT, cluster, LLC, package, remote], ns",
+        /// A read of a line another CPU already holds clean (no transfer), ns.
+        pub clean_read_ns: Nanos =>
+            "a read of a line another CPU already holds clean (no transfer), ns",
+        /// IPI delivery to another CPU, ns.
+        pub ipi_ns: Nanos => "IPI delivery to another CPU, ns",
+        /// Idle states, shallowest first.
+        pub idle_states: Vec<IdleState> =>
+            "cpuidle states, shallowest first: name, exit latency and target residency, ns",
+        /// Total throughput of a core with k busy threads, in 1/1000 of one
+        /// thread alone; index k-1. Per-thread speed = table[k-1]/k.
+        pub smt_throughput_milli: Vec<u32> =>
+            "core throughput with k busy hardware threads, 1/1000 of one thread alone; entry k-1",
+        /// One pipe read or write syscall (entry, fd lookup, pipe lock, exit), ns.
+        pub pipe_syscall_ns: Nanos => "one pipe read or write syscall, ns",
+        /// One unix stream send or receive syscall (includes skb handling), ns.
+        pub unix_syscall_ns: Nanos => "one unix stream socket send or receive syscall, ns",
+        /// Cache lines of a pipe's kernel state (lock, indices, wait queues,
+        /// buffer page, file counts) that a write or read pulls over when the
+        /// pipe was last used on another CPU: the channel's modelled line
+        /// moves this many lines at each transfer.
+        pub pipe_lines: u32 =>
+            "cache lines a pipe write or read pulls over when the pipe was last used on another CPU",
+        /// The same for a unix stream socket (both ends' state and the skb).
+        pub unix_lines: u32 =>
+            "cache lines a unix stream send or receive pulls over when the socket was last used on another CPU",
+        /// Plain syscall round trip (poll, wait, ...), ns.
+        pub syscall_ns: Nanos => "a plain syscall round trip (getppid), ns",
+        /// One loopback TCP send syscall (TCP_NODELAY): the whole stack down and,
+        /// in the same call, up the loopback device to the receiver's queue, ns.
+        pub tcp_send_ns: Nanos => "one loopback TCP send syscall (TCP_NODELAY), ns",
+        /// One loopback TCP receive syscall, ns.
+        pub tcp_recv_ns: Nanos => "one loopback TCP receive syscall, ns",
+        /// Per byte on each side of a loopback TCP transfer, in 1/1000 ns.
+        pub tcp_ps_per_byte: u64 => "per byte on each side of a loopback TCP transfer, 1/1000 ns",
+        /// gettimeofday / clock_gettime through the vDSO, ns.
+        pub gettimeofday_ns: Nanos => "gettimeofday / clock_gettime through the vDSO, ns",
+        /// FUTEX_WAKE_PRIVATE syscall, without the wake-up itself, ns.
+        pub futex_wake_ns: Nanos => "FUTEX_WAKE_PRIVATE syscall without the wake-up itself, ns",
+        /// FUTEX_WAIT_PRIVATE syscall entry until the task sleeps, ns.
+        pub futex_wait_ns: Nanos => "FUTEX_WAIT_PRIVATE syscall entry until the task sleeps, ns",
+        /// An uncontended atomic compare-and-swap on an owned line, ns.
+        pub atomic_ns: Nanos => "an uncontended compare-and-swap on an owned line, ns",
+        /// One multiply-add of schbench's naive matrix multiply (unsigned long,
+        /// i-j-k loops), in 1/1000 ns, with the matrices in cache.
+        pub matmul_madd_ps: u64 =>
+            "one multiply-add of schbench's naive matrix multiply, in cache, 1/1000 ns",
+        /// Copy cost per byte between user and kernel, in 1/1000 ns.
+        pub copy_ps_per_byte: u64 => "user/kernel copy per byte, 1/1000 ns",
+        /// Voluntary context switch between threads of one process, ns.
+        pub ctx_switch_ns: Nanos => "voluntary context switch between threads of one process, ns",
+        /// Extra cost when the switch changes address space (mm), ns.
+        pub mm_switch_extra_ns: Nanos => "extra cost when a switch changes address space, ns",
+        /// Cache refill a task pays when it runs again on a CPU after other
+        /// tasks ran there, ns, for `REFILL_OTHERS` (3, 7, 15, 31, 63) other
+        /// switches in between, threads of one process: lmbench lat_ctx's
+        /// method, a pipe ring of N = 4 ... 64 tasks on one CPU, per hop, minus
+        /// the ring of 2 (whose switch is `ctx_switch_ns`). A task that comes
+        /// back after one other task pays nothing extra; past 63 the last value.
+        pub refill_thread_ns: [Nanos; 5] =>
+            "cache refill of a task run again on a CPU after 3, 7, 15, 31, 63 other switches there (threads of one process), ns; 0 after one other; a migrated task pays the last value",
+        /// The same for a ring of processes (every switch changes mm, so it
+        /// includes the TLB refill), minus the ring of 2 processes.
+        pub refill_process_ns: [Nanos; 5] =>
+            "the same when the switch changes address space (processes: TLB refill included), ns",
+        /// Extra per pipe call by a thread whose process has other live
+        /// threads: the file table is shared, so the call takes and drops a
+        /// reference on its file (fs/file.c `__fget_light`), ns.
+        pub pipe_shared_fd_ns: Nanos =>
+            "extra per pipe call by a thread whose process has other live threads (a shared file table), ns",
+        /// The same for a unix stream socket call, ns.
+        pub unix_shared_fd_ns: Nanos => "the same for a unix stream socket call, ns",
+        /// Extra per pipe call with `DEPTH_BYTES` payload bytes buffered in the
+        /// run's pipes per CPU in use (data that no longer fits the caches),
+        /// against 16,000 bytes, ns.
+        pub pipe_depth_ns: [Nanos; 4] =>
+            "extra per pipe call with 256000, 1024000, 2048000, 3200000 payload bytes buffered in the run's pipes per CPU in use, against 16000, ns",
+        /// The same for unix stream sockets (whose skbs take about 768 B per
+        /// 100 B message), ns.
+        pub unix_depth_ns: [Nanos; 4] => "the same for unix stream sockets, ns",
+        /// Extra per pipe call made after `ROTATION_CALLS` calls on the CPU to
+        /// other pipes since this pipe's last call there (its kernel state and
+        /// page evicted by theirs), against none, ns.
+        pub pipe_rotation_ns: [Nanos; 4] =>
+            "extra per pipe call made after 3, 15, 63, 159 calls on the CPU to other pipes or sockets since this pipe's last call there, against none, ns",
+        /// The same for unix stream sockets, ns.
+        pub unix_rotation_ns: [Nanos; 4] => "the same for unix stream sockets, ns",
+        /// Creating a thread (clone until the thread runs), ns.
+        pub thread_create_ns: Nanos => "creating a thread, clone until it runs, ns",
+        /// Creating a process (fork until the child runs), ns.
+        pub fork_ns: Nanos => "creating a process, fork until the child runs, ns",
+        /// A thread's exit until it is joined, ns (charged at its exit).
+        pub thread_exit_ns: Nanos => "a thread's exit until it is joined, ns",
+        /// A process's exit (mm teardown) until it is reaped, ns.
+        pub process_exit_ns: Nanos => "a process's exit until it is reaped, ns",
+        /// Scheduler tick frequency.
+        pub hz: u64 => "scheduler tick frequency, Hz",
+        /// Idle-state exit latencies delay the woken CPU (false under
+        /// `--costs off`; the states themselves stay, so policies that read a
+        /// CPU's idle depth, like find_idlest_group_cpu, decide the same way).
+        pub charge_idle_exit: bool =>
+            "idle-state exit latencies delay a woken CPU (false only in --costs off profiles)",
+        /// How the wake-up latency of an idle CPU (IPI plus idle exit) varies
+        /// from one wake-up to the next: the latency relative to its median, in
+        /// 1/1000, at the quantiles 0, 0.25, 0.5, 0.99 and 1 (linear between).
+        pub wake_latency_spread_milli: [u32; 5] =>
+            "an idle CPU's wake-up latency (IPI + exit) relative to its median at quantiles 0, 0.25, 0.5, 0.99, 1, in 1/1000",
+        /// A line transfer that finds the line still moving (contended), ns by
+        /// distance class as `c2c_ns`. Equal to `c2c_ns` where no contended
+        /// measurement exists.
+        pub c2c_contended_ns: [Nanos; 6] =>
+            "a line transfer that finds the line still moving (contended), by distance class as c2c_ns, ns",
+        /// A dummy cost charged to the waker's CPU at every try_to_wake_up,
+        /// after placement, ns: CPU time spent on nothing the model decides
+        /// from. Zero in every profile; the A/A check of the model's
+        /// sensitivity sets it (see `sim::run::SimOptions::dummy_wakeup_ns`).
+        pub dummy_wakeup_ns: Nanos =>
+            "diagnostic only: CPU time charged to the waker at every wake-up, ns (0 except in the A/A check)",
+        /// The factor, in 1/1000, applied to the OS costs measured on the
+        /// development machine (syscalls, pipe/socket/TCP calls, copies, context
+        /// switches, task creation and exit, futex calls) for this machine: 1000
+        /// where they are taken as they are; a value fitted to one published
+        /// whole-benchmark figure where the machine's own are unknown.
+        pub os_scale_milli: u32 =>
+            "the factor (1/1000) already applied to the development machine's OS costs for this machine (a record; 1000: as measured)",
+        /// DRAM traffic of one thread streaming from its own node, in 1/1000 ns
+        /// per byte; a page on another node costs this times the SLIT distance
+        /// over 10 (`Op::ComputeMem`).
+        pub mem_ps_per_byte: u64 =>
+            "one thread streaming DRAM on its own node, 1/1000 ns per byte (a remote page: times SLIT distance / 10)",
+        /// One PTE made PROT_NONE by the NUMA scanner (change_prot_numa), ns.
+        pub numa_pte_update_ns: Nanos => "one PTE made PROT_NONE by the NUMA scanner, ns",
+        /// One NUMA hinting fault (trap, do_numa_page, PTE restore), ns.
+        pub numa_hint_fault_ns: Nanos => "one NUMA hinting fault, ns",
+        /// Migrating one base page on a hinting fault (allocate on the target,
+        /// unmap, copy, remap), ns.
+        pub numa_migrate_page_ns: Nanos => "migrating one 4 KiB page on a hinting fault, ns",
+        /// DRAM bandwidth of one NUMA node, MB/s, shared by the segments
+        /// streaming from it (0: not limited).
+        pub node_mem_mb_s: u64 =>
+            "peak DRAM bandwidth of one NUMA node, MB/s, shared by the segments streaming from it (0: not limited)",
+    }
 }
 
 impl MachineCosts {
