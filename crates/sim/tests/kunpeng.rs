@@ -65,14 +65,16 @@ fn absolute_times_within_25_percent() {
     );
 }
 
-/// Measured: +29 % over four clusters. The model gives +0.2 % under
-/// linux-5.11 (4.283 and 4.290 s, 2026-12-01; -1 % to +1.9 % as the costs
-/// changed that day) and -0.2 % under `latest`: the contended hand-offs it
-/// charges are a small part of a message's cost, and what else makes
-/// cross-cluster traffic slower on this machine is not modelled yet
-/// (docs/costs.md).
+/// Measured: +29 % over four clusters. The model gave +0.2 % under
+/// linux-5.11 while that profile ran EEVDF (4.283 and 4.290 s, 2026-12-01)
+/// and gives +15.1 % now that it runs CFS (4.192 and 4.825 s, 2026-12-06),
+/// at the edge of the range, and +2.4 % under `latest` (3.889 and 3.984 s):
+/// the contended hand-offs it charges are a small part of a message's
+/// cost, and what else makes cross-cluster traffic slower on this machine
+/// is not modelled yet (docs/costs.md). Kept ignored until the margin holds
+/// under both profiles with room.
 #[test]
-#[ignore = "fails today: the model shows about 0 % over four clusters against +29 % measured"]
+#[ignore = "at the edge today: +15.1 % over four clusters under linux-5.11 (CFS), +2.4 % under latest, against +29 % measured"]
 fn four_clusters_slower_than_one_by_15_to_45_percent() {
     let margin = hackbench_l20000_s("0,4,8,12") / hackbench_l20000_s("0-3") - 1.0;
     assert!(
