@@ -7,6 +7,11 @@
 //!   (scenarios) and the trace's wake-up locality.
 //! - `kernel scenario NAME... [--machine M] [--rounds N]`: the guest's side
 //!   of the scenarios (native threads and affinity); runs on any Linux.
+//!   `all` names the placement scenarios, `fair` the fair-class ones
+//!   (oracle::fair: pipe ping-pong, a short and a long sleeper woken on a
+//!   busy CPU, a fork onto a busy CPU), whose outcome `kernel run` reads
+//!   from the trace and compares with the simulator's run of the same
+//!   workload under the booted kernel's profile.
 //! - `kernel trace FILE --machine M`: the locality summary of a saved trace.
 //! - `kernel domains --machine M --dump DIR`: a saved guest's domains against ours.
 //! - `kernel scenarios`: the scenario list.
@@ -17,6 +22,7 @@ use clap::{Args, Subcommand};
 use oracle::agreement::{self, Agreement};
 use oracle::boot::{self, BootSpec};
 use oracle::domains_dump;
+use oracle::fair::{self, FairRow, FAIR_SCENARIOS};
 use oracle::qemu::QemuShape;
 use oracle::runner;
 use oracle::scenario::{self, SCENARIOS};
@@ -143,6 +149,13 @@ pub fn run(cmd: KernelCommand) -> Result<ExitCode> {
             for (n, stage, what) in SCENARIOS {
                 writeln!(out, "{n:<18} {stage:<24} {what}")?;
             }
+            writeln!(
+                out,
+                "fair-class scenarios (`fair` names them all; not part of `all`):"
+            )?;
+            for (n, funcs, what) in FAIR_SCENARIOS {
+                writeln!(out, "{n:<18} {funcs:<24} {what}")?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         KernelCommand::Trace { file, machine } => {
@@ -166,10 +179,19 @@ pub fn run(cmd: KernelCommand) -> Result<ExitCode> {
                 .ok_or_else(|| anyhow!("--dump: cannot read the kernel version from {uname:?}"))?;
             let k = sim_kernel.unwrap_or_else(|| format!("linux-{}.{}", ver.0, ver.1));
             let rows = agreement_rows(&guest, &output, &k)?;
-            print!(
-                "Agreement with the simulator ({k}):\n{}",
-                agreement::table(&rows)
-            );
+            if !rows.is_empty() {
+                print!(
+                    "Agreement with the simulator ({k}):\n{}",
+                    agreement::table(&rows)
+                );
+            }
+            let setups = fair::parse_output(&output, &guest)?;
+            if !setups.is_empty() {
+                let tr = read_text(&dump.join("trace.txt"), "--dump")?;
+                let cost = preset_name(&machine);
+                let f = fair::compare(&guest, &setups, &tr, &k, cost.as_deref())?;
+                print!("{}", fair_text(&k, &f));
+            }
             Ok(ExitCode::SUCCESS)
         }
         KernelCommand::GuestRun { spec } => {
@@ -217,18 +239,29 @@ fn read_text(path: &Path, what: &str) -> Result<String> {
 }
 
 fn expand_names(names: &[String]) -> Result<Vec<String>> {
-    if names.iter().any(|n| n == "all") {
-        return Ok(SCENARIOS.iter().map(|s| s.0.to_string()).collect());
-    }
+    let mut out: Vec<String> = Vec::new();
     for n in names {
-        if !SCENARIOS.iter().any(|s| s.0 == n) {
-            bail!(
-                "scenario {n:?} is unknown (valid: {}, all)",
-                scenario::names()
-            );
+        let group: Vec<String> = match n.as_str() {
+            "all" => SCENARIOS.iter().map(|s| s.0.to_string()).collect(),
+            "fair" => FAIR_SCENARIOS.iter().map(|s| s.0.to_string()).collect(),
+            _ if SCENARIOS.iter().any(|s| s.0 == n) || fair::is_fair(n) => vec![n.clone()],
+            _ => bail!(
+                "scenario {n:?} is unknown (valid: {}, {}, all, fair)",
+                scenario::names(),
+                FAIR_SCENARIOS
+                    .iter()
+                    .map(|s| s.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        for g in group {
+            if !out.contains(&g) {
+                out.push(g);
+            }
         }
     }
-    Ok(names.to_vec())
+    Ok(out)
 }
 
 /// The guest side: every scenario's rounds as `round ...` lines after a
@@ -237,7 +270,12 @@ fn run_scenarios(a: ScenarioArgs) -> Result<ExitCode> {
     let t = topology::machine(&a.machine).map_err(|e| anyhow!("--machine: {e}"))?;
     let names = expand_names(&a.names)?;
     let mut setups = Vec::new();
+    let mut fairs = Vec::new();
     for n in &names {
+        if fair::is_fair(n) {
+            fairs.push(fair::setup(n, &t, a.rounds as usize)?);
+            continue;
+        }
         match scenario::setup(n, &t) {
             Ok(s) => setups.push(s),
             Err(_) if a.skip_unfit => {}
@@ -260,6 +298,12 @@ fn run_scenarios(a: ScenarioArgs) -> Result<ExitCode> {
             return Err(e.into());
         }
     }
+    for f in &fairs {
+        writeln!(out, "scenario {}", f.name)?;
+        writeln!(out, "{}", f.line())?;
+        out.flush()?;
+        oracle::fair_runner::run(f)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -281,11 +325,30 @@ fn guest_binary(flag: &Option<PathBuf>) -> Result<PathBuf> {
 fn agreement_rows(guest: &Topology, output: &str, sim_kernel: &str) -> Result<Vec<Agreement>> {
     let mut rows = Vec::new();
     for (n, rounds) in runner::parse_output(output) {
+        if fair::is_fair(&n) {
+            continue;
+        }
         let s = scenario::setup(&n, guest)?;
         let d = oracle::probe::decide(guest, &s, sim_kernel)?;
         rows.push(agreement::compare(guest, &s, &rounds, d));
     }
     Ok(rows)
+}
+
+/// `machine` if it is a preset (its costs are the simulator's).
+fn preset_name(machine: &str) -> Option<String> {
+    topology::presets()
+        .iter()
+        .any(|p| p.0 == machine)
+        .then(|| machine.to_string())
+}
+
+fn fair_text(sim_kernel: &str, rows: &[FairRow]) -> String {
+    format!(
+        "Fair class against the simulator ({sim_kernel}; the kernel from the trace, {} us = at once):\n{}",
+        fair::AT_ONCE_NS / 1000,
+        fair::table(rows)
+    )
 }
 
 fn domain_check(shape: &QemuShape, uname: &str, dbg: &str, dmesg: &str) -> Result<(String, usize)> {
@@ -438,14 +501,18 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
                 bail!("-- scenario: name at least one scenario (or all)");
             }
             // refuse scenarios this machine cannot hold before booting
-            let explicit = !a.command[1..].iter().any(|n| n == "all");
+            let explicit = !a.command[1..].iter().any(|n| n == "all" || n == "fair");
             let names: Vec<String> = names
                 .into_iter()
-                .filter(|n| explicit || scenario::setup(n, &guest).is_ok())
+                .filter(|n| explicit || fair::is_fair(n) || scenario::setup(n, &guest).is_ok())
                 .collect();
             if explicit {
                 for n in &names {
-                    scenario::setup(n, &guest)?;
+                    if fair::is_fair(n) {
+                        fair::setup(n, &guest, a.rounds as usize)?;
+                    } else {
+                        scenario::setup(n, &guest)?;
+                    }
                 }
             }
             let mut g = vec![
@@ -544,17 +611,34 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| format!("linux-{}.{}", ver.0, ver.1));
     let mut rows: Vec<Agreement> = Vec::new();
+    let mut fair_rows: Vec<FairRow> = Vec::new();
     if kind == "scenario" {
         rows = agreement_rows(&guest, r.section("output"), &sim_kernel)?;
+        let setups = fair::parse_output(r.section("output"), &guest)?;
         let missing: Vec<&String> = names
             .iter()
-            .filter(|n| !rows.iter().any(|r| &r.scenario == *n))
+            .filter(|n| {
+                !rows.iter().any(|r| &r.scenario == *n) && !setups.iter().any(|s| &s.name == *n)
+            })
             .collect();
         if !missing.is_empty() {
             bail!("guest report: no rounds for scenario {missing:?}");
         }
-        writeln!(stdout, "Agreement with the simulator ({sim_kernel}):")?;
-        write!(stdout, "{}", agreement::table(&rows))?;
+        if !rows.is_empty() {
+            writeln!(stdout, "Agreement with the simulator ({sim_kernel}):")?;
+            write!(stdout, "{}", agreement::table(&rows))?;
+        }
+        if !setups.is_empty() {
+            let cost = preset_name(&a.machine);
+            fair_rows = fair::compare(
+                &guest,
+                &setups,
+                r.section("trace"),
+                &sim_kernel,
+                cost.as_deref(),
+            )?;
+            write!(stdout, "{}", fair_text(&sim_kernel, &fair_rows))?;
+        }
     } else {
         write!(stdout, "{}", r.section("output"))?;
     }
@@ -586,6 +670,7 @@ fn run_guest(a: RunArgs) -> Result<ExitCode> {
             "sim_kernel": sim_kernel,
             "domain_differences": ndiff,
             "agreement": rows,
+            "fair": fair_rows,
             "sim_wake_locality": sim_locality,
             "trace": {
                 "wakeups": tr.wakeups.len(),

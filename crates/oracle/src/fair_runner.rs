@@ -6,9 +6,9 @@
 use crate::error::OracleError;
 use crate::fair::{FairSetup, Kind, CHILD_RUN_NS, FORK_GAP_NS, PINGPONG_PER_ROUND, SLEEPER_RUN_NS};
 use crate::runner::{set_affinity, SETTLE_MS};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn sys(what: &str) -> OracleError {
     OracleError::Io(format!("{what}: {}", std::io::Error::last_os_error()))
@@ -54,10 +54,33 @@ fn futex_wake(w: &AtomicU32) {
     }
 }
 
-/// Spin for `ns` of wall time.
+/// This thread's CPU time, ns (CLOCK_THREAD_CPUTIME_ID).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_MONOTONIC, ns.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes ts.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Spin until this thread has run `ns` more of CPU time (the simulator's
+/// `Op::Compute`), however long it waits pre-empted meanwhile.
 fn spin_for(ns: u64) {
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_nanos(ns) {
+    let t0 = thread_cpu_ns();
+    while thread_cpu_ns() - t0 < ns {
         std::hint::spin_loop();
     }
 }
@@ -160,14 +183,17 @@ pub fn run(s: &FairSetup) -> Result<(), OracleError> {
             let bl = busy_loop(busy, c, stop.clone())?;
             std::thread::sleep(Duration::from_millis(SETTLE_MS));
             let word = Arc::new(AtomicU32::new(0));
-            let ready = Arc::new(AtomicUsize::new(0));
+            // the round the sleeper is about to sleep in, and when it blocks
+            let ready = Arc::new(AtomicU32::new(0));
+            let blocked_at = Arc::new(AtomicI64::new(0));
             let tid = Arc::new(AtomicI64::new(0));
-            let (w2, r2, t2) = (word.clone(), ready.clone(), tid.clone());
+            let (w2, r2, b2, t2) = (word.clone(), ready.clone(), blocked_at.clone(), tid.clone());
             let sleeper = named(a, move || -> Result<(), OracleError> {
                 set_affinity(&[c])?;
                 t2.store(gettid(), Ordering::SeqCst);
                 for j in 0..n {
-                    r2.store(j + 1, Ordering::SeqCst);
+                    b2.store(monotonic_ns() as i64, Ordering::SeqCst);
+                    r2.store(j as u32 + 1, Ordering::SeqCst);
                     while w2.load(Ordering::SeqCst) == 0 {
                         futex_wait(&w2, 0);
                     }
@@ -182,18 +208,28 @@ pub fn run(s: &FairSetup) -> Result<(), OracleError> {
             let waker = named(b, move || -> Result<(), OracleError> {
                 set_affinity(&[other])?;
                 for j in 0..n {
-                    // until the sleeper has blocked in round j (state S)
-                    loop {
-                        let t = tid.load(Ordering::SeqCst);
-                        if sd.load(Ordering::SeqCst) {
-                            return Ok(());
-                        }
-                        if ready.load(Ordering::SeqCst) == j + 1 && t != 0 && sleeping(t) {
-                            break;
-                        }
-                        std::thread::sleep(Duration::from_micros(50));
+                    let j = j as u32 + 1;
+                    // spinning until the sleeper is about to sleep in round
+                    // j, then until its block plus the sleep: the sleep
+                    // counts from the block, and this vCPU never idles
+                    // (under TCG the wake-up of an idle vCPU, by futex or by
+                    // its own timer, came 4-9 ms late and made the 1 ms
+                    // sleep 5-10 ms long)
+                    while ready.load(Ordering::SeqCst) < j && !sd.load(Ordering::SeqCst) {
+                        std::hint::spin_loop();
                     }
-                    std::thread::sleep(Duration::from_nanos(sleep_ns));
+                    if sd.load(Ordering::SeqCst) {
+                        return Ok(());
+                    }
+                    let until = blocked_at.load(Ordering::SeqCst) as u64 + sleep_ns;
+                    while monotonic_ns() < until {
+                        std::hint::spin_loop();
+                    }
+                    // it must be asleep (state S) to be woken
+                    let t = tid.load(Ordering::SeqCst);
+                    while !sleeping(t) && !sd.load(Ordering::SeqCst) {
+                        std::hint::spin_loop();
+                    }
                     word.store(1, Ordering::SeqCst);
                     futex_wake(&word);
                 }
@@ -225,6 +261,27 @@ pub fn run(s: &FairSetup) -> Result<(), OracleError> {
             stop.store(true, Ordering::Relaxed);
             let _ = bl.join();
             r
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every fair scenario runs to its end on this host (it needs CPUs 0
+    /// and 1; skipped, saying so, on a host without them).
+    #[test]
+    fn runs_on_the_host() {
+        let all = crate::runner::allowed_cpus().unwrap();
+        if !(all.contains(&0) && all.contains(&1)) {
+            eprintln!("skipped: needs CPUs 0 and 1, allowed {all:?}");
+            return;
+        }
+        let t = topology::machine("smp:cores=2").unwrap();
+        for (n, _, _) in crate::fair::FAIR_SCENARIOS {
+            let s = crate::fair::setup(n, &t, 1).unwrap();
+            run(&s).unwrap_or_else(|e| panic!("{n}: {e}"));
         }
     }
 }
