@@ -168,6 +168,9 @@ pub fn setup(name: &str, t: &Topology, rounds: usize) -> Result<FairSetup, Oracl
     })
 }
 
+/// The most rounds a fair-scenario report may ask the simulator to run.
+pub const MAX_ROUNDS: usize = 10_000;
+
 /// Parse the guest's header lines (`fair NAME cpu C other W rounds N`).
 pub fn parse_output(text: &str, t: &Topology) -> Result<Vec<FairSetup>, OracleError> {
     let mut out = Vec::new();
@@ -181,9 +184,21 @@ pub fn parse_output(text: &str, t: &Topology) -> Result<Vec<FairSetup>, OracleEr
             return Err(bad());
         }
         let rounds: usize = w[7].parse().map_err(|_| bad())?;
+        let (cpu, other): (usize, usize) = (
+            w[3].parse().map_err(|_| bad())?,
+            w[5].parse().map_err(|_| bad())?,
+        );
+        // the report comes from a file: its CPUs must be the machine's,
+        // two different ones, and its rounds a count a run can hold
+        let n = t.nr_cpus();
+        if cpu >= n || other >= n || cpu == other || rounds == 0 || rounds > MAX_ROUNDS {
+            return Err(OracleError::Report(format!(
+                "fair-scenario line {l:?}: cpu and other must be two of the machine's {n} CPUs and rounds 1..={MAX_ROUNDS}"
+            )));
+        }
         let mut s = setup(w[1], t, rounds)?;
-        s.cpu = w[3].parse().map_err(|_| bad())?;
-        s.other = w[5].parse().map_err(|_| bad())?;
+        s.cpu = cpu;
+        s.other = other;
         out.push(s);
     }
     Ok(out)
@@ -1102,5 +1117,23 @@ mod tests {
             &simulate_events_with(&t, &s, f, Some("kvm-8vcpu")).unwrap(),
         );
         assert_eq!((o.child_first, o.busy_first), (0, 4), "{o:?}");
+    }
+
+    #[test]
+    fn a_report_naming_cpus_the_machine_lacks_is_an_error() {
+        let t = topology::machine("smp:cores=8").unwrap();
+        for line in [
+            "fair fair-fork cpu 99 other 0 rounds 20",
+            "fair fair-fork cpu 1 other 1 rounds 20",
+            "fair fair-fork cpu 1 other 0 rounds 0",
+            "fair fair-fork cpu 1 other 0 rounds 99999999999",
+        ] {
+            let e = parse_output(line, &t).unwrap_err().to_string();
+            assert!(!e.contains('\n') && e.contains("fair-scenario line"), "{e}");
+        }
+        assert_eq!(
+            parse_output("fair fair-fork cpu 1 other 0 rounds 20", &t).unwrap()[0].cpu,
+            1
+        );
     }
 }

@@ -225,9 +225,12 @@ pub fn run(s: &FairSetup) -> Result<(), OracleError> {
                     while monotonic_ns() < until {
                         std::hint::spin_loop();
                     }
-                    // it must be asleep (state S) to be woken
+                    // it must be asleep (state S) to be woken; if /proc
+                    // cannot say within 5 s, wake it anyway (the futex
+                    // word changes first, so a late waiter returns at once)
                     let t = tid.load(Ordering::SeqCst);
-                    while !sleeping(t) && !sd.load(Ordering::SeqCst) {
+                    let give_up = monotonic_ns() + 5_000_000_000;
+                    while !sleeping(t) && !sd.load(Ordering::SeqCst) && monotonic_ns() < give_up {
                         std::hint::spin_loop();
                     }
                     word.store(1, Ordering::SeqCst);
