@@ -100,7 +100,8 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
 
 /// 64-bit FNV-1a, as hex, of what decides the runs' results: the expanded
 /// experiment except its iteration count (more iterations only add runs, so
-/// a resume may ask for more), the schedlab version, and the contents
+/// a resume may ask for more), the schedlab version and the model's
+/// revision (`sim::MODEL_REVISION`), and the contents
 /// behind file names (a `sysfs:`/`hwloc:` machine, a tbench loadfile, a
 /// cost profile, an `smp:` machine's `cost=FILE`), so
 /// that logs written on different hosts or builds are not mixed silently.
@@ -115,6 +116,7 @@ pub fn fingerprint(exp: &Experiment) -> String {
             .as_bytes(),
     );
     fnv1a(&mut h, env!("CARGO_PKG_VERSION").as_bytes());
+    fnv1a(&mut h, sim::MODEL_REVISION.as_bytes());
     let mut seen = std::collections::BTreeSet::new();
     for c in &exp.cells {
         let m = &c.spec.machine;

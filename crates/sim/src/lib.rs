@@ -82,6 +82,13 @@
 /// Simulated time in nanoseconds.
 pub type Nanos = u64;
 
+/// The revision of the model's behaviour: changed with every change that
+/// moves simulated results (a rule, a cost, a fitted factor), so that run
+/// logs of an older model are not resumed into a newer one
+/// (`lab::runlog::fingerprint`). 2026-12-06: profiles before 6.6 run CFS,
+/// Kunpeng 920's OS factor refitted.
+pub const MODEL_REVISION: &str = "2026-12-06.cfs";
+
 pub mod balance;
 pub mod cacheline;
 pub mod cfs;
