@@ -68,13 +68,15 @@ fn absolute_times_within_25_percent() {
 /// Measured: +29 % over four clusters. The model gave +0.2 % under
 /// linux-5.11 while that profile ran EEVDF (4.283 and 4.290 s, 2026-12-01)
 /// and gives +15.1 % now that it runs CFS (4.192 and 4.825 s, 2026-12-06),
-/// at the edge of the range, and +2.4 % under `latest` (3.889 and 3.984 s):
+/// at the edge of the range, for these seeds (1-3) only: over seeds 1-10 it
+/// is +4.5 % (means 4.444 and 4.642 s; single runs 3.57-5.00 s), and +2.4 %
+/// under `latest` (3.889 and 3.984 s):
 /// the contended hand-offs it charges are a small part of a message's
 /// cost, and what else makes cross-cluster traffic slower on this machine
 /// is not modelled yet (docs/costs.md). Kept ignored until the margin holds
 /// under both profiles with room.
 #[test]
-#[ignore = "at the edge today: +15.1 % over four clusters under linux-5.11 (CFS), +2.4 % under latest, against +29 % measured"]
+#[ignore = "fails on the seed spread: +15.1 % over four clusters under linux-5.11 (CFS) for seeds 1-3, +4.5 % over seeds 1-10, +2.4 % under latest, against +29 % measured"]
 fn four_clusters_slower_than_one_by_15_to_45_percent() {
     let margin = hackbench_l20000_s("0,4,8,12") / hackbench_l20000_s("0-3") - 1.0;
     assert!(
