@@ -105,9 +105,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// ns, about 104 days.
 pub const LONG_SLEEP_NS: Nanos = (1 << 63) / NICE_0_LOAD;
 
-/// Queue identities (`CfsRq::rq_id`): only compared for equality, so the
-/// order in which queues take them does not affect a run.
-static NEXT_RQ_ID: AtomicU32 = AtomicU32::new(1);
+/// Identities of queues nobody named (`CfsRq::rq_id`; a queue built alone,
+/// as a unit test builds one): only compared for equality. The engine and
+/// the host name their queues by CPU (`CfsRq::set_rq_id`), so a run never
+/// takes one of these and its state does not depend on the process.
+static NEXT_RQ_ID: AtomicU32 = AtomicU32::new(u32::MAX / 2);
 
 /// entity_before on vruntimes: `a` is strictly before `b` (wrapping).
 #[inline]
@@ -126,7 +128,15 @@ fn max_vruntime(a: u64, b: u64) -> u64 {
 }
 
 impl CfsRq {
-    /// This queue's identity, assigned at first use (never 0).
+    /// Name this queue (never 0; distinct among the queues whose entities
+    /// share a table): the engine and the host give CPU c's queue c + 1.
+    pub fn set_rq_id(&mut self, id: u32) {
+        debug_assert!(id != 0);
+        self.rq_id = id;
+    }
+
+    /// This queue's identity, assigned at first use if nobody named it
+    /// (never 0).
     fn cfs_rq_id(&mut self) -> u32 {
         if self.rq_id == 0 {
             let mut id = NEXT_RQ_ID.fetch_add(1, Ordering::Relaxed);

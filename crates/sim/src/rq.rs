@@ -25,6 +25,11 @@ pub trait RunQueue: Default {
     /// Take the rules that act inside the queue (the discipline, update_curr's
     /// rules) from `p`.
     fn configure(&mut self, p: &EevdfParams);
+    /// Name the queue (CPU c's is c + 1): CFS tells a sleeper waking on the
+    /// queue it slept on from one that moved by it.
+    fn set_rq_id(&mut self, id: u32) {
+        let _ = id;
+    }
     /// Remove a task that exits or migrates (not a sleeper: see
     /// `dequeue_sleep`). Saves its place for the next enqueue, here or on
     /// another queue: its lag (EEVDF) or its vruntime relative to
@@ -107,6 +112,9 @@ impl RunQueue for CfsRq {
     }
     fn configure(&mut self, p: &EevdfParams) {
         CfsRq::configure(self, p)
+    }
+    fn set_rq_id(&mut self, id: u32) {
+        CfsRq::set_rq_id(self, id)
     }
     fn dequeue_sleep(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) -> bool {
         CfsRq::dequeue_sleep(self, ents, id, now, p)

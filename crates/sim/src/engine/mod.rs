@@ -443,10 +443,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let seed = cfg.seed;
         let mut rng = crate::rng::Rng::stream(seed, 1);
         let cpus = (0..n)
-            .map(|_| Cpu {
+            .map(|c| Cpu {
                 rq: {
                     let mut rq = R::default();
                     rq.configure(&cfg.eevdf);
+                    rq.set_rq_id(c as u32 + 1);
                     rq
                 },
                 pelt: Pelt::new(0),

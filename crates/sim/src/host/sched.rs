@@ -203,11 +203,12 @@ impl<'h> Host<'h> {
         let mut rng = crate::rng::Rng::stream(seed, 7);
         let tick = costs.tick_ns.max(1);
         let cpus = (0..k.topo.nr_cpus())
-            .map(|_| HostCpu {
+            .map(|c| HostCpu {
                 rq: {
                     // the host kernel's discipline and its rules
                     let mut rq = CfsRq::default();
                     rq.configure(&params);
+                    rq.set_rq_id(c as u32 + 1);
                     rq
                 },
                 pelt: Pelt::new(0),
