@@ -32,7 +32,7 @@ use crate::error::OracleError;
 use serde::Serialize;
 use sim::engine::Engine;
 use sim::rq::RunQueue;
-use sim::task::{Op, TaskSpec};
+use sim::task::{Op, TaskId, TaskSpec};
 use sim::trace::{PrevState, Runner, TraceEvent, TraceSetup, TraceSink, TraceSlot};
 use sim::workload::{Record, Report, Stop, Workload};
 use sim::Nanos;
@@ -567,7 +567,7 @@ fn spec(
     mm: u32,
     cpu: usize,
     spawned: bool,
-    parent: Option<u32>,
+    parent: Option<TaskId>,
 ) -> TaskSpec {
     TaskSpec {
         name: name.to_string(),
@@ -683,7 +683,7 @@ impl Workload for FairWorkload {
                 let parent_id = e.nr_tasks() as u32;
                 let mut prog = vec![Op::Sleep(20_000_000)];
                 for k in 0..n {
-                    let child = parent_id + 1 + k;
+                    let child = TaskId(parent_id + 1 + k);
                     prog.extend([
                         Op::Sleep(FORK_GAP_NS),
                         Op::Spawn { child },
@@ -728,10 +728,10 @@ struct Collect {
 }
 
 impl Collect {
-    fn task(&self, id: u32) -> TaskRef {
+    fn task(&self, id: TaskId) -> TaskRef {
         TaskRef {
-            comm: self.names.get(id as usize).cloned().unwrap_or_default(),
-            id: id as u64 + 1,
+            comm: self.names.get(id.idx()).cloned().unwrap_or_default(),
+            id: id.0 as u64 + 1,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! reproducible. Cancellation is lazy: an event carries the generation of the
 //! object it targets and is dropped on pop if that generation moved on.
 
+use crate::task::TaskId;
 use crate::Nanos;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,7 +26,7 @@ pub enum Event {
     /// Scheduler tick on `cpu` (only armed while the CPU is busy: NO_HZ idle).
     Tick { cpu: u32 },
     /// A sleeping task's timer fires.
-    Timer { task: u32 },
+    Timer { task: TaskId },
     /// The nohz idle-balance kick IPI reaches idle `cpu` (kick_ilb).
     IlbKick { cpu: u32 },
     /// The stopper of `src` is woken to push a task to `dst` (active
@@ -149,7 +150,7 @@ impl EventQueue {
             heap: BinaryHeap::with_capacity(64),
             seq: 0,
             pushed: 0,
-            evs: vec![Event::Timer { task: 0 }; n],
+            evs: vec![Event::Timer { task: TaskId(0) }; n],
             root: EMPTY,
             groups: vec![Group([EMPTY; 4]); first_leaf],
             first_leaf,
@@ -366,18 +367,18 @@ mod tests {
     #[test]
     fn orders_by_time_then_fifo() {
         let mut q = EventQueue::new(1);
-        q.push(5, Event::Timer { task: 1 });
-        q.push(3, Event::Timer { task: 2 });
-        q.push(5, Event::Timer { task: 0 });
-        q.push(3, Event::Timer { task: 9 });
+        q.push(5, Event::Timer { task: TaskId(1) });
+        q.push(3, Event::Timer { task: TaskId(2) });
+        q.push(5, Event::Timer { task: TaskId(0) });
+        q.push(3, Event::Timer { task: TaskId(9) });
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
-                (3, Event::Timer { task: 2 }),
-                (3, Event::Timer { task: 9 }),
-                (5, Event::Timer { task: 1 }),
-                (5, Event::Timer { task: 0 }),
+                (3, Event::Timer { task: TaskId(2) }),
+                (3, Event::Timer { task: TaskId(9) }),
+                (5, Event::Timer { task: TaskId(1) }),
+                (5, Event::Timer { task: TaskId(0) }),
             ]
         );
     }
@@ -421,7 +422,9 @@ mod slot_tests {
                         prop_assert_eq!(q.len(), model.len());
                     }
                     0 => {
-                        let ev = Event::Timer { task: seq as u32 };
+                        let ev = Event::Timer {
+                            task: TaskId(seq as u32),
+                        };
                         q.push(t, ev);
                         model.push((t, seq, ev));
                     }

@@ -6,8 +6,41 @@
 
 use crate::Nanos;
 
-/// Task identifier (index into the engine's task table).
-pub type TaskId = u32;
+/// A `u32` identifier as a newtype, in the style of [`CpuSetId`], with
+/// `idx()` to index the table it names and `Display`/`Debug` that print the
+/// bare number, as the `u32` it replaces printed.
+macro_rules! id_newtype {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The id as an index into its table.
+            #[inline]
+            pub const fn idx(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Display::fmt(&self.0, f)
+            }
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
+id_newtype!(
+    /// Task identifier (index into the engine's task table).
+    TaskId
+);
 /// Channel identifier.
 pub type ChanId = u32;
 /// Futex word identifier.

@@ -5,7 +5,7 @@
 use sim::costs::MachineCosts;
 use sim::engine::{Engine, EngineConfig};
 use sim::placement::scx::ScxDefault;
-use sim::task::{Op, TaskSpec};
+use sim::task::{Op, TaskId, TaskSpec};
 use topology::{DomainOptions, SchedDomains, Topology};
 
 const US: u64 = 1_000;
@@ -244,7 +244,7 @@ fn request_queue_drains_then_waits_and_samples_only_the_wait() {
     ];
     let push = Op::ReqPush {
         queue: q,
-        worker: 0,
+        worker: TaskId(0),
         futex: f,
         var: 0,
         metric: 2,
@@ -291,7 +291,7 @@ fn req_backoff_skips_the_push_to_a_full_queue() {
         },
         Op::ReqPush {
             queue: q,
-            worker: 0,
+            worker: TaskId(0),
             futex: f,
             var: 0,
             metric: 0,

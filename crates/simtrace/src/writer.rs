@@ -16,6 +16,7 @@
 
 use crate::proto::{self, Data, Event, FtraceEvent, TracePacket};
 use prost::Message;
+use sim::task::TaskId;
 use sim::trace::{MigrateCause, Runner, TraceEvent, TraceSetup, TraceSink};
 use sim::Nanos;
 use std::fs::File;
@@ -132,7 +133,7 @@ pub struct PerfettoWriter {
 
 /// The pid of task `id` in the trace: tasks after the kernel threads (the
 /// idle tasks are pid 0, each CPU's stopper `migration/N` is 2 + N).
-pub fn task_pid(nr_cpus: u32, id: u32) -> i32 {
+pub fn task_pid(nr_cpus: u32, id: TaskId) -> i32 {
     let base = (nr_cpus as i64 + 2).max(1000);
     // the next power of ten at or above 1000 that leaves room for the
     // stoppers, so pids read as tasks at a glance
@@ -140,7 +141,7 @@ pub fn task_pid(nr_cpus: u32, id: u32) -> i32 {
     while b < base {
         b *= 10;
     }
-    (b + id as i64).min(i32::MAX as i64) as i32
+    (b + id.0 as i64).min(i32::MAX as i64) as i32
 }
 
 /// The pid of CPU `cpu`'s stopper thread.
@@ -292,7 +293,7 @@ impl PerfettoWriter {
         match r {
             Runner::Idle => &self.idle[c],
             Runner::Stopper => &self.stoppers[c],
-            Runner::Task(t) => &self.tasks[t as usize],
+            Runner::Task(t) => &self.tasks[t.idx()],
         }
     }
 
@@ -339,7 +340,7 @@ impl PerfettoWriter {
         }
     }
 
-    fn switch(&mut self, now: Nanos, cpu: u32, prev: Option<(u32, i64)>, next: Runner) {
+    fn switch(&mut self, now: Nanos, cpu: u32, prev: Option<(TaskId, i64)>, next: Runner) {
         let c = cpu as usize;
         let (from, state) = match prev {
             Some((t, s)) => (Runner::Task(t), s),
@@ -428,7 +429,7 @@ impl TraceSink for PerfettoWriter {
             .map(|t| proto::Process {
                 pid: Some(task_pid(n, t.id)),
                 ppid: Some(t.parent.map_or(1, |p| {
-                    task_pid(n, setup.tasks.get(p as usize).map_or(p, |p| p.leader))
+                    task_pid(n, setup.tasks.get(p.idx()).map_or(p, |p| p.leader))
                 })),
                 cmdline: vec![t.name.clone()],
             })
@@ -506,7 +507,7 @@ impl TraceSink for PerfettoWriter {
                 task,
                 prev_cpu,
             } => {
-                let t = self.tasks[task as usize].clone();
+                let t = self.tasks[task.idx()].clone();
                 self.ftrace(
                     now,
                     cpu,
@@ -530,7 +531,7 @@ impl TraceSink for PerfettoWriter {
                 cost_ns,
                 in_place,
             } => {
-                let t = self.tasks[task as usize].clone();
+                let t = self.tasks[task.idx()].clone();
                 let w = proto::SchedWakeup {
                     comm: Some(t.comm.clone()),
                     pid: Some(t.pid),
@@ -581,7 +582,7 @@ impl TraceSink for PerfettoWriter {
                 dest,
                 cause,
             } => {
-                let t = self.tasks[task as usize].clone();
+                let t = self.tasks[task.idx()].clone();
                 self.ftrace(
                     now,
                     cpu,

@@ -53,7 +53,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// (the kernel refuses it with EINVAL before changing anything).
     pub(super) fn set_affinity_work(&self, t: TaskId, set: CpuSetId) -> Nanos {
         let mask = self.affinity_mask(set);
-        if mask.is_empty() || mask == self.k.tplace[t as usize].cpus_allowed {
+        if mask.is_empty() || mask == self.k.tplace[t.idx()].cpus_allowed {
             0
         } else {
             self.k.costs.syscall_ns
@@ -62,7 +62,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The effect of `t`'s `Op::SetAffinity(set)` on `c`, where it runs.
     pub(super) fn set_affinity_apply(&mut self, c: usize, t: TaskId, set: CpuSetId) {
-        let ti = t as usize;
+        let ti = t.idx();
         self.tasks[ti].pc.advance();
         let mask = self.affinity_mask(set);
         if mask.is_empty() || mask == self.k.tplace[ti].cpus_allowed {
@@ -98,14 +98,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// put back in the queue: the stopper preempted it), then
     /// `move_queued_task`.
     pub(super) fn migration_cpu_stop(&mut self, c: usize, t: TaskId, dst: usize) {
-        let ti = t as usize;
+        let ti = t.idx();
         if self.tasks[ti].state != TaskState::Runnable
             || self.tasks[ti].cpu != c
             || !self.k.tplace[ti].cpus_allowed.test(dst)
         {
             return;
         }
-        if self.cpus[c].rq.curr() == Some(t) {
+        if self.cpus[c].rq.curr() == Some(t.0) {
             self.update_task_pelt(ti, true, true);
             self.cpus[c].rq.set_next(&mut self.ents, None, self.now);
             self.update_rq_pelt(c);

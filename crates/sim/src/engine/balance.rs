@@ -97,7 +97,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.k.cfs_lists.move_to_front(src, t);
         }
         for m in &req.moves {
-            self.migrate_queued_task(m.task, m.src, m.dst, c, cost);
+            self.migrate_queued_task(TaskId(m.task), m.src, m.dst, c, cost);
         }
         if let Some(ilb) = req.kick_ilb {
             if self.vm.is_some() {
@@ -136,12 +136,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         by: usize,
         lead: Nanos,
     ) {
-        let ti = t as usize;
+        let ti = t.idx();
         if self.cfg.check {
             let queued = self.tasks[ti].state == TaskState::Runnable
                 && self.tasks[ti].cpu == src
-                && self.cpus[src].rq.queued().contains(&t);
-            if !queued || self.cpus[src].rq.curr() == Some(t) {
+                && self.cpus[src].rq.queued().contains(&t.0);
+            if !queued || self.cpus[src].rq.curr() == Some(t.0) {
                 self.violation.get_or_insert(super::InvariantError {
                     time: self.now,
                     what: format!(
@@ -163,7 +163,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
         }
         // a balancer move is a placement decision too
-        self.k.pstats.digest(t, dst);
+        self.k.pstats.digest(t.0, dst);
         // it waited runnable until now
         self.update_task_pelt(ti, true, false);
         if self.traced() {
@@ -180,8 +180,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let deadline_resched = self.activate_task(t, dst, true, false);
         self.wakeup_preempt(t, dst, by, lead, deadline_resched, false);
         if self.cfg.check {
-            let on_dst = self.cpus[dst].rq.queued().contains(&t);
-            let on_src = self.cpus[src].rq.queued().contains(&t);
+            let on_dst = self.cpus[dst].rq.queued().contains(&t.0);
+            let on_src = self.cpus[src].rq.queued().contains(&t.0);
             if !on_dst || on_src {
                 self.violation.get_or_insert(super::InvariantError {
                     time: self.now,
@@ -310,9 +310,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// the queue (the stopper preempted it), then the balancer picks the
     /// task to push to `dst`.
     fn run_stopper(&mut self, src: usize, dst: usize) {
-        if let Some(cur) = self.cpus[src].rq.curr() {
-            if self.tasks[cur as usize].state == TaskState::Runnable {
-                self.update_task_pelt(cur as usize, true, true);
+        if let Some(cur) = self.cpus[src].rq.curr().map(TaskId) {
+            if self.tasks[cur.idx()].state == TaskState::Runnable {
+                self.update_task_pelt(cur.idx(), true, true);
             }
             if self.traced() {
                 self.trace_switch(src, Some(cur), crate::trace::Runner::Stopper);

@@ -81,7 +81,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             let done = self.settle_segment(s);
             if let Some(t) = self.cpus[s].seg.task {
-                let op_left = &mut self.tasks[t as usize].op_left;
+                let op_left = &mut self.tasks[t.idx()].op_left;
                 *op_left = op_left.saturating_sub(done);
             }
             self.cpus[s].seg.speed = speed;
@@ -217,7 +217,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.next_hint.is_empty() {
             return;
         }
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t.idx()];
         let chan_of = |op: Option<&Op>| match op {
             Some(Op::Write { chan, .. } | Op::Read { chan, .. }) => *chan,
             _ => u32::MAX,
@@ -238,7 +238,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.numa_release(c);
         }
         if let Some(t) = self.cpus[c].seg.task {
-            let ti = t as usize;
+            let ti = t.idx();
             self.tasks[ti].op_left = self.tasks[ti].op_left.saturating_sub(done);
         }
         self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);

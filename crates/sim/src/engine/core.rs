@@ -30,7 +30,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         attach: bool,
         initial: bool,
     ) -> bool {
-        let ti = t as usize;
+        let ti = t.idx();
         self.update_rq_pelt(cpu);
         if attach {
             let se = self.tasks[ti].pelt;
@@ -41,9 +41,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let deadline_resched =
             self.cpus[cpu]
                 .rq
-                .enqueue(&mut self.ents, t, self.now, initial, &self.cfg.eevdf);
+                .enqueue(&mut self.ents, t.0, self.now, initial, &self.cfg.eevdf);
         // account_entity_enqueue puts it at the head of cfs_tasks
-        self.k.cfs_lists.push_front(cpu, t);
+        self.k.cfs_lists.push_front(cpu, t.0);
         self.sync_rq_state(cpu);
         self.note_nr_running(cpu);
         deadline_resched
@@ -75,7 +75,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let rq = &mut self.cpus[cpu].rq;
                 let preempt = deadline
                     || rq.curr().is_none()
-                    || rq.check_preempt_wakeup(&mut self.ents, t, now, &self.cfg.eevdf);
+                    || rq.check_preempt_wakeup(&mut self.ents, t.0, now, &self.cfg.eevdf);
                 if !preempt {
                     return;
                 }
@@ -97,12 +97,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// deactivate_task has nothing left on `cpu`, so moving it must not
     /// detach it again there.
     pub(super) fn deactivate_task(&mut self, t: TaskId, cpu: usize) {
-        let ti = t as usize;
+        let ti = t.idx();
         self.update_rq_pelt(cpu);
         self.cpus[cpu]
             .rq
-            .dequeue(&mut self.ents, t, self.now, &self.cfg.eevdf);
-        self.k.cfs_lists.unlink(t);
+            .dequeue(&mut self.ents, t.0, self.now, &self.cfg.eevdf);
+        self.k.cfs_lists.unlink(t.0);
         let se = self.tasks[ti].pelt;
         self.cpus[cpu].pelt.detach(&se, self.ents[ti].weight);
         self.sync_rq_state(cpu);
@@ -119,7 +119,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// switch to the task (`schedule`, from `last_ran`), and the write of the
     /// new CPU's run-queue line to whoever enqueues it (`activate`).
     pub(super) fn set_task_cpu(&mut self, t: TaskId, new_cpu: usize) {
-        let ti = t as usize;
+        let ti = t.idx();
         let prev = self.tasks[ti].cpu;
         if prev != new_cpu {
             if self.numa.is_some() {
@@ -131,7 +131,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // migrate_task_rq_fair: a CFS sleeper's vruntime measured
             // against prev's queue now (nothing for EEVDF, or for a task
             // deactivate_task already took off)
-            self.cpus[prev].rq.migrate_task_rq(&mut self.ents, t);
+            self.cpus[prev].rq.migrate_task_rq(&mut self.ents, t.0);
             self.update_rq_pelt(prev);
             let se = self.tasks[ti].pelt;
             self.cpus[prev].pelt.detach(&se, self.ents[ti].weight);

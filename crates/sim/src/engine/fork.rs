@@ -66,7 +66,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Apply `Op::Fork(pool)` made by `t` on `c`: start the pool's next task.
     pub(super) fn fork_apply(&mut self, c: usize, t: TaskId, pool: ForkPoolId) {
-        let ti = t as usize;
+        let ti = t.idx();
         self.tasks[ti].pc.advance();
         let p = &mut self.forks.pools[pool.0 as usize];
         let Some(&child) = p.tasks.get(p.next) else {
@@ -76,7 +76,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         p.next += 1;
         self.forks.order.push(child);
         // the new thread inherits the caller's affinity
-        self.k.tplace[child as usize].cpus_allowed = self.k.tplace[ti].cpus_allowed.clone();
+        self.k.tplace[child.idx()].cpus_allowed = self.k.tplace[ti].cpus_allowed.clone();
         self.live_tasks += 1;
         self.wake_up_new_task(child, c);
     }

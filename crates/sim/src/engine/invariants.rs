@@ -2,6 +2,7 @@
 
 use super::{Engine, InvariantError, Mode, TaskState};
 use crate::rq::RunQueue;
+use crate::task::TaskId;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// Check the modelling invariants (DESIGN.md) on the current state.
@@ -18,25 +19,25 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // delayed sleepers (DELAY_DEQUEUE) are queued but not running
             let mut n = 0;
             let mut delayed = 0;
-            for &t in cpu.rq.queued() {
-                if self.ents[t as usize].delayed {
-                    if delayed_on[t as usize].replace(c).is_some() {
+            for t in cpu.rq.queued().iter().map(|&t| TaskId(t)) {
+                if self.ents[t.idx()].delayed {
+                    if delayed_on[t.idx()].replace(c).is_some() {
                         return err(format!("task {t}: delayed on two run queues"));
                     }
                     delayed += 1;
                 } else {
-                    on_rq[t as usize] += 1;
+                    on_rq[t.idx()] += 1;
                     n += 1;
                 }
             }
-            if let Some(cur) = cpu.rq.curr() {
-                if self.ents[cur as usize].delayed {
-                    if delayed_on[cur as usize].replace(c).is_some() {
+            if let Some(cur) = cpu.rq.curr().map(TaskId) {
+                if self.ents[cur.idx()].delayed {
+                    if delayed_on[cur.idx()].replace(c).is_some() {
                         return err(format!("task {cur}: delayed on two run queues"));
                     }
                     delayed += 1;
-                } else if self.ents[cur as usize].on_rq {
-                    on_rq[cur as usize] += 1;
+                } else if self.ents[cur.idx()].on_rq {
+                    on_rq[cur.idx()] += 1;
                     n += 1;
                 }
             }
@@ -102,7 +103,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let mut running = vec![false; self.tasks.len()];
         for cpu in &self.cpus {
             if let (Mode::Busy, Some(t)) = (cpu.mode, cpu.seg.task) {
-                if std::mem::replace(&mut running[t as usize], true) {
+                if std::mem::replace(&mut running[t.idx()], true) {
                     return err(format!("task {t} runs on two CPUs"));
                 }
             }

@@ -198,7 +198,7 @@ struct Cpu<R> {
 /// wrong one costs a wasted prefetch.
 #[derive(Clone, Copy, Debug)]
 struct NextHint {
-    task: u32,
+    task: TaskId,
     chan: u32,
     then: u32,
 }
@@ -206,7 +206,7 @@ struct NextHint {
 impl Default for NextHint {
     fn default() -> Self {
         NextHint {
-            task: u32::MAX,
+            task: TaskId(u32::MAX),
             chan: u32::MAX,
             then: u32::MAX,
         }
@@ -599,7 +599,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         match allowed.first() {
             None => false,
             Some(first) => {
-                let ti = t as usize;
+                let ti = t.idx();
                 if !allowed.test(self.tasks[ti].cpu) {
                     self.tasks[ti].cpu = first;
                 }
@@ -612,7 +612,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Declare a task. Tasks with `spawned == false` start runnable at time
     /// 0 on the first allowed CPU (placed like a fork from there).
     pub fn add_task(&mut self, spec: TaskSpec) -> TaskId {
-        let id = self.tasks.len() as TaskId;
+        let id = TaskId(self.tasks.len() as u32);
         let weight = nice_to_weight(spec.nice);
         let mut ent = Entity::new(weight, self.cfg.eevdf.base_slice);
         ent.idle_policy = false;
@@ -687,7 +687,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// PELT (load_avg, util_avg) of a task, as of its last update.
     pub fn task_signals(&self, t: TaskId) -> (u64, u64) {
-        let p = &self.tasks[t as usize].pelt;
+        let p = &self.tasks[t.idx()].pelt;
         (p.load_avg, p.util_avg)
     }
 
@@ -698,8 +698,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .map(|t| {
                 let e = &self.ents[t];
                 let cpu = self.tasks[t].cpu;
-                let running = self.cpus[cpu].mode == Mode::Busy
-                    && self.cpus[cpu].rq.curr() == Some(t as TaskId);
+                let running =
+                    self.cpus[cpu].mode == Mode::Busy && self.cpus[cpu].rq.curr() == Some(t as u32);
                 e.sum_exec
                     + if running {
                         self.now.saturating_sub(e.exec_start)
@@ -730,7 +730,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     fn task_counts(&mut self, t: TaskId) -> Option<&mut TaskPlaceCounts> {
         let v = self.per_task.as_mut()?;
-        let i = t as usize;
+        let i = t.idx();
         if v.len() <= i {
             v.resize(i + 1, TaskPlaceCounts::default());
         }
@@ -759,10 +759,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if !self.tasks[t].spec.spawned {
                 self.live_tasks += 1;
                 match self.tasks[t].spec.start_cpu {
-                    Some(cpu) => self.enqueue_new_task_on(t as TaskId, cpu),
+                    Some(cpu) => self.enqueue_new_task_on(TaskId(t as u32), cpu),
                     None => {
                         let cpu = self.tasks[t].cpu;
-                        self.wake_up_new_task(t as TaskId, cpu);
+                        self.wake_up_new_task(TaskId(t as u32), cpu);
                     }
                 }
             }
@@ -805,7 +805,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 crate::prefetch::prefetch(cpu, 2);
             }
             if let Some(h) = self.next_hint.get(c) {
-                if let Some(task) = self.tasks.get(h.task as usize) {
+                if let Some(task) = self.tasks.get(h.task.idx()) {
                     crate::prefetch::prefetch(task, 2);
                 }
                 if let Some(ch) = self.chans.get(h.chan as usize) {
@@ -941,7 +941,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Event::Tick { cpu } => self.tick(cpu as usize),
             Event::Timer { task } => {
-                let t = task as usize;
+                let t = task.idx();
                 if self.tasks[t].state == TaskState::Blocked(Block::Sleep) {
                     // The timer fires on the CPU that armed it; `current` is
                     // whatever that interrupt hit (record_wakee and wake_wide
@@ -950,6 +950,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     let current = self.cpus[cpu]
                         .rq
                         .curr()
+                        .map(TaskId)
                         .filter(|_| self.cpus[cpu].mode == Mode::Busy);
                     self.try_to_wake_up(task, cpu, current, wf::TTWU, true);
                 }

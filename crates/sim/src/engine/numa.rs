@@ -87,7 +87,7 @@ impl NumaState {
     fn scan_bounds(&self, t: TaskId, rss_bytes: u64) -> (u64, u64) {
         let group = self
             .tasks
-            .get(t as usize)
+            .get(t.idx())
             .and_then(|x| x.as_ref())
             .and_then(|tn| tn.group)
             .map(|g| &self.groups[g as usize]);
@@ -184,18 +184,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// A task's NUMA-balancing state (None: it has no memory or was never
     /// born).
     pub fn task_numa(&self, t: TaskId) -> Option<&TaskNuma> {
-        self.numa.as_ref()?.tasks.get(t as usize)?.as_ref()
+        self.numa.as_ref()?.tasks.get(t.idx())?.as_ref()
     }
 
     /// The CPU whose run queue holds `t`, or held it last (task_cpu).
     pub fn task_cpu(&self, t: TaskId) -> usize {
-        self.tasks[t as usize].cpu
+        self.tasks[t.idx()].cpu
     }
 
     /// The numa group of `t` (None: none).
     pub fn task_numa_group_of(&self, t: TaskId) -> Option<&nb::NumaGroup> {
         let s = self.numa.as_ref()?;
-        let g = s.tasks.get(t as usize)?.as_ref()?.group?;
+        let g = s.tasks.get(t.idx())?.as_ref()?.group?;
         s.groups.get(g as usize)
     }
 
@@ -215,7 +215,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let Some(s) = self.numa.as_deref_mut() else {
             return;
         };
-        let ti = t as usize;
+        let ti = t.idx();
         let mm = self.tasks[ti].spec.mm;
         let Some(space) = s.mem.find_space(mm) else {
             return;
@@ -239,18 +239,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let creator = self.tasks[ti]
             .spec
             .parent
-            .filter(|&p| self.tasks[p as usize].spec.mm == mm && s.tasks[p as usize].is_some())
-            .map(|p| p as usize)
-            .or_else(|| (0..ti).find(|&o| self.tasks[o].spec.mm == mm && s.tasks[o].is_some()));
+            .filter(|&p| self.tasks[p.idx()].spec.mm == mm && s.tasks[p.idx()].is_some())
+            .or_else(|| {
+                (0..t.0)
+                    .map(TaskId)
+                    .find(|&o| self.tasks[o.idx()].spec.mm == mm && s.tasks[o.idx()].is_some())
+            });
         let (preferred, period, max) = match creator {
             Some(c) => {
-                let ctn = s.tasks[c].as_ref().expect("found with state");
+                let ctn = s.tasks[c.idx()].as_ref().expect("found with state");
                 let rss = resident * crate::numa::memory::CHUNK_BYTES;
-                (
-                    ctn.preferred,
-                    ctn.scan_period_ms,
-                    s.scan_bounds(c as TaskId, rss).0,
-                )
+                (ctn.preferred, ctn.scan_period_ms, s.scan_bounds(c, rss).0)
             }
             None => (None, s.params.scan_delay_ms, s.params.scan_period_max_ms),
         };
@@ -269,8 +268,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let Some(s) = self.numa.as_deref_mut() else {
             return;
         };
-        if let Some(Some(tn)) = s.tasks.get(t as usize) {
-            let mm = self.tasks[t as usize].spec.mm;
+        if let Some(Some(tn)) = s.tasks.get(t.idx()) {
+            let mm = self.tasks[t.idx()].spec.mm;
             if let Some(sp) = s.mem.find_space(mm) {
                 s.mem.spaces[sp].users = s.mem.spaces[sp].users.saturating_sub(1);
             }
@@ -296,11 +295,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let Some(s) = self.numa.as_deref_mut() else {
             return;
         };
-        let ti = t as usize;
+        let ti = t.idx();
         if !s.params.enabled || s.tasks.get(ti).is_none_or(|x| x.is_none()) {
             return;
         }
-        let mut private = last.is_none_or(|l| l.pid8 == (t & 0xff) as u8);
+        let mut private = last.is_none_or(|l| l.pid8 == (t.0 & 0xff) as u8);
         if !private {
             // every modelled access may write: no TNF_NO_GROUP
             private = !self.task_numa_group(t, last.expect("a shared fault has a last cpupid"));
@@ -363,7 +362,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// shared: false only when a candidate was found and not joined (the
     /// kernel's `*priv = !join`).
     fn task_numa_group(&mut self, t: TaskId, last: CpuPid) -> bool {
-        let ti = t as usize;
+        let ti = t.idx();
         let s = self.numa.as_deref_mut().expect("caller checked");
         if s.tasks[ti]
             .as_ref()
@@ -372,21 +371,22 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .is_none()
         {
             let tn = s.tasks[ti].as_ref().expect("caller checked");
-            s.groups.push(nb::NumaGroup::of_task(tn, t));
+            s.groups.push(nb::NumaGroup::of_task(tn, t.0));
             s.tasks[ti].as_mut().expect("caller checked").group = Some(s.groups.len() as u32 - 1);
         }
         let cpu = last.cpu as usize;
         let running = self.cpus[cpu]
             .rq
             .curr()
+            .map(TaskId)
             .filter(|_| self.cpus[cpu].mode == Mode::Busy);
         // no candidate: the fault stays shared
-        let Some(other) = running.filter(|&o| (o & 0xff) as u8 == last.pid8) else {
+        let Some(other) = running.filter(|&o| (o.0 & 0xff) as u8 == last.pid8) else {
             return true;
         };
         let Some(their) = s
             .tasks
-            .get(other as usize)
+            .get(other.idx())
             .and_then(|x| x.as_ref())
             .and_then(|x| x.group)
         else {
@@ -404,7 +404,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if gm.nr_tasks > gt.nr_tasks || (gm.nr_tasks == gt.nr_tasks && mine > their) {
             return true;
         }
-        if self.tasks[other as usize].spec.mm != self.tasks[ti].spec.mm {
+        if self.tasks[other.idx()].spec.mm != self.tasks[ti].spec.mm {
             // different processes join only over a VM_SHARED mapping
             // (TNF_SHARED), which the model does not have: taken as private
             return false;
@@ -420,7 +420,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// decay and fold the fault statistics, choose the preferred node and
     /// adapt the scan period.
     fn task_numa_placement(&mut self, t: TaskId) {
-        let ti = t as usize;
+        let ti = t.idx();
         let now = self.now;
         let exec = self.task_exec_now(t);
         let s = self.numa.as_deref_mut().expect("caller checked");
@@ -465,7 +465,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     fn numa_migrate_preferred(&mut self, c: usize, t: TaskId) {
         let now = self.now;
         let s = self.numa.as_deref_mut().expect("caller checked");
-        let tn = s.tasks[t as usize].as_mut().expect("caller checked");
+        let tn = s.tasks[t.idx()].as_mut().expect("caller checked");
         let Some(pref) = tn.preferred else {
             return;
         };
@@ -479,10 +479,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let (m, preferred) = self.task_numa_migrate(c, t, pref);
         if let Some(p) = preferred {
             let s = self.numa.as_deref_mut().expect("caller checked");
-            s.tasks[t as usize]
-                .as_mut()
-                .expect("caller checked")
-                .preferred = Some(p);
+            s.tasks[t.idx()].as_mut().expect("caller checked").preferred = Some(p);
         }
         if let Some(m) = m {
             self.numa_push(c, t, m);
@@ -504,7 +501,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let Some(s) = self.numa.as_deref() else {
             return (None, None);
         };
-        let Some(tn) = s.tasks[t as usize].as_ref() else {
+        let Some(tn) = s.tasks[t.idx()].as_ref() else {
             return (None, None);
         };
         let src_node = s.node_of[c] as usize;
@@ -554,7 +551,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         best: &mut Option<(i64, NumaMove)>,
     ) {
         let s = self.numa.as_deref().expect("caller checked");
-        let allowed = &self.k.tplace[t as usize].cpus_allowed;
+        let allowed = &self.k.tplace[t.idx()].cpus_allowed;
         let running = |n: usize| -> usize {
             self.k
                 .topo
@@ -613,13 +610,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if !allowed.test(x) || self.cpus[x].mode != Mode::Busy || s.migrate_on[x] {
                 continue;
             }
-            let Some(cur) = self.cpus[x].rq.curr() else {
+            let Some(cur) = self.cpus[x].rq.curr().map(TaskId) else {
                 continue;
             };
-            if cur == t || !self.k.tplace[cur as usize].cpus_allowed.test(c) {
+            if cur == t || !self.k.tplace[cur.idx()].cpus_allowed.test(c) {
                 continue;
             }
-            let Some(ctn) = s.tasks.get(cur as usize).and_then(|o| o.as_ref()) else {
+            let Some(ctn) = s.tasks.get(cur.idx()).and_then(|o| o.as_ref()) else {
                 continue;
             };
             let cur_group = ctn.group.map(|g| &s.groups[g as usize]);
@@ -735,7 +732,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let s = self.numa.as_deref_mut().expect("a push implies memory");
         s.migrate_on[dst] = false;
         let here = |e: &Self, task: TaskId, cpu: usize, to: usize| {
-            let i = task as usize;
+            let i = task.idx();
             e.tasks[i].state == TaskState::Runnable
                 && e.tasks[i].cpu == cpu
                 && e.k.tplace[i].cpus_allowed.test(to)
@@ -776,7 +773,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if a == b || !s.params.enabled {
             return;
         }
-        let Some(Some(tn)) = s.tasks.get(t as usize) else {
+        let Some(Some(tn)) = s.tasks.get(t.idx()) else {
             return;
         };
         // a task that never faulted (no numa_faults yet) keeps its period
@@ -790,15 +787,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 _ => {}
             }
         }
-        let mm = self.tasks[t as usize].spec.mm;
+        let mm = self.tasks[t.idx()].spec.mm;
         let rss = s.mem.find_space(mm).map_or(0, |sp| {
             s.mem.spaces[sp].resident * crate::numa::memory::CHUNK_BYTES
         });
         let start = s.scan_bounds(t, rss).1;
-        s.tasks[t as usize]
-            .as_mut()
-            .expect("checked")
-            .scan_period_ms = start;
+        s.tasks[t.idx()].as_mut().expect("checked").scan_period_ms = start;
     }
 
     /// `task_tick_numa`: every tick of a running task; when its runtime
@@ -814,13 +808,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if !s.params.enabled {
             return;
         }
-        let Some(Some(tn)) = s.tasks.get(t as usize) else {
+        let Some(Some(tn)) = s.tasks.get(t.idx()) else {
             return;
         };
         if tn.work_pending || exec <= tn.node_stamp + tn.scan_period_ms * MS {
             return;
         }
-        let mm = self.tasks[t as usize].spec.mm;
+        let mm = self.tasks[t.idx()].spec.mm;
         let Some(space) = s.mem.find_space(mm) else {
             return;
         };
@@ -831,7 +825,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             )
             .1;
         let sp = &s.mem.spaces[space];
-        let tn = s.tasks[t as usize].as_mut().expect("checked");
+        let tn = s.tasks[t.idx()].as_mut().expect("checked");
         // the stamp moves on by the period that was due, before a first
         // call sets the start period
         let period = tn.scan_period_ms * MS;
@@ -857,7 +851,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let pending = self
             .numa
             .as_deref()
-            .and_then(|s| s.tasks.get(t as usize))
+            .and_then(|s| s.tasks.get(t.idx()))
             .and_then(|x| x.as_ref())
             .is_some_and(|tn| tn.work_pending);
         if pending {
@@ -874,11 +868,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let pte_ns = self.k.costs.numa_pte_update_ns;
         let s = self.numa.as_deref_mut().expect("caller checked");
         let cpu_node = s.node_of[c];
-        s.tasks[t as usize]
+        s.tasks[t.idx()]
             .as_mut()
             .expect("caller checked")
             .work_pending = false;
-        let mm = self.tasks[t as usize].spec.mm;
+        let mm = self.tasks[t.idx()].spec.mm;
         let Some(space) = s.mem.find_space(mm) else {
             return;
         };
@@ -886,7 +880,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             t,
             s.mem.spaces[space].resident * crate::numa::memory::CHUNK_BYTES,
         );
-        let tn = s.tasks[t as usize].as_mut().expect("caller checked");
+        let tn = s.tasks[t.idx()].as_mut().expect("caller checked");
         let sp = &mut s.mem.spaces[space];
         if sp.numa_next_scan == 0 {
             sp.numa_next_scan = now + s.params.scan_delay_ms * MS;
@@ -1008,10 +1002,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// sum_exec_runtime of `t` now (a running task's current stretch
     /// included).
     fn task_exec_now(&self, t: TaskId) -> Nanos {
-        let ti = t as usize;
+        let ti = t.idx();
         let e = &self.ents[ti];
         let cpu = self.tasks[ti].cpu;
-        let running = self.cpus[cpu].mode == Mode::Busy && self.cpus[cpu].rq.curr() == Some(t);
+        let running = self.cpus[cpu].mode == Mode::Busy && self.cpus[cpu].rq.curr() == Some(t.0);
         e.sum_exec
             + if running {
                 self.now.saturating_sub(e.exec_start)

@@ -41,8 +41,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let cpu_node = s.node_of[c];
         let topo = self.k.topo;
         let dist = |a: u16, b: u16| topo.node_distance(a as usize, b as usize);
-        let balancing = s.params.enabled && s.tasks.get(t as usize).is_some_and(|x| x.is_some());
-        let me = CpuPid::of(c, t);
+        let balancing = s.params.enabled && s.tasks.get(t.idx()).is_some_and(|x| x.is_some());
+        let me = CpuPid::of(c, t.0);
         let mut bytes = std::mem::take(&mut s.held[c].bytes);
         bytes.clear();
         bytes.resize(s.streams.len(), 0);
@@ -87,7 +87,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // bind place by their own rule and are left alone
                     let mut migrated = false;
                     if !is_local && s.mem.policy == MemPolicy::Local && balancing {
-                        let tn = s.tasks[t as usize].as_ref().expect("checked");
+                        let tn = s.tasks[t.idx()].as_ref().expect("checked");
                         let group = tn.group.map(|g| &s.groups[g as usize]);
                         let node_of = |cpu: usize| s.node_of[cpu];
                         if nb::should_numa_migrate_memory(
@@ -189,7 +189,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             let done = self.settle_segment(x);
             if let Some(t) = self.cpus[x].seg.task {
-                let op_left = &mut self.tasks[t as usize].op_left;
+                let op_left = &mut self.tasks[t.idx()].op_left;
                 *op_left = op_left.saturating_sub(done);
             }
             let smt = if self.k.topo.threads_per_core() > 1 {

@@ -160,10 +160,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     fn omp_wait(&mut self, t: TaskId) -> &mut Wait {
         let w = &mut self.omp.wait;
-        if w.len() <= t as usize {
-            w.resize(t as usize + 1, Wait::None);
+        if w.len() <= t.idx() {
+            w.resize(t.idx() + 1, Wait::None);
         }
-        &mut w[t as usize]
+        &mut w[t.idx()]
     }
 
     /// The work of an OpenMP op about to start for `t` on `c`.
@@ -180,7 +180,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         if gen != gen_now {
                             return OmpStart::Work(0, true);
                         }
-                        let ti = t as usize;
+                        let ti = t.idx();
                         if started && self.tasks[ti].op_left == 0 {
                             // the spin is over: go on to FUTEX_WAIT
                             return OmpStart::Work(0, true);
@@ -201,7 +201,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         OmpStart::Spin(left)
                     }
                     Wait::Futex { gen } => {
-                        if self.tasks[t as usize].resumed || gen != gen_now {
+                        if self.tasks[t.idx()].resumed || gen != gen_now {
                             OmpStart::Work(0, true)
                         } else {
                             OmpStart::Work(self.k.costs.futex_wait_ns, false)
@@ -235,7 +235,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Apply the effect of `t`'s OpenMP op on `c`; true when the op
     /// completed (the program moves on).
     pub(super) fn omp_apply(&mut self, c: usize, t: TaskId, op: Op) -> bool {
-        let ti = t as usize;
+        let ti = t.idx();
         match op {
             Op::OmpBarrier(b) => {
                 let bi = b.0 as usize;
@@ -324,7 +324,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// `barrier`: count the releases (barrier waits).
     fn omp_release_spinners(&mut self, spinners: Vec<TaskId>, line: LineId, barrier: bool) {
         for s in spinners {
-            let x = self.tasks[s as usize].cpu;
+            let x = self.tasks[s.idx()].cpu;
             let spinning = self.cpus[x].mode == Mode::Busy
                 && self.cpus[x].seg.task == Some(s)
                 && self.cpus[x].seg.spin;
@@ -343,7 +343,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.cpus[x].seg.debt = 0;
             self.cpus[x].seg.spin = false;
             self.cpus[x].debt += cost;
-            self.tasks[s as usize].op_left = 0;
+            self.tasks[s.idx()].op_left = 0;
             self.continue_cpu(x);
         }
     }

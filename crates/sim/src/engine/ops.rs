@@ -38,7 +38,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// completed instantly and the caller should continue.
     #[inline(always)]
     pub(super) fn start_op(&mut self, c: usize, t: TaskId) -> bool {
-        let ti = t as usize;
+        let ti = t.idx();
         if self.numa.is_some() {
             // queued task work (task_numa_work) runs on the way back to user
             self.numa_return_to_user(c, t);
@@ -197,7 +197,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Op::RunEnd
             | Op::PhaseEnd(_) => (self.pthread_work(t, op), false),
             Op::Spawn { child } => {
-                let proc_ = self.tasks[child as usize].spec.mm != self.tasks[ti].spec.mm;
+                let proc_ = self.tasks[child.idx()].spec.mm != self.tasks[ti].spec.mm;
                 (
                     if proc_ {
                         self.k.costs.fork_ns
@@ -215,7 +215,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let parent_mm = self.tasks[ti]
                     .spec
                     .parent
-                    .map(|p| self.tasks[p as usize].spec.mm);
+                    .map(|p| self.tasks[p.idx()].spec.mm);
                 let thread = parent_mm == Some(self.tasks[ti].spec.mm);
                 let cost = if thread {
                     self.k.costs.thread_exit_ns
@@ -284,7 +284,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// Apply the effect of `t`'s current op at the end of its segment.
     #[inline(always)]
     pub(super) fn apply_op(&mut self, c: usize, t: TaskId) {
-        let ti = t as usize;
+        let ti = t.idx();
         let task = &mut self.tasks[ti];
         match task.op {
             Op::Compute(_) | Op::ComputeMem { .. } => {
@@ -480,12 +480,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
             Op::Join { task: j } => {
-                if self.tasks[j as usize].state == TaskState::Exited {
+                if self.tasks[j.idx()].state == TaskState::Exited {
                     let task = &mut self.tasks[ti];
                     task.resumed = false;
                     task.pc.advance();
                 } else {
-                    self.tasks[j as usize].joiner = Some(t);
+                    self.tasks[j.idx()].joiner = Some(t);
                     self.block(c, t, Block::Join(j));
                 }
             }
@@ -561,7 +561,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     pub(super) fn block(&mut self, c: usize, t: TaskId, why: Block) {
-        let ti = t as usize;
+        let ti = t.idx();
         // it ran until now, then sleeps
         self.update_task_pelt(ti, true, true);
         self.tasks[ti].state = TaskState::Blocked(why);
@@ -572,13 +572,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         // listed and moves it only for migrate_load; not modelled)
         self.cpus[c]
             .rq
-            .dequeue_sleep(&mut self.ents, t, self.now, &self.cfg.eevdf);
-        self.k.cfs_lists.unlink(t);
+            .dequeue_sleep(&mut self.ents, t.0, self.now, &self.cfg.eevdf);
+        self.k.cfs_lists.unlink(t.0);
         self.sync_rq_state(c);
     }
 
     pub(super) fn do_exit(&mut self, c: usize, t: TaskId) {
-        let ti = t as usize;
+        let ti = t.idx();
         self.deactivate_task(t, c);
         self.tasks[ti].state = TaskState::Exited;
         self.live_tasks -= 1;
@@ -590,7 +590,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.try_to_wake_up(j, c, Some(t), 0, false);
         }
         if let Some(p) = self.tasks[ti].spec.parent {
-            let pi = p as usize;
+            let pi = p.idx();
             if self.tasks[pi].spec.mm != self.tasks[ti].spec.mm {
                 self.tasks[pi].unreaped += 1;
                 if self.tasks[pi].state == TaskState::Blocked(Block::Child) {

@@ -159,7 +159,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     fn phase_state(&mut self, t: TaskId) -> &mut PhaseState {
-        let ti = t as usize;
+        let ti = t.idx();
         let p = &mut self.pthreads.phase;
         if p.len() <= ti {
             p.resize(ti + 1, PhaseState::default());
@@ -169,18 +169,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Time since `t`'s last `RunStart` (rt-app's `runtime` loop test).
     pub(super) fn run_elapsed(&self, t: TaskId) -> Nanos {
-        let since = self
-            .pthreads
-            .phase
-            .get(t as usize)
-            .map_or(0, |p| p.run_since);
+        let since = self.pthreads.phase.get(t.idx()).map_or(0, |p| p.run_since);
         self.now.saturating_sub(since)
     }
 
     /// The CPU work of a pthread op about to start for `t`.
     pub(super) fn pthread_work(&mut self, t: TaskId, op: Op) -> Nanos {
         let c = &self.k.costs;
-        let resumed = self.tasks[t as usize].resumed;
+        let resumed = self.tasks[t.idx()].resumed;
         let p = &self.pthreads;
         match op {
             Op::MutexLock(m) => {
@@ -274,7 +270,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// program moves on), false when `t` blocked (the op is retried when it
     /// is woken, with `resumed` set).
     pub(super) fn pthread_apply(&mut self, c: usize, t: TaskId, op: Op) -> bool {
-        let ti = t as usize;
+        let ti = t.idx();
         let resumed = self.tasks[ti].resumed;
         let now = self.now;
         match op {

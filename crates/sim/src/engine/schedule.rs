@@ -4,6 +4,7 @@
 use super::{Engine, Mode, TaskState};
 use crate::event::Event;
 use crate::rq::RunQueue;
+use crate::task::TaskId;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn arm_tick(&mut self, c: usize) {
@@ -33,12 +34,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             return;
         }
         let now = self.now;
-        if let Some(cur) = self.cpus[c].rq.curr() {
+        if let Some(cur) = self.cpus[c].rq.curr().map(TaskId) {
             // task_tick_fair -> entity_tick
             let resched = self.cpus[c]
                 .rq
                 .task_tick(&mut self.ents, now, &self.cfg.eevdf);
-            self.update_task_pelt(cur as usize, true, true);
+            self.update_task_pelt(cur.idx(), true, true);
             if resched {
                 // update_deadline (EEVDF) or check_preempt_tick (CFS) ->
                 // resched_curr, from the tick interrupt
@@ -97,16 +98,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.run_pending_balance(c);
         loop {
             let cpu = &self.cpus[c];
-            let (curr, need_resched) = (cpu.rq.curr(), cpu.need_resched);
-            let runnable =
-                curr.is_some_and(|t| self.tasks[t as usize].state == TaskState::Runnable);
+            let (curr, need_resched) = (cpu.rq.curr().map(TaskId), cpu.need_resched);
+            let runnable = curr.is_some_and(|t| self.tasks[t.idx()].state == TaskState::Runnable);
             let t = match curr {
                 Some(t) if runnable && !need_resched => t,
                 _ => {
                     if !self.schedule(c) {
                         return; // went idle (or is working off debt first)
                     }
-                    self.cpus[c].rq.curr().expect("scheduled task")
+                    TaskId(self.cpus[c].rq.curr().expect("scheduled task"))
                 }
             };
             if self.start_op(c, t) {
@@ -120,10 +120,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn schedule(&mut self, c: usize) -> bool {
         let now = self.now;
         self.cpus[c].need_resched = false;
-        let prev = self.cpus[c].rq.curr();
+        let prev = self.cpus[c].rq.curr().map(TaskId);
         // prev ran until now (a blocked or exited prev was updated then)
-        if let Some(p) = prev.filter(|&p| self.tasks[p as usize].state == TaskState::Runnable) {
-            self.update_task_pelt(p as usize, true, true);
+        if let Some(p) = prev.filter(|&p| self.tasks[p.idx()].state == TaskState::Runnable) {
+            self.update_task_pelt(p.idx(), true, true);
         }
         // the pick may dequeue delayed tasks (their load leaves the rq):
         // the rq's signals are brought to now first, as dequeue_entity does
@@ -132,12 +132,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         let next = self.cpus[c]
             .rq
-            .pick_next_task(&mut self.ents, now, &self.cfg.eevdf);
+            .pick_next_task(&mut self.ents, now, &self.cfg.eevdf)
+            .map(TaskId);
         // next waited runnable until now
         if let Some(n) = next.filter(|&n| Some(n) != prev) {
-            self.update_task_pelt(n as usize, true, false);
+            self.update_task_pelt(n.idx(), true, false);
         }
-        self.cpus[c].rq.set_next(&mut self.ents, next, now);
+        self.cpus[c]
+            .rq
+            .set_next(&mut self.ents, next.map(|n| n.0), now);
         self.update_rq_pelt(c);
         match next {
             None => {
@@ -160,11 +163,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 false
             }
             Some(n) => {
-                let ni = n as usize;
+                let ni = n.idx();
                 self.k.cpu_state[c].curr_is_idle = false;
                 self.cpus[c].bal.newidle_done = false;
                 // set_next_task_fair moves it to the head of cfs_tasks
-                self.k.cfs_lists.move_to_front(c, n);
+                self.k.cfs_lists.move_to_front(c, n.0);
                 if prev != Some(n) {
                     if self.traced() {
                         self.trace_switch(c, prev, crate::trace::Runner::Task(n));

@@ -225,7 +225,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 if self.queue_len(queue) > 0 {
                     // the decrement, and after a wait the clock reading of
                     // the wakeup sample
-                    let woke = self.tasks[t as usize].resumed;
+                    let woke = self.tasks[t.idx()].resumed;
                     SyncStart::Work(costs.atomic_ns + if woke { costs.gettimeofday_ns } else { 0 })
                 } else {
                     // store BLOCKED, then FUTEX_WAIT_PRIVATE
@@ -266,7 +266,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// op completed (the program moves on).
     pub(super) fn sync_apply(&mut self, c: usize, t: TaskId, op: crate::task::Op) -> bool {
         use crate::task::Op;
-        let ti = t as usize;
+        let ti = t.idx();
         match op {
             Op::Stamp(var) => {
                 self.tasks[ti].vars[var as usize] = self.now;
@@ -328,7 +328,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.touch(c, line);
                 self.lists[queue as usize].entries.push((worker, futex));
                 self.record_sample(metric, 1);
-                self.tasks[worker as usize].vars[var as usize] = self.now;
+                self.tasks[worker.idx()].vars[var as usize] = self.now;
                 self.futex_post(c, t, futex, 0);
                 true
             }
@@ -395,7 +395,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let mut entries = std::mem::take(&mut self.lists[list as usize].entries);
         let now = self.now;
         for &(w, _) in entries.iter().rev() {
-            self.tasks[w as usize].vars[var as usize] = now;
+            self.tasks[w.idx()].vars[var as usize] = now;
         }
         let mut lead = 0;
         for &(w, f) in entries.iter().rev() {
@@ -418,7 +418,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     fn release_spinners(&mut self, set: LockSetId, cpu: usize) {
         let spinners = std::mem::take(&mut self.locksets[set as usize].spinners[cpu]);
         for s in spinners {
-            let x = self.tasks[s as usize].cpu;
+            let x = self.tasks[s.idx()].cpu;
             let spinning = self.cpus[x].mode == Mode::Busy
                 && self.cpus[x].seg.task == Some(s)
                 && self.cpus[x].seg.spin;

@@ -57,9 +57,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .iter()
             .enumerate()
             .map(|(i, t)| TraceTask {
-                id: i as TaskId,
+                id: TaskId(i as u32),
                 name: t.spec.name.clone(),
-                leader: *leader_of_mm.entry(t.spec.mm).or_insert(i as TaskId),
+                leader: *leader_of_mm.entry(t.spec.mm).or_insert(TaskId(i as u32)),
                 parent: t.spec.parent,
                 prio: 120 + t.spec.nice,
             })
@@ -103,7 +103,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// How `t` is left when it leaves its CPU now.
     fn prev_state(&self, t: TaskId) -> PrevState {
-        let task = &self.tasks[t as usize];
+        let task = &self.tasks[t.idx()];
         match task.state {
             TaskState::Runnable | TaskState::Unborn => PrevState::Runnable,
             TaskState::Blocked(_) => PrevState::Sleeping,
@@ -112,7 +112,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 zombie: task
                     .spec
                     .parent
-                    .is_some_and(|p| self.tasks[p as usize].spec.mm != task.spec.mm),
+                    .is_some_and(|p| self.tasks[p.idx()].spec.mm != task.spec.mm),
             },
         }
     }

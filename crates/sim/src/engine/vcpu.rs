@@ -129,10 +129,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if !self.tasks[t].spec.spawned {
                 self.live_tasks += 1;
                 match self.tasks[t].spec.start_cpu {
-                    Some(cpu) => self.enqueue_new_task_on(t as TaskId, cpu),
+                    Some(cpu) => self.enqueue_new_task_on(TaskId(t as u32), cpu),
                     None => {
                         let cpu = self.tasks[t].cpu;
-                        self.wake_up_new_task(t as TaskId, cpu);
+                        self.wake_up_new_task(TaskId(t as u32), cpu);
                     }
                 }
             }
@@ -204,7 +204,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             | Event::Tick { cpu }
             | Event::IlbKick { cpu }
             | Event::NumaStopper { cpu } => cpu as usize,
-            Event::Timer { task } => self.tasks[task as usize].cpu,
+            Event::Timer { task } => self.tasks[task.idx()].cpu,
             Event::Stopper { src, .. } => src as usize,
         }
     }
@@ -330,17 +330,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // vCPU is off the host CPU
             let done = self.settle_segment(c);
             if let Some(t) = self.cpus[c].seg.task {
-                let ti = t as usize;
+                let ti = t.idx();
                 self.tasks[ti].op_left = self.tasks[ti].op_left.saturating_sub(done);
             }
             self.cpus[c].gen = self.cpus[c].gen.wrapping_add(1);
             self.events.clear_slot(c, Slot::Main);
         }
-        if let Some(cur) = self.cpus[c].rq.curr() {
+        if let Some(cur) = self.cpus[c].rq.curr().map(TaskId) {
             // clock_task stops: account up to now, then park exec_start so
             // an update_curr from another vCPU charges nothing
             self.cpus[c].rq.update_curr(&mut self.ents, self.now);
-            self.ents[cur as usize].exec_start = Nanos::MAX;
+            self.ents[cur.idx()].exec_start = Nanos::MAX;
         }
         self.k.cpu_state[c].vcpu_preempted = preempted;
         let now = self.now;
@@ -366,9 +366,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.now = now;
         self.k.lines.now = now;
         self.k.cpu_state[c].vcpu_preempted = false;
-        if let Some(cur) = self.cpus[c].rq.curr() {
-            if self.ents[cur as usize].exec_start == Nanos::MAX {
-                self.ents[cur as usize].exec_start = now;
+        if let Some(cur) = self.cpus[c].rq.curr().map(TaskId) {
+            if self.ents[cur.idx()].exec_start == Nanos::MAX {
+                self.ents[cur.idx()].exec_start = now;
             }
         }
         if retry_spin && self.cpus[c].mode == Mode::Busy {
@@ -406,7 +406,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let preempted = self.k.cpu_state[cpu].vcpu_preempted;
         let now = self.now;
         if let Some(v) = self.vm.as_mut() {
-            let ti = t as usize;
+            let ti = t.idx();
             if v.woken.len() <= ti {
                 v.woken.resize(ti + 1, None);
             }
@@ -419,7 +419,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn vm_note_run(&mut self, t: TaskId) {
         let now = self.now;
         if let Some(v) = self.vm.as_mut() {
-            if let Some(Some((at, preempted))) = v.woken.get_mut(t as usize).map(Option::take) {
+            if let Some(Some((at, preempted))) = v.woken.get_mut(t.idx()).map(Option::take) {
                 let wait = now - at;
                 v.stats.wakeup_wait_ns += wait;
                 v.stats.wakeups_measured += 1;

@@ -21,10 +21,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         flags: u32,
     ) -> (usize, Nanos) {
         let req = WakeRequest {
-            task: t,
-            prev_cpu: self.tasks[t as usize].cpu,
+            task: t.0,
+            prev_cpu: self.tasks[t.idx()].cpu,
             wake_flags: flags,
-            waker,
+            waker: waker.map(|w| w.0),
         };
         let t0 = self.cfg.phase_timing.then(std::time::Instant::now);
         let sel = self.k.select_task_rq(req, waker_cpu, self.now);
@@ -40,7 +40,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     pub(super) fn wake_up_new_task(&mut self, t: TaskId, parent_cpu: usize) {
-        let ti = t as usize;
+        let ti = t.idx();
         self.tasks[ti].cpu = parent_cpu;
         // wake_up_new_task (4.16+): p->recent_used_cpu = task_cpu(p)
         self.k.tplace[ti].recent_used_cpu = parent_cpu;
@@ -51,7 +51,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// A task runnable at time 0 enqueued on `cpu` as it is (no fork
     /// placement): see `TaskSpec::start_cpu`.
     pub(super) fn enqueue_new_task_on(&mut self, t: TaskId, cpu: usize) {
-        let ti = t as usize;
+        let ti = t.idx();
         self.tasks[ti].cpu = cpu;
         self.k.tplace[ti].recent_used_cpu = cpu;
         if self.traced() {
@@ -63,7 +63,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The rest of wake_up_new_task once the CPU is chosen.
     fn start_new_task(&mut self, t: TaskId, cpu: usize, parent_cpu: usize, lead: Nanos) {
-        let ti = t as usize;
+        let ti = t.idx();
         if self.numa.is_some() {
             self.init_numa_balancing(t);
         }
@@ -111,7 +111,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         flags: u32,
         from_irq: bool,
     ) {
-        let ti = t as usize;
+        let ti = t.idx();
         if !matches!(self.tasks[ti].state, TaskState::Blocked(_)) {
             return;
         }
@@ -161,9 +161,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.update_rq_pelt(cpu);
         self.cpus[cpu]
             .rq
-            .requeue_delayed(&mut self.ents, t, &self.cfg.eevdf);
+            .requeue_delayed(&mut self.ents, t.0, &self.cfg.eevdf);
         // enqueued again: back on cfs_tasks (block took it off)
-        self.k.cfs_lists.push_front(cpu, t);
+        self.k.cfs_lists.push_front(cpu, t.0);
         self.sync_rq_state(cpu);
         self.note_nr_running(cpu);
         // the waker takes the task's run-queue lock
@@ -182,7 +182,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.vm.is_some() {
             self.vm_note_wakeup(t, cpu);
         }
-        if self.cpus[cpu].rq.curr() != Some(t) {
+        if self.cpus[cpu].rq.curr() != Some(t.0) {
             // check_preempt_wakeup_fair's update_curr may itself ask for a
             // pick (deadline passed, or protection over from 6.17); the
             // requeue did not charge curr first
@@ -207,7 +207,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         lead: Nanos,
         from_irq: bool,
     ) {
-        let ti = t as usize;
+        let ti = t.idx();
         let now = self.now;
         let initial = self.tasks[ti].pc.pc == 0 && self.tasks[ti].last_ran.is_none();
         let deadline_resched = self.activate_task(t, cpu, attach, initial);

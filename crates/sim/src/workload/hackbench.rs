@@ -12,7 +12,7 @@
 use crate::channel::ChanKind;
 use crate::engine::Engine;
 use crate::rq::RunQueue;
-use crate::task::{Op, TaskSpec};
+use crate::task::{Op, TaskId, TaskSpec};
 pub use benchspec::hackbench::Hackbench;
 
 /// Mark slot of the start time.
@@ -31,12 +31,14 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
     };
     let ready = e.add_channel(kind, false);
     let wake = e.add_channel(kind, false);
-    let main_id = 0u32;
+    let main_id = TaskId(0);
     // The main task's program refers to children by id: children are
     // declared right after it, so child i has id i + 1.
     let mut main_prog = Vec::new();
     for i in 0..n {
-        main_prog.push(Op::Spawn { child: i + 1 });
+        main_prog.push(Op::Spawn {
+            child: TaskId(i + 1),
+        });
     }
     main_prog.extend([
         Op::Loop(n),
@@ -53,7 +55,9 @@ pub fn build<R: RunQueue>(hb: &Hackbench, e: &mut Engine<'_, R>) {
     });
     if this.threads {
         for i in 0..n {
-            main_prog.push(Op::Join { task: i + 1 });
+            main_prog.push(Op::Join {
+                task: TaskId(i + 1),
+            });
         }
     } else {
         main_prog.extend([Op::Loop(n), Op::WaitChild, Op::EndLoop]);

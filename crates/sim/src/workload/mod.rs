@@ -119,7 +119,7 @@ impl<'a> Record<'a> {
 
     /// CPU time each task consumed (sum_exec_runtime), by task id.
     pub fn task_exec(&self, t: crate::task::TaskId) -> Nanos {
-        self.exec.get(t as usize).copied().unwrap_or(0)
+        self.exec.get(t.idx()).copied().unwrap_or(0)
     }
 
     /// The report name of a placement stage: the policy's own name for one
@@ -131,7 +131,7 @@ impl<'a> Record<'a> {
     /// A task's placement counts (None unless the workload called
     /// `Engine::track_tasks`).
     pub fn task_place(&self, t: crate::task::TaskId) -> Option<&crate::engine::TaskPlaceCounts> {
-        self.place.get(t as usize)
+        self.place.get(t.idx())
     }
 
     /// The interval summaries of a summarised `metric` (see

@@ -116,7 +116,7 @@ impl RtappSim {
         for (x, &n) in self.app.fork_counts().iter().enumerate() {
             let n = n.min(FORKS_LIMIT);
             if n > 0 {
-                out.push((x, next, n));
+                out.push((x, TaskId(next), n));
                 next += n;
             }
         }
@@ -382,7 +382,7 @@ impl Workload for RtappSim {
             for k in 0..n {
                 // each forked thread has its own copy of the object's
                 // per-thread resources (unique timers, `mem` buffer)
-                let owner = first + k;
+                let owner = first.0 + k;
                 let label = format!("{}-fork-{k:04}", def.name);
                 let p = self.program(e, &mut names, &pools, def, owner, &label, true);
                 ids.push(e.add_task(TaskSpec {
@@ -391,7 +391,7 @@ impl Workload for RtappSim {
                     mm: 0,
                     // a thread of the rt-app process (its exit is a
                     // thread's); the forker is known only at run time
-                    parent: Some(0),
+                    parent: Some(TaskId(0)),
                     spawned: true,
                     start_cpu: None,
                     nice: def.nice,
@@ -426,7 +426,7 @@ impl Workload for RtappSim {
             .app
             .threads()
             .map(|th| Reported {
-                task: th.ind,
+                task: TaskId(th.ind),
                 ind: th.ind,
                 label: th.label(),
                 obj: self
@@ -441,13 +441,17 @@ impl Workload for RtappSim {
         for &task in rec.forked() {
             let &(x, first, _) = layout
                 .iter()
-                .find(|&&(_, first, n)| (first..first + n).contains(&task))
+                .find(|&&(_, first, n)| (first.0..first.0 + n).contains(&task.0))
                 .expect("a forked task is in a pool");
             let ind = threads.len() as u32;
             threads.push(Reported {
                 task,
                 ind,
-                label: benchspec::rtapp::forked_label(&self.app.tasks[x].name, ind, task - first),
+                label: benchspec::rtapp::forked_label(
+                    &self.app.tasks[x].name,
+                    ind,
+                    task.0 - first.0,
+                ),
                 obj: x,
             });
         }

@@ -59,7 +59,7 @@
 use crate::engine::Engine;
 use crate::rng::Rng;
 use crate::rq::RunQueue;
-use crate::task::{Op, TaskSpec};
+use crate::task::{Op, TaskId, TaskSpec};
 use crate::Nanos;
 use benchspec::plat::Plat;
 pub use benchspec::schbench::Schbench;
@@ -395,7 +395,7 @@ impl SchbenchSim {
     /// than 128 pending is skipped after a 100 us usleep) and sleeps out
     /// the rest of the second. The cycles are written out until the
     /// round-robin start repeats (or the run ends), then repeated.
-    fn rps_message_loop(&self, workers: &[(u32, u32, u32)]) -> Vec<Op> {
+    fn rps_message_loop(&self, workers: &[(u32, TaskId, u32)]) -> Vec<Op> {
         let t = workers.len() as u64;
         let per = (self.bench.rps / self.bench.message_threads).max(1) as u64;
         let cycles = (t / gcd(per, t)).min(self.bench.runtime as u64 + 1);
@@ -670,7 +670,7 @@ impl super::Workload for SchbenchSim {
         let mut main = Vec::with_capacity(m as usize + 4);
         for i in 0..m {
             main.push(Op::Spawn {
-                child: 1 + i * (t + 1),
+                child: TaskId(1 + i * (t + 1)),
             });
         }
         // the main thread sleeps (sleep(3): an hrtimer sleep with the
@@ -699,14 +699,18 @@ impl super::Workload for SchbenchSim {
             // the requests handed out, counted per second
             e.summarise_metric(METRIC_PUSHED, SEC, u32::MAX);
             for i in 0..m {
-                let msg_id = 1 + i * (t + 1);
+                let msg_id = TaskId(1 + i * (t + 1));
                 // worker k of this message thread: (its request queue,
                 // its id, its futex word); the queues are the engine's
                 // wait lists in worker order
-                let workers: Vec<(u32, u32, u32)> = (1..=t)
-                    .map(|k| (e.add_req_queue(), msg_id + k, e.add_futex()))
+                let workers: Vec<(u32, TaskId, u32)> = (1..=t)
+                    .map(|k| (e.add_req_queue(), TaskId(msg_id.0 + k), e.add_futex()))
                     .collect();
-                let mut prog: Vec<Op> = (1..=t).map(|k| Op::Spawn { child: msg_id + k }).collect();
+                let mut prog: Vec<Op> = (1..=t)
+                    .map(|k| Op::Spawn {
+                        child: TaskId(msg_id.0 + k),
+                    })
+                    .collect();
                 prog.extend(self.rps_message_loop(&workers));
                 let id = e.add_task(spec("schbench-msg", prog, Some(main_id), 0));
                 debug_assert_eq!(id, msg_id);
@@ -720,8 +724,12 @@ impl super::Workload for SchbenchSim {
         for i in 0..m {
             let list = e.add_wait_list();
             let mfutex = e.add_futex();
-            let msg_id = 1 + i * (t + 1);
-            let mut prog: Vec<Op> = (1..=t).map(|k| Op::Spawn { child: msg_id + k }).collect();
+            let msg_id = TaskId(1 + i * (t + 1));
+            let mut prog: Vec<Op> = (1..=t)
+                .map(|k| Op::Spawn {
+                    child: TaskId(msg_id.0 + k),
+                })
+                .collect();
             prog.extend(self.message_loop(i, list, mfutex));
             let id = e.add_task(spec("schbench-msg", prog, Some(main_id), 0));
             debug_assert_eq!(id, msg_id);

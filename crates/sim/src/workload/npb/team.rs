@@ -26,7 +26,7 @@
 use crate::engine::{Engine, OmpBarrierId, OmpFlagId};
 use crate::numa::{AccessId, RegionId, Span};
 use crate::rq::RunQueue;
-use crate::task::{Op, TaskSpec};
+use crate::task::{Op, TaskId, TaskSpec};
 use crate::Nanos;
 
 /// The iterations `[start, start + len)` thread `i` of `threads` runs of a
@@ -291,7 +291,9 @@ impl<'e, 't, R: RunQueue> Team<'e, 't, R> {
         let mut progs = self.progs;
         let mut master = Vec::with_capacity(progs[0].len() + n as usize);
         for i in 1..n {
-            master.push(Op::Spawn { child: base + i });
+            master.push(Op::Spawn {
+                child: TaskId(base + i),
+            });
         }
         master.append(&mut progs[0]);
         master.push(Op::Exit);
@@ -308,7 +310,7 @@ impl<'e, 't, R: RunQueue> Team<'e, 't, R> {
                 },
                 program: p.into(),
                 mm: self.mm,
-                parent: if i == 0 { None } else { Some(base) },
+                parent: if i == 0 { None } else { Some(TaskId(base)) },
                 spawned: i > 0,
                 start_cpu: if i == 0 { Some(first) } else { None },
                 nice: 0,

@@ -391,7 +391,7 @@ impl crate::trace::TraceSink for SwitchIns {
             ..
         } = *ev
         {
-            self.0.lock().unwrap().push((now, t, cpu));
+            self.0.lock().unwrap().push((now, t.0, cpu));
         }
     }
     fn end(&mut self, _: Nanos) {}
