@@ -41,8 +41,10 @@ id_newtype!(
     /// Task identifier (index into the engine's task table).
     TaskId
 );
-/// Channel identifier.
-pub type ChanId = u32;
+id_newtype!(
+    /// Channel identifier.
+    ChanId
+);
 /// Futex word identifier.
 pub type FutexId = u32;
 /// Wait-list identifier (a lock-free list of waiting tasks).

@@ -10,7 +10,7 @@ use sim::channel::ChanKind;
 use sim::costs::MachineCosts;
 use sim::engine::{Engine, EngineConfig};
 use sim::placement::scx::ScxDefault;
-use sim::task::{Op, TaskSpec};
+use sim::task::{ChanId, Op, TaskSpec};
 use topology::{CpuMask, DomainOptions, SchedDomains};
 
 const CALL: u64 = 100;
@@ -43,7 +43,7 @@ fn task(name: &str, program: Vec<Op>, mm: u32) -> TaskSpec {
 fn marked_ns(
     kind: ChanKind,
     channels: usize,
-    body: impl Fn(&[u32]) -> Vec<Op>,
+    body: impl Fn(&[ChanId]) -> Vec<Op>,
     siblings: usize,
     cpus: &[usize],
 ) -> u64 {
@@ -51,7 +51,7 @@ fn marked_ns(
     let sd = SchedDomains::build(&topo, &DomainOptions::default());
     let cfg = EngineConfig::checked(CpuMask::from_cpus(cpus.iter().copied()));
     let mut e: Engine = Engine::new(&topo, &sd, costs(), cfg, Box::new(ScxDefault));
-    let chans: Vec<u32> = (0..channels).map(|_| e.add_channel(kind, true)).collect();
+    let chans: Vec<ChanId> = (0..channels).map(|_| e.add_channel(kind, true)).collect();
     let mut p = vec![Op::Mark(0)];
     p.extend(body(&chans));
     p.extend([Op::Mark(1), Op::Exit]);
@@ -63,17 +63,17 @@ fn marked_ns(
     e.mark(1).unwrap() - e.mark(0).unwrap()
 }
 
-fn write(chan: u32) -> Op {
+fn write(chan: ChanId) -> Op {
     Op::Write { chan, bytes: 100 }
 }
 
-fn read(chan: u32) -> Op {
+fn read(chan: ChanId) -> Op {
     Op::Read { chan, bytes: 100 }
 }
 
 #[test]
 fn threads_pay_the_shared_file_table_on_every_call() {
-    let pairs = |c: &[u32]| vec![Op::Loop(50), write(c[0]), read(c[0]), Op::EndLoop];
+    let pairs = |c: &[ChanId]| vec![Op::Loop(50), write(c[0]), read(c[0]), Op::EndLoop];
     for (kind, fd) in [(ChanKind::Pipe, 30), (ChanKind::UnixStream, 20)] {
         let alone = marked_ns(kind, 1, pairs, 0, &[0]);
         let threaded = marked_ns(kind, 1, pairs, 1, &[0]);
@@ -113,7 +113,7 @@ fn calls_with_much_queued_pay_the_depth_table_per_cpu_of_the_run() {
     // 20 sockets, 150 messages of 100 B written to each in turn (300,000 B
     // queued at the end, under each socket's sndbuf), then all read back
     let (socks, k) = (20usize, 150usize);
-    let body = |c: &[u32]| {
+    let body = |c: &[ChanId]| {
         let mut p = Vec::new();
         for &ch in c {
             p.extend(std::iter::repeat_n(write(ch), k));
@@ -146,7 +146,7 @@ fn a_call_after_calls_to_other_channels_pays_the_rotation_table() {
     // (100 pipes: 99, between the points 63 and 159, 300 + 100 * 36 / 96)
     let rounds = 3u64;
     for (n, rot) in [(1usize, 0u64), (4, 100), (16, 200), (64, 300), (100, 337)] {
-        let body = |c: &[u32]| {
+        let body = |c: &[ChanId]| {
             let mut p = Vec::new();
             for _ in 0..rounds {
                 p.extend(c.iter().map(|&ch| write(ch)));
@@ -160,7 +160,7 @@ fn a_call_after_calls_to_other_channels_pays_the_rotation_table() {
         c.pipe_rotation_ns = [100, 200, 300, 400];
         let cfg = EngineConfig::checked(CpuMask::from_cpus([0]));
         let mut e: Engine = Engine::new(&topo, &sd, c, cfg, Box::new(ScxDefault));
-        let chans: Vec<u32> = (0..n)
+        let chans: Vec<ChanId> = (0..n)
             .map(|_| e.add_channel(ChanKind::Pipe, true))
             .collect();
         let mut p = vec![Op::Mark(0)];

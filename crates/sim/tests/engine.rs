@@ -6,7 +6,7 @@ use sim::costs::MachineCosts;
 use sim::engine::{Engine, EngineConfig};
 use sim::placement::scx::ScxDefault;
 use sim::run::{simulate_hackbench, SimOptions};
-use sim::task::{Op, TaskSpec};
+use sim::task::{ChanId, Op, TaskSpec};
 use sim::workload::hackbench::Hackbench;
 use topology::{DomainOptions, SchedDomains};
 
@@ -143,7 +143,10 @@ const MS: u64 = 1_000_000;
 fn producer_consumer(kind: ChanKind, n: u32, bytes: u32) -> (u64, u64, u64) {
     let writer = vec![
         Op::Loop(n),
-        Op::Write { chan: 0, bytes },
+        Op::Write {
+            chan: ChanId(0),
+            bytes,
+        },
         Op::EndLoop,
         Op::Mark(0),
         Op::Exit,
@@ -152,7 +155,10 @@ fn producer_consumer(kind: ChanKind, n: u32, bytes: u32) -> (u64, u64, u64) {
         Op::Sleep(5 * MS),
         Op::Mark(1),
         Op::Loop(n),
-        Op::Read { chan: 0, bytes },
+        Op::Read {
+            chan: ChanId(0),
+            bytes,
+        },
         Op::EndLoop,
         Op::Exit,
     ];
@@ -182,14 +188,14 @@ fn empty_channel_blocks_the_reader_until_a_write() {
             Op::Sleep(3 * MS),
             Op::Mark(0),
             Op::Write {
-                chan: 0,
+                chan: ChanId(0),
                 bytes: 100,
             },
             Op::Exit,
         ];
         let reader = vec![
             Op::Read {
-                chan: 0,
+                chan: ChanId(0),
                 bytes: 100,
             },
             Op::Mark(1),

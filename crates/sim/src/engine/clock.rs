@@ -5,7 +5,7 @@
 use super::{Engine, Mode};
 use crate::event::{Event, Slot};
 use crate::rq::RunQueue;
-use crate::task::{Op, TaskId};
+use crate::task::{ChanId, Op, TaskId};
 use crate::Nanos;
 
 impl<'t, R: RunQueue> Engine<'t, R> {
@@ -220,7 +220,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let task = &self.tasks[t.idx()];
         let chan_of = |op: Option<&Op>| match op {
             Some(Op::Write { chan, .. } | Op::Read { chan, .. }) => *chan,
-            _ => u32::MAX,
+            _ => ChanId(u32::MAX),
         };
         let chan = chan_of(Some(&task.op));
         let then = chan_of(task.spec.program.get(task.pc.pc as usize + 1));

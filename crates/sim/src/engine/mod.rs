@@ -199,16 +199,16 @@ struct Cpu<R> {
 #[derive(Clone, Copy, Debug)]
 struct NextHint {
     task: TaskId,
-    chan: u32,
-    then: u32,
+    chan: ChanId,
+    then: ChanId,
 }
 
 impl Default for NextHint {
     fn default() -> Self {
         NextHint {
             task: TaskId(u32::MAX),
-            chan: u32::MAX,
-            then: u32::MAX,
+            chan: ChanId(u32::MAX),
+            then: ChanId(u32::MAX),
         }
     }
 }
@@ -583,7 +583,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let mut ch = Channel::new(kind, line);
         ch.payload = payload;
         self.chans.push(ch);
-        (self.chans.len() - 1) as ChanId
+        ChanId((self.chans.len() - 1) as u32)
     }
 
     /// The CPUs tasks may use.
@@ -808,11 +808,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 if let Some(task) = self.tasks.get(h.task.idx()) {
                     crate::prefetch::prefetch(task, 2);
                 }
-                if let Some(ch) = self.chans.get(h.chan as usize) {
+                if let Some(ch) = self.chans.get(h.chan.idx()) {
                     crate::prefetch::prefetch(ch, 2);
                 }
                 if h.then != h.chan {
-                    if let Some(ch) = self.chans.get(h.then as usize) {
+                    if let Some(ch) = self.chans.get(h.then.idx()) {
                         crate::prefetch::prefetch(ch, 1);
                     }
                 }

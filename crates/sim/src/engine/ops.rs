@@ -91,7 +91,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
                 let write = matches!(op, Op::Write { .. });
                 let n = task.bytes_left as u64;
-                let kind = self.chans[chan as usize].kind;
+                let kind = self.chans[chan.idx()].kind;
                 let (sys, copy) = match kind {
                     ChanKind::Pipe => (costs.pipe_syscall_ns, costs.copy_ns(n)),
                     ChanKind::UnixStream => (costs.unix_syscall_ns, costs.copy_ns(n)),
@@ -270,7 +270,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     fn channel_reuse(&mut self, c: usize, chan: ChanId) -> u64 {
         let calls = self.cpus[c].chan_calls;
         self.cpus[c].chan_calls = calls + 1;
-        let ch = &mut self.chans[chan as usize];
+        let ch = &mut self.chans[chan.idx()];
         let reuse = if ch.last_cpu == c as u32 {
             calls - ch.last_call - 1
         } else {
@@ -300,10 +300,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::Write { chan, .. } => {
                 let (left, resumed) = (task.bytes_left, task.resumed);
-                let line = self.chans[chan as usize].line;
+                let line = self.chans[chan.idx()].line;
                 self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 // one borrow of the channel (see `segment_done`)
-                let ch = &mut self.chans[chan as usize];
+                let ch = &mut self.chans[chan.idx()];
                 let (res, wakes) = ch.write(left, c as u32, resumed);
                 let (kind, payload) = (ch.kind as usize, ch.payload);
                 match res {
@@ -324,14 +324,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         self.do_wakes(c, t, chan, wakes);
                     }
                     IoResult::WouldBlock => {
-                        self.chans[chan as usize].writers.push_back(t);
+                        self.chans[chan.idx()].writers.push_back(t);
                         self.block(c, t, Block::Write(chan));
                     }
                 }
             }
             Op::Read { chan, .. } => {
                 let (left, resumed) = (task.bytes_left, task.resumed);
-                let line = self.chans[chan as usize].line;
+                let line = self.chans[chan.idx()].line;
                 let line_cost = self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 let mut pull = PullLines {
                     topo: self.k.topo,
@@ -339,7 +339,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     cpu: c,
                     cost: 0,
                 };
-                let ch = &mut self.chans[chan as usize];
+                let ch = &mut self.chans[chan.idx()];
                 let (res, wakes) = ch.read(left, resumed, &mut pull);
                 let (kind, payload) = (ch.kind as usize, ch.payload);
                 self.cpus[c].debt += line_cost + pull.cost;
@@ -358,13 +358,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         self.do_wakes(c, t, chan, wakes);
                     }
                     IoResult::WouldBlock => {
-                        self.chans[chan as usize].readers.push_back(t);
+                        self.chans[chan.idx()].readers.push_back(t);
                         self.block(c, t, Block::Read(chan));
                     }
                 }
             }
             Op::Poll { chan } => {
-                let ch = &mut self.chans[chan as usize];
+                let ch = &mut self.chans[chan.idx()];
                 ch.poll_usage = true;
                 if ch.readable() {
                     let task = &mut self.tasks[ti];
@@ -517,7 +517,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// a call at every channel op), the wake-ups out of line.
     #[inline(always)]
     pub(super) fn do_wakes(&mut self, c: usize, waker: TaskId, chan: ChanId, w: Wakes) {
-        let ch = &self.chans[chan as usize];
+        let ch = &self.chans[chan.idx()];
         let waiting = (w.any(Wakes::ONE_READER.with(Wakes::ALL_READERS, true))
             && !ch.readers.is_empty())
             || (w.pollers() && !ch.pollers.is_empty())
@@ -529,7 +529,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     #[inline(never)]
     fn wake_waiters(&mut self, c: usize, waker: TaskId, chan: ChanId, w: Wakes) {
-        let ch = chan as usize;
+        let ch = chan.idx();
         // Pipe and socket wake-ups are sync (wake_up_interruptible_sync_poll).
         let flags = wf::SYNC;
         if w.one_reader() {

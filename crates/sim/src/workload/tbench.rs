@@ -544,8 +544,8 @@ mod tests {
             line("ReadX 1 0 4096 4096 NT_STATUS_OK"),
             line("NTCreateX \"\\clients\\client1\\a\" 0x1 0x2 1 NT_STATUS_OK"),
         ];
-        let c = client_program(&ops, 12, 1, 2, 0);
-        let s = server_program(&ops, 12, 1, 2);
+        let c = client_program(&ops, 12, ChanId(1), ChanId(2), ChanId(0));
+        let s = server_program(&ops, 12, ChanId(1), ChanId(2));
         // client writes on 1 and reads on 2; server the other way round
         let sent = |p: &[Op], ch| -> Vec<u32> {
             p.iter()
@@ -564,11 +564,11 @@ mod tests {
                 .collect()
         };
         // the repeated ReadX is one loop: each program names it once
-        assert_eq!(sent(&c, 1), vec![59, ops[3].send + 2]);
-        let r: Vec<u32> = read(&s, 1).chunks(2).map(|w| w[0] + w[1]).collect();
-        assert_eq!(r, sent(&c, 1));
-        let r: Vec<u32> = read(&c, 2).chunks(2).map(|w| w[0] + w[1]).collect();
-        assert_eq!(r, sent(&s, 2));
+        assert_eq!(sent(&c, ChanId(1)), vec![59, ops[3].send + 2]);
+        let r: Vec<u32> = read(&s, ChanId(1)).chunks(2).map(|w| w[0] + w[1]).collect();
+        assert_eq!(r, sent(&c, ChanId(1)));
+        let r: Vec<u32> = read(&c, ChanId(2)).chunks(2).map(|w| w[0] + w[1]).collect();
+        assert_eq!(r, sent(&s, ChanId(2)));
         assert_eq!(r, vec![59 + 4096, 87]);
         assert!(c.contains(&Op::Loop(2)) && s.contains(&Op::Loop(2)));
         // Deltree is timed but sends nothing
