@@ -45,12 +45,18 @@ id_newtype!(
     /// Channel identifier.
     ChanId
 );
-/// Futex word identifier.
-pub type FutexId = u32;
-/// Wait-list identifier (a lock-free list of waiting tasks).
-pub type ListId = u32;
-/// Identifier of a set of per-CPU locks.
-pub type LockSetId = u32;
+id_newtype!(
+    /// Futex word identifier.
+    FutexId
+);
+id_newtype!(
+    /// Wait-list identifier (a lock-free list of waiting tasks).
+    ListId
+);
+id_newtype!(
+    /// Identifier of a set of per-CPU locks.
+    LockSetId
+);
 /// Index of a per-task time variable (see [`Op::Stamp`]).
 pub type VarId = u8;
 /// Index of a recorded metric (see [`Op::RecordSince`]).

@@ -455,7 +455,9 @@ fn rps_mode_loses_no_request() {
             .sum();
         let done = e.all_samples()[METRIC_LOOPS as usize].len() as u64;
         // with one message thread, the request queues are wait lists 0..T
-        let pending: u64 = (0..t).map(|q| e.req_pending(q) as u64).sum();
+        let pending: u64 = (0..t)
+            .map(|q| e.req_pending(sim::task::ListId(q)) as u64)
+            .sum();
         assert!(pushed > 0 && done > 0);
         let in_flight = pushed - done - pending;
         assert!(

@@ -15,7 +15,7 @@ use super::{Block, Engine, Mode};
 use crate::cacheline::LineId;
 use crate::event::Slot;
 use crate::rq::RunQueue;
-use crate::task::{FutexId, LockSetId, TaskId, VarId};
+use crate::task::{FutexId, ListId, LockSetId, TaskId, VarId};
 use crate::Nanos;
 use std::collections::VecDeque;
 
@@ -79,17 +79,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             waiters: VecDeque::new(),
             line,
         });
-        (self.futexes.len() - 1) as FutexId
+        FutexId((self.futexes.len() - 1) as u32)
     }
 
     /// An empty lock-free wait list.
-    pub fn add_wait_list(&mut self) -> u32 {
+    pub fn add_wait_list(&mut self) -> ListId {
         let line = self.k.lines.alloc();
         self.lists.push(WaitList {
             entries: Vec::new(),
             line,
         });
-        (self.lists.len() - 1) as u32
+        ListId((self.lists.len() - 1) as u32)
     }
 
     /// An empty request queue (schbench's RPS mode): a wait list whose
@@ -105,11 +105,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     pub(super) fn queue_len(&self, queue: crate::task::ListId) -> usize {
-        self.lists[queue as usize].entries.len()
+        self.lists[queue.idx()].entries.len()
     }
 
     pub(super) fn queue_line(&self, queue: crate::task::ListId) -> LineId {
-        self.lists[queue as usize].line
+        self.lists[queue.idx()].line
     }
 
     /// A set of per-CPU mutexes, all free.
@@ -121,7 +121,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             spinners: vec![Vec::new(); n],
             lines,
         });
-        (self.locksets.len() - 1) as LockSetId
+        LockSetId((self.locksets.len() - 1) as u32)
     }
 
     /// Samples per metric: (time recorded, value), in recording order.
@@ -186,19 +186,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         match op {
             Op::FutexPost(f) => {
                 // the wake syscall only when the word was BLOCKED
-                let wake = self.futexes[f as usize].blocked;
+                let wake = self.futexes[f.idx()].blocked;
                 SyncStart::Work(costs.atomic_ns + if wake { costs.futex_wake_ns } else { 0 })
             }
             Op::FutexWait(f) => {
-                let posted = !self.futexes[f as usize].blocked;
+                let posted = !self.futexes[f.idx()].blocked;
                 SyncStart::Work(costs.atomic_ns + if posted { 0 } else { costs.futex_wait_ns })
             }
             Op::LockCpu(set) => {
-                let owner = self.locksets[set as usize].owner[c];
+                let owner = self.locksets[set.idx()].owner[c];
                 if owner.is_none() || owner == Some(t) {
                     SyncStart::Work(costs.atomic_ns)
                 } else {
-                    let sp = &mut self.locksets[set as usize].spinners[c];
+                    let sp = &mut self.locksets[set.idx()].spinners[c];
                     if !sp.contains(&t) {
                         sp.push(t);
                     }
@@ -214,7 +214,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::ReqPush { futex, .. } => {
                 // the list CAS and the pending increment, one clock
                 // reading, then fpost (the wake syscall only when BLOCKED)
-                let wake = self.futexes[futex as usize].blocked;
+                let wake = self.futexes[futex.idx()].blocked;
                 SyncStart::Work(
                     3 * costs.atomic_ns
                         + costs.gettimeofday_ns
@@ -245,9 +245,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// BLOCKED (from `c`, after `lead` ns of the waker's work). Returns
     /// whether a FUTEX_WAKE was done.
     fn futex_post(&mut self, c: usize, waker: TaskId, f: FutexId, lead: Nanos) -> bool {
-        let line = self.futexes[f as usize].line;
+        let line = self.futexes[f.idx()].line;
         self.touch(c, line);
-        let fx = &mut self.futexes[f as usize];
+        let fx = &mut self.futexes[f.idx()];
         if !fx.blocked {
             return false;
         }
@@ -282,9 +282,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 true
             }
             Op::FutexSet { futex, blocked } => {
-                let line = self.futexes[futex as usize].line;
+                let line = self.futexes[futex.idx()].line;
                 self.touch(c, line);
-                self.futexes[futex as usize].blocked = blocked;
+                self.futexes[futex.idx()].blocked = blocked;
                 true
             }
             Op::FutexPost(f) => {
@@ -292,14 +292,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 true
             }
             Op::FutexLoad(f) => {
-                let line = self.futexes[f as usize].line;
+                let line = self.futexes[f.idx()].line;
                 self.cpus[c].debt += self.k.lines.read(line, c, self.k.topo, &self.k.costs);
                 true
             }
             Op::FutexWait(f) => {
-                let line = self.futexes[f as usize].line;
+                let line = self.futexes[f.idx()].line;
                 self.touch(c, line);
-                let fx = &mut self.futexes[f as usize];
+                let fx = &mut self.futexes[f.idx()];
                 if !fx.blocked {
                     // CAS RUNNING -> BLOCKED: the post is consumed
                     fx.blocked = true;
@@ -311,9 +311,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
             Op::ListPush { list, futex } => {
-                let line = self.lists[list as usize].line;
+                let line = self.lists[list.idx()].line;
                 self.touch(c, line);
-                self.lists[list as usize].entries.push((t, futex));
+                self.lists[list.idx()].entries.push((t, futex));
                 true
             }
             Op::ListTakeStampPost { list, var } => self.list_take_stamp_post(c, t, list, var),
@@ -324,9 +324,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 var,
                 metric,
             } => {
-                let line = self.lists[queue as usize].line;
+                let line = self.lists[queue.idx()].line;
                 self.touch(c, line);
-                self.lists[queue as usize].entries.push((worker, futex));
+                self.lists[queue.idx()].entries.push((worker, futex));
                 self.record_sample(metric, 1);
                 self.tasks[worker.idx()].vars[var as usize] = self.now;
                 self.futex_post(c, t, futex, 0);
@@ -338,9 +338,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 metric,
                 var,
             } => {
-                let line = self.lists[queue as usize].line;
+                let line = self.lists[queue.idx()].line;
                 self.touch(c, line);
-                if self.lists[queue as usize].entries.pop().is_some() {
+                if self.lists[queue.idx()].entries.pop().is_some() {
                     // only a request the task slept for has a wakeup
                     // latency: one it found queued was not waited on
                     if self.tasks[ti].resumed {
@@ -352,9 +352,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // nothing queued (a push cannot slip in between: the
                     // store of BLOCKED and the wait are one step here, as
                     // the futex syscall rechecks the word)
-                    let fline = self.futexes[futex as usize].line;
+                    let fline = self.futexes[futex.idx()].line;
                     self.touch(c, fline);
-                    let fx = &mut self.futexes[futex as usize];
+                    let fx = &mut self.futexes[futex.idx()];
                     fx.blocked = true;
                     fx.waiters.push_back(t);
                     self.block(c, t, Block::Futex(futex));
@@ -362,20 +362,20 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
             Op::LockCpu(set) => {
-                let s = &mut self.locksets[set as usize];
+                let s = &mut self.locksets[set.idx()];
                 debug_assert!(s.owner[c].is_none() || s.owner[c] == Some(t));
                 s.owner[c] = Some(t);
                 s.spinners[c].retain(|&x| x != t);
                 self.tasks[ti].held_lock = Some((set, c));
-                let line = self.locksets[set as usize].lines[c];
+                let line = self.locksets[set.idx()].lines[c];
                 self.touch(c, line);
                 true
             }
             Op::UnlockCpu(set) => {
                 if let Some((s, cpu)) = self.tasks[ti].held_lock.take() {
                     debug_assert_eq!(s, set);
-                    self.locksets[s as usize].owner[cpu] = None;
-                    let line = self.locksets[s as usize].lines[cpu];
+                    self.locksets[s.idx()].owner[cpu] = None;
+                    let line = self.locksets[s.idx()].lines[cpu];
                     self.touch(c, line);
                     self.release_spinners(s, cpu);
                 }
@@ -389,10 +389,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// each listed task's variable set, each one posted in list order (the
     /// list is a LIFO stack; the kernel sees the wakes one after another,
     /// so later ones leave after the earlier ones' syscall work).
-    fn list_take_stamp_post(&mut self, c: usize, t: TaskId, list: u32, var: VarId) -> bool {
-        let line = self.lists[list as usize].line;
+    fn list_take_stamp_post(&mut self, c: usize, t: TaskId, list: ListId, var: VarId) -> bool {
+        let line = self.lists[list.idx()].line;
         self.touch(c, line);
-        let mut entries = std::mem::take(&mut self.lists[list as usize].entries);
+        let mut entries = std::mem::take(&mut self.lists[list.idx()].entries);
         let now = self.now;
         for &(w, _) in entries.iter().rev() {
             self.tasks[w.idx()].vars[var as usize] = now;
@@ -408,7 +408,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         entries.clear();
         // keep the allocation
-        self.lists[list as usize].entries = entries;
+        self.lists[list.idx()].entries = entries;
         true
     }
 
@@ -416,7 +416,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// segment stops spinning and retries now; a spinner that was preempted
     /// retries (and registers again if need be) when it next runs.
     fn release_spinners(&mut self, set: LockSetId, cpu: usize) {
-        let spinners = std::mem::take(&mut self.locksets[set as usize].spinners[cpu]);
+        let spinners = std::mem::take(&mut self.locksets[set.idx()].spinners[cpu]);
         for s in spinners {
             let x = self.tasks[s.idx()].cpu;
             let spinning = self.cpus[x].mode == Mode::Busy
@@ -426,7 +426,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 continue;
             }
             // it sees the release once the line comes over
-            let line = self.locksets[set as usize].lines[cpu];
+            let line = self.locksets[set.idx()].lines[cpu];
             let cost = self.k.lines.read(line, x, self.k.topo, &self.k.costs);
             self.cpus[x].debt += cost;
             // a guest CPU whose vCPU is off: its segment was settled and

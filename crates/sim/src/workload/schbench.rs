@@ -59,7 +59,7 @@
 use crate::engine::Engine;
 use crate::rng::Rng;
 use crate::rq::RunQueue;
-use crate::task::{Op, TaskId, TaskSpec};
+use crate::task::{FutexId, ListId, LockSetId, Op, TaskId, TaskSpec};
 use crate::Nanos;
 use benchspec::plat::Plat;
 pub use benchspec::schbench::Schbench;
@@ -298,7 +298,13 @@ impl SchbenchSim {
         s
     }
 
-    fn worker_program(&self, list: u32, own: u32, msg: u32, locks: u32) -> Vec<Op> {
+    fn worker_program(
+        &self,
+        list: ListId,
+        own: FutexId,
+        msg: FutexId,
+        locks: LockSetId,
+    ) -> Vec<Op> {
         // msg_and_wait: mark ourselves blocked, read the clock into the
         // wake time (the message thread overwrites it), queue, post the
         // message thread, wait unless it already woke us, then record
@@ -336,7 +342,7 @@ impl SchbenchSim {
 
     /// RPS mode worker: take the next request from its own queue, or wait
     /// for one (recording the wakeup latency only then), and serve it.
-    fn rps_worker_program(&self, queue: u32, own: u32, locks: u32) -> Vec<Op> {
+    fn rps_worker_program(&self, queue: ListId, own: FutexId, locks: LockSetId) -> Vec<Op> {
         let mut p = vec![
             Op::Loop(u32::MAX),
             Op::ReqTakeOrWait {
@@ -353,7 +359,7 @@ impl SchbenchSim {
 
     /// The new version's request, once the worker has one: the request
     /// clock starts after the wake-up (queueing is not part of it).
-    fn request(&self, locks: u32) -> Vec<Op> {
+    fn request(&self, locks: LockSetId) -> Vec<Op> {
         let b = &self.bench;
         let mut p = Vec::new();
         let sleep = b.sleep_usec as Nanos * US;
@@ -395,7 +401,7 @@ impl SchbenchSim {
     /// than 128 pending is skipped after a 100 us usleep) and sleeps out
     /// the rest of the second. The cycles are written out until the
     /// round-robin start repeats (or the run ends), then repeated.
-    fn rps_message_loop(&self, workers: &[(u32, TaskId, u32)]) -> Vec<Op> {
+    fn rps_message_loop(&self, workers: &[(ListId, TaskId, FutexId)]) -> Vec<Op> {
         let t = workers.len() as u64;
         let per = (self.bench.rps / self.bench.message_threads).max(1) as u64;
         let cycles = (t / gcd(per, t)).min(self.bench.runtime as u64 + 1);
@@ -450,7 +456,7 @@ impl SchbenchSim {
     /// The message thread after it created its workers: mark itself
     /// blocked, wake the batch, wait for the next post; the old one then
     /// sleeps `sleeptime + rand() % (sleeptime / 4)` us.
-    fn message_loop(&self, i: u32, list: u32, own: u32) -> Vec<Op> {
+    fn message_loop(&self, i: u32, list: ListId, own: FutexId) -> Vec<Op> {
         let body = [
             Op::FutexSet {
                 futex: own,
@@ -703,7 +709,7 @@ impl super::Workload for SchbenchSim {
                 // worker k of this message thread: (its request queue,
                 // its id, its futex word); the queues are the engine's
                 // wait lists in worker order
-                let workers: Vec<(u32, TaskId, u32)> = (1..=t)
+                let workers: Vec<(ListId, TaskId, FutexId)> = (1..=t)
                     .map(|k| (e.add_req_queue(), TaskId(msg_id.0 + k), e.add_futex()))
                     .collect();
                 let mut prog: Vec<Op> = (1..=t)
