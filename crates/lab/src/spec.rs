@@ -578,7 +578,9 @@ impl RunSpec {
             Mode::Kernel => Ok(()),
             Mode::Sim => {
                 let topo = self.topology()?;
-                self.sim_options(&topo)?;
+                let opts = self.sim_options(&topo)?;
+                // a registered policy's stage names, refused before any run
+                sim::run::check_policy(&topo, &opts).map_err(|e| SpecError::field("policy", e))?;
                 match &self.workload {
                     WorkloadSpec::Schbench(s) => {
                         s.model()?;

@@ -10,7 +10,7 @@
 //! probe is a read of another CPU's run queue, charged through the
 //! cache-line model.
 //!
-//! Its three stages are its own ([`STAGES`]: `prev_idle`, `llc_idle`,
+//! Its three stages are its own ([`STAGES`]: `prev_cpu_idle`, `llc_idle`,
 //! `stay`), and its one option is `scan_limit`. [`register`] makes it
 //! `policy = "prev-or-idle"` for the experiments of this process.
 #![warn(missing_docs)]
@@ -24,7 +24,7 @@ pub const NAME: &str = "prev-or-idle";
 
 /// The policy's stages, as reports name them: entry `i` is the stage
 /// [`Stage::policy`]`(i)`.
-pub const STAGES: &[&str] = &["prev_idle", "llc_idle", "stay"];
+pub const STAGES: &[&str] = &["prev_cpu_idle", "llc_idle", "stay"];
 /// prev_cpu was idle.
 const PREV_IDLE: Stage = Stage::Policy0;
 /// An idle CPU of prev's LLC.

@@ -59,8 +59,8 @@ fn the_policys_own_stages_count_every_decision() {
     // the JSON record holds the same names
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(
-        json["placement"]["stages"]["prev_idle"],
-        serde_json::json!(p.stages["prev_idle"])
+        json["placement"]["stages"]["prev_cpu_idle"],
+        serde_json::json!(p.stages["prev_cpu_idle"])
     );
     assert!(json["placement"]["stages"].get("policy0").is_none());
 }
@@ -118,6 +118,71 @@ policy_options = { scan_limit = -1 }
         e,
         "bad.toml: variant \"mine\": policy_options: policy prev-or-idle: scan_limit: expected an integer >= 0, got -1"
     );
+}
+
+/// A policy whose one stage has a Linux stage's name.
+mod clashing {
+    use sim::placement::{Decision, Placement, PolicyFactory, Stage, WakeEnv, WakeRequest};
+    use std::sync::Arc;
+    use topology::{SchedDomains, Topology};
+
+    struct Clashing;
+    impl Placement for Clashing {
+        fn name(&self) -> String {
+            "clashing".into()
+        }
+        fn select_task_rq(&mut self, _: &mut WakeEnv, req: WakeRequest) -> Decision {
+            Decision {
+                cpu: req.prev_cpu,
+                stage: Stage::Policy0,
+            }
+        }
+        fn stage_names(&self) -> &'static [&'static str] {
+            &["prev_idle"]
+        }
+    }
+    struct Factory;
+    impl PolicyFactory for Factory {
+        fn name(&self) -> &str {
+            "clashing"
+        }
+        fn build(&self, _: &Topology, _: &SchedDomains) -> Box<dyn Placement> {
+            Box::new(Clashing)
+        }
+    }
+
+    pub fn register() {
+        lab::policies::register("clashing", |_| {
+            Ok(Arc::new(Factory) as Arc<dyn PolicyFactory>)
+        })
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_stage_name_of_the_linux_path_is_refused_on_one_line() {
+    clashing::register();
+    let why = "policy clashing: stage name \"prev_idle\" (stage 0): the Linux wake-up path has a stage of this name (their counts would merge in reports); choose another";
+    // the experiment fails before any run, naming the variant
+    let text = r#"
+name = "bad"
+[run]
+benchmark = "hackbench"
+[[variant]]
+name = "mine"
+policy = "clashing"
+"#;
+    let e = lab::Experiment::parse("bad.toml", text, false)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, format!("bad.toml: variant \"mine\": policy: {why}"));
+    // a run made without an experiment is refused the same way
+    let e = lab::exec::simulate(&spec(Policy::Custom("clashing".into()), ""))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.ends_with(why), "{e}");
+    assert!(!e.contains('\n'), "{e}");
 }
 
 #[test]

@@ -365,7 +365,8 @@ mod tests {
         let topo = topology::preset(machine).unwrap();
         let opt = SimOptions::default();
         let p = engine_parts(&topo, &opt).unwrap();
-        let (mut e, _, _) = build_engine(&topo, &p.sd, p.costs, p.cfg, p.first, &NoTasks, &opt);
+        let (mut e, _, _) =
+            build_engine(&topo, &p.sd, p.costs, p.cfg, p.first, &NoTasks, &opt).unwrap();
         let progs = setup(&mut e);
         for (i, prog) in progs.into_iter().enumerate() {
             e.add_task(TaskSpec {

@@ -330,7 +330,7 @@ pub fn simulate_vm<W: Workload>(
             p.first,
             &workloads[i],
             o,
-        );
+        )?;
         e.vm_enable(spec.guests[i].idle == GuestIdle::Poll);
         engines.push(e);
         names.push((name, bal));

@@ -426,12 +426,120 @@ pub trait Placement {
     /// [`Stage::policy`]`(i)` (`Stage::Policy0` ...) in reports, so a
     /// policy outside the Linux path declares its steps without adding to
     /// [`Stage`]. At most [`Stage::POLICY`]`.len()` are used; a policy stage
-    /// left unnamed is reported as `policy0` ...; a name equal to another
-    /// stage's adds to that stage's count. Snake_case names read best
-    /// (`stage-NAME` metrics are made from them).
+    /// left unnamed is reported as `policy0` .... A run refuses names that
+    /// [`check_stage_names`] refuses: more than [`Stage::POLICY`]`.len()`,
+    /// an empty one, one given twice, or another stage's name (a built-in
+    /// stage's, or `policyN` for another stage), as their counts would merge
+    /// in reports. Snake_case names read best (`stage-NAME` metrics are
+    /// made from them).
     fn stage_names(&self) -> &'static [&'static str] {
         &[]
     }
+}
+
+/// Stage names a policy may not declare ([`Placement::stage_names`],
+/// checked by [`check_stage_names`]). Each names the policy and the name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StageNameError {
+    /// More names than [`Stage::POLICY`] has stages.
+    #[error("policy {policy}: stage name {name:?} (stage {index}): a policy names at most {max} stages (Policy0 to Policy{last})", max = Stage::POLICY.len(), last = Stage::POLICY.len() - 1)]
+    TooMany {
+        /// The policy (its factory's name).
+        policy: String,
+        /// The first name past the last stage.
+        name: String,
+        /// Its index.
+        index: usize,
+    },
+    /// An empty (or blank) name.
+    #[error("policy {policy}: stage name {name:?} (stage {index}): the name is empty")]
+    Empty {
+        /// The policy.
+        policy: String,
+        /// The name as given.
+        name: String,
+        /// Its index.
+        index: usize,
+    },
+    /// A name given twice.
+    #[error(
+        "policy {policy}: stage name {name:?} (stage {index}): given twice (also stage {first})"
+    )]
+    Duplicate {
+        /// The policy.
+        policy: String,
+        /// The name.
+        name: String,
+        /// The second stage that has it.
+        index: usize,
+        /// The first.
+        first: usize,
+    },
+    /// The name of a stage of the Linux path, of sched_ext's default, or
+    /// the default name of another policy stage.
+    #[error("policy {policy}: stage name {name:?} (stage {index}): {owner} has a stage of this name (their counts would merge in reports); choose another")]
+    Builtin {
+        /// The policy.
+        policy: String,
+        /// The name.
+        name: String,
+        /// Its index.
+        index: usize,
+        /// Whose stage has the name: `the Linux wake-up path`,
+        /// `sched_ext's default` or `every policy (an unnamed stage)`.
+        owner: &'static str,
+    },
+}
+
+/// Check the names a policy gives its own stages
+/// ([`Placement::stage_names`]): at most [`Stage::POLICY`]`.len()`, none
+/// empty, none twice, and none the name of another stage (a stage of the
+/// Linux wake-up path or of sched_ext's default, or `policyN`, the name of
+/// an unnamed policy stage N other than its own): those share the result's
+/// stage map and the lab's `stage-NAME` metrics, so such a name would merge
+/// two counts. `policy` names the policy in the error.
+pub fn check_stage_names(policy: &str, names: &[&str]) -> Result<(), StageNameError> {
+    let policy = policy.to_string();
+    for (index, &name) in names.iter().enumerate() {
+        let Some(own) = Stage::policy(index) else {
+            return Err(StageNameError::TooMany {
+                policy,
+                name: name.to_string(),
+                index,
+            });
+        };
+        if name.trim().is_empty() {
+            return Err(StageNameError::Empty {
+                policy,
+                name: name.to_string(),
+                index,
+            });
+        }
+        if let Some(first) = names[..index].iter().position(|n| *n == name) {
+            return Err(StageNameError::Duplicate {
+                policy,
+                name: name.to_string(),
+                index,
+                first,
+            });
+        }
+        if let Some(other) = Stage::all().find(|&s| s != own && s.name() == name) {
+            let owner = if other.policy_index().is_some() {
+                "every policy (an unnamed stage)"
+            } else if (Stage::ScxPrevIdleCore..=Stage::ScxStayPrev).contains(&other) {
+                "sched_ext's default"
+            } else {
+                "the Linux wake-up path"
+            };
+            return Err(StageNameError::Builtin {
+                policy,
+                name: name.to_string(),
+                index,
+                owner,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Makes a fresh policy for each run: how a policy outside the Linux path
@@ -454,5 +562,71 @@ pub trait PolicyFactory: Send + Sync {
 impl std::fmt::Debug for dyn PolicyFactory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("PolicyFactory").field(&self.name()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(names: &[&str]) -> String {
+        check_stage_names("mine", names).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn good_stage_names_pass() {
+        check_stage_names("mine", &[]).unwrap();
+        check_stage_names("mine", &["prev_is_idle", "llc_idle", "stay"]).unwrap();
+        // eight names, the last one its own default name
+        let eight = ["a", "b", "c", "d", "e", "f", "g", "policy7"];
+        check_stage_names("mine", &eight).unwrap();
+    }
+
+    #[test]
+    fn more_than_eight_stage_names_are_refused() {
+        let nine = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        assert_eq!(
+            err(&nine),
+            "policy mine: stage name \"i\" (stage 8): a policy names at most 8 stages (Policy0 to Policy7)"
+        );
+    }
+
+    #[test]
+    fn an_empty_stage_name_is_refused() {
+        assert_eq!(
+            err(&["a", ""]),
+            "policy mine: stage name \"\" (stage 1): the name is empty"
+        );
+        assert_eq!(
+            err(&[" "]),
+            "policy mine: stage name \" \" (stage 0): the name is empty"
+        );
+    }
+
+    #[test]
+    fn a_stage_name_given_twice_is_refused() {
+        assert_eq!(
+            err(&["a", "b", "a"]),
+            "policy mine: stage name \"a\" (stage 2): given twice (also stage 0)"
+        );
+    }
+
+    #[test]
+    fn a_built_in_stage_name_is_refused() {
+        assert_eq!(
+            err(&["prev_idle"]),
+            "policy mine: stage name \"prev_idle\" (stage 0): the Linux wake-up path has a stage of this name (their counts would merge in reports); choose another"
+        );
+        // every stage of the Linux path, whatever its position
+        for s in Stage::all().filter(|s| *s < Stage::ScxPrevIdleCore) {
+            let name = s.name();
+            let e = err(&["x", &name]);
+            assert!(e.contains("the Linux wake-up path"), "{e}");
+        }
+        assert!(err(&["scx_stay_prev"]).contains("sched_ext's default has a stage"));
+        // policy1 is the name of an unnamed stage 1, not of stage 0
+        assert!(err(&["policy1"]).contains("every policy (an unnamed stage)"));
+        // errors are one line
+        assert!(!err(&["prev_idle"]).contains('\n'));
     }
 }

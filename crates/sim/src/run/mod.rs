@@ -8,7 +8,9 @@ use crate::costs::MachineCosts;
 use crate::eevdf::EevdfParams;
 use crate::engine::{Bound, Engine, EngineConfig, InvariantError, Progress, RunCounters};
 use crate::placement::linux::{Features, LinuxPlacement};
-use crate::placement::{scx::ScxDefault, Placement, PlacementStats, Stage};
+use crate::placement::{
+    check_stage_names, scx::ScxDefault, Placement, PlacementStats, Stage, StageNameError,
+};
 use crate::workload::hackbench::Hackbench;
 use crate::workload::schbench::SchbenchSim;
 use crate::workload::spin::Spin;
@@ -48,6 +50,9 @@ pub enum SimError {
     /// The run reached a bound (`--time-limit`, `--max-events`).
     #[error(transparent)]
     Bound(#[from] Bound),
+    /// A policy outside the Linux path names its stages wrongly.
+    #[error(transparent)]
+    StageNames(#[from] StageNameError),
 }
 
 impl From<crate::engine::RunError> for SimError {
@@ -136,13 +141,39 @@ pub fn hackbench_footprint(hb: &Hackbench) -> Footprint {
 }
 
 /// The wake-up policy of a run on `topo` (sched domains `sd`): a policy
-/// outside the Linux path is built by its factory.
-fn make_policy(c: &PolicyChoice, topo: &Topology, sd: &SchedDomains) -> Box<dyn Placement> {
-    match c {
+/// outside the Linux path is built by its factory, and its stage names are
+/// checked ([`crate::placement::check_stage_names`]).
+fn make_policy(
+    c: &PolicyChoice,
+    topo: &Topology,
+    sd: &SchedDomains,
+) -> Result<Box<dyn Placement>, SimError> {
+    Ok(match c {
         PolicyChoice::Linux(f) => Box::new(LinuxPlacement::new((**f).clone())),
         PolicyChoice::ScxDefault => Box::new(ScxDefault),
-        PolicyChoice::Custom(factory) => factory.build(topo, sd),
+        PolicyChoice::Custom(factory) => {
+            let policy = factory.build(topo, sd);
+            check_stage_names(factory.name(), policy.stage_names())?;
+            policy
+        }
+    })
+}
+
+/// Check the policy of `opt` as a run on `topo` builds it, without running:
+/// a policy outside the Linux path is built by its factory and its stage
+/// names checked ([`crate::placement::check_stage_names`]), so that a
+/// program running many runs (an experiment) can refuse it before the
+/// first. The built-in policies pass.
+pub fn check_policy(topo: &Topology, opt: &SimOptions) -> Result<(), SimError> {
+    if let PolicyChoice::Custom(_) = &opt.policy {
+        // the sched domains a custom policy's run has (engine_parts)
+        let sd = SchedDomains::build(
+            topo,
+            opt.domains.as_ref().unwrap_or(&DomainOptions::default()),
+        );
+        make_policy(&opt.policy, topo, &sd)?;
     }
+    Ok(())
 }
 
 /// The load balancer of a policy: Linux's when the profile balances;
@@ -466,7 +497,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
 
 /// An engine on `topo` from `parts`, with the policy and balancer of
 /// `opt`, and the workload `w` declared; returns the names of its policy
-/// and balancer.
+/// and balancer. Fails when a custom policy names its stages wrongly.
 pub(crate) fn build_engine<'t, W: Workload>(
     topo: &'t Topology,
     sd: &'t SchedDomains,
@@ -475,8 +506,8 @@ pub(crate) fn build_engine<'t, W: Workload>(
     first: usize,
     w: &W,
     opt: &SimOptions,
-) -> (Engine<'t>, String, String) {
-    let policy = make_policy(&opt.policy, topo, sd);
+) -> Result<(Engine<'t>, String, String), SimError> {
+    let policy = make_policy(&opt.policy, topo, sd)?;
     let name = policy.name();
     let stage_names = policy.stage_names();
     let mut e: Engine = Engine::new(topo, sd, costs, cfg, policy);
@@ -507,7 +538,7 @@ pub(crate) fn build_engine<'t, W: Workload>(
     if let Stop::At(t) = w.stop() {
         e.set_stop_at(t);
     }
-    (e, name, balancer_name)
+    Ok((e, name, balancer_name))
 }
 
 /// The record of a finished run of `w` on engine `e`.
@@ -569,7 +600,7 @@ pub fn simulate<W: Workload>(
     opt: &SimOptions,
 ) -> Result<SimResult, SimError> {
     let p = engine_parts(topo, opt)?;
-    let (mut e, name, balancer_name) = build_engine(topo, &p.sd, p.costs, p.cfg, p.first, w, opt);
+    let (mut e, name, balancer_name) = build_engine(topo, &p.sd, p.costs, p.cfg, p.first, w, opt)?;
     e.set_trace(opt.trace.as_ref().and_then(|s| s.take()));
     let ran = e.run();
     if let (Some(slot), Some(sink)) = (&opt.trace, e.take_trace()) {

@@ -238,7 +238,8 @@ mod stage_name_tests {
             ]
         );
         // named: a name past the list is the slot's, a name shared with
-        // another stage adds to it
+        // another stage adds to it (names a run refuses,
+        // placement::check_stage_names, but the counting does not rely on it)
         p.stage_names = &["target_idle", "unused"];
         let m = stage_counts(&p);
         assert_eq!(
