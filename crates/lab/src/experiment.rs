@@ -226,10 +226,15 @@ fn value_key(v: &Value) -> String {
 }
 
 /// Merge `layer` over `into`: `features`, `kernel_config` and
-/// `policy_options` merge by name, anything else replaces.
+/// `policy_options` merge by name, anything else replaces; an empty
+/// `policy_options = {}` replaces too (a variant's own "no options", where
+/// leaving it out inherits the run's).
 fn overlay(into: &mut Table, layer: &Table) {
     for (k, v) in layer {
         match (k.as_str(), into.get_mut(k), v) {
+            ("policy_options", _, Value::Table(new)) if new.is_empty() => {
+                into.insert(k.clone(), v.clone());
+            }
             (
                 "features" | "kernel_config" | "policy_options",
                 Some(Value::Table(old)),
@@ -987,15 +992,42 @@ policy_options = { cpu = 2 }
     #[test]
     fn a_registered_policy_runs_with_its_options_and_stage_names() {
         one_cpu::register();
-        // the run table's options reach a registered policy; the empty
-        // table of the linux variant overlays them, so linux has them too:
-        // an error
-        let e = Experiment::parse("c.toml", CUSTOM, false)
+        // the run table's options reach a registered policy that gives none
+        // (absent: inherited); the linux variant's empty table clears them
+        let exp = Experiment::parse("c.toml", CUSTOM, false).unwrap();
+        assert!(exp.cells[0].spec.policy_options.is_empty());
+        assert_eq!(
+            exp.cells[1].spec.policy_options["cpu"].as_integer(),
+            Some(1)
+        );
+        assert_eq!(
+            exp.cells[2].spec.policy_options["cpu"].as_integer(),
+            Some(2)
+        );
+        // without the empty table, linux inherits them: an error
+        let inherit = CUSTOM.replacen(
+            "policy = \"linux\"\npolicy_options = {}\n",
+            "policy = \"linux\"\n",
+            1,
+        );
+        let e = Experiment::parse("c.toml", &inherit, false)
             .unwrap_err()
             .to_string();
         assert_eq!(
             e,
             "c.toml: variant \"linux\": policy_options.cpu: policy linux has no options (policy_options apply to a registered policy)"
+        );
+        // a registered policy's empty table means no options: its default
+        let cleared = CUSTOM.replacen(
+            "policy = \"test-one-cpu\"\n[[",
+            "policy = \"test-one-cpu\"\npolicy_options = {}\n[[",
+            1,
+        );
+        let exp = Experiment::parse("c.toml", &cleared, false).unwrap();
+        assert!(exp.cells[1].spec.policy_options.is_empty());
+        assert_eq!(
+            exp.cells[2].spec.policy_options["cpu"].as_integer(),
+            Some(2)
         );
         let text = CUSTOM.replacen("policy_options = { cpu = 1 }\n", "", 1);
         let exp = Experiment::parse("c.toml", &text, false).unwrap();

@@ -1,7 +1,8 @@
 //! Placement policies outside the Linux path, registered by name so that an
 //! experiment file can run them: `policy = "NAME"` in the run table or a
 //! variant, with the policy's options in `policy_options = { KEY = VALUE }`
-//! (a TOML table, merged key by key like `features`).
+//! (a TOML table, merged key by key like `features`; a variant's
+//! `policy_options = {}` clears the run table's).
 //!
 //! A program that links its own policy registers it once, before it parses
 //! an experiment:
