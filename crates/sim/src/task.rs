@@ -6,6 +6,22 @@
 
 use crate::Nanos;
 
+/// `idx()` for `u32` id newtypes: the id as an index into the table it
+/// names (the one cast from `u32` to `usize` of each).
+macro_rules! id_idx {
+    ($($name:ident),*) => {
+        $(
+            impl $name {
+                /// The id as an index into its table.
+                #[inline]
+                pub const fn idx(self) -> usize {
+                    self.0 as usize
+                }
+            }
+        )*
+    };
+}
+
 /// A `u32` identifier as a newtype, in the style of [`CpuSetId`], with
 /// `idx()` to index the table it names and `Display`/`Debug` that print the
 /// bare number, as the `u32` it replaces printed.
@@ -15,13 +31,7 @@ macro_rules! id_newtype {
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(pub u32);
 
-        impl $name {
-            /// The id as an index into its table.
-            #[inline]
-            pub const fn idx(self) -> usize {
-                self.0 as usize
-            }
-        }
+        id_idx!($name);
 
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -57,6 +67,22 @@ id_newtype!(
     /// Identifier of a set of per-CPU locks.
     LockSetId
 );
+id_newtype!(
+    /// A pthread mutex (`Engine::add_mutex`, [`Op::MutexLock`]).
+    MutexId
+);
+id_newtype!(
+    /// A pthread condition variable (`Engine::add_cond`, [`Op::CondWait`]).
+    CondId
+);
+id_newtype!(
+    /// An rt-app barrier (`Engine::add_barrier`, [`Op::BarrierWait`]).
+    BarrierId
+);
+id_newtype!(
+    /// An rt-app timer (`Engine::add_rt_timer`, [`Op::TimerWait`]).
+    RtTimerId
+);
 /// Index of a per-task time variable (see [`Op::Stamp`]).
 pub type VarId = u8;
 /// Index of a recorded metric (see [`Op::RecordSince`]).
@@ -90,6 +116,9 @@ pub struct OmpBarrierId(pub u32);
 /// A point-to-point flag (a one-slot mailbox between two threads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OmpFlagId(pub u32);
+
+// the older ids keep their derived `Debug` (`CpuSetId(3)`)
+id_idx!(CpuSetId, ForkPoolId, OmpBarrierId, OmpFlagId);
 
 /// One operation of a task program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -261,30 +290,30 @@ pub enum Op {
     },
     /// pthread_mutex_lock (engine/pthread.rs): take the mutex, or sleep
     /// until its holder hands it over.
-    MutexLock(u32),
+    MutexLock(MutexId),
     /// pthread_mutex_unlock: hand the mutex to its first waiter, if any.
-    MutexUnlock(u32),
+    MutexUnlock(MutexId),
     /// pthread_cond_wait: release the mutex, sleep until signalled, return
     /// holding the mutex again.
     CondWait {
         /// The condition variable.
-        cond: u32,
+        cond: CondId,
         /// The mutex the caller holds.
-        mutex: u32,
+        mutex: MutexId,
     },
     /// pthread_cond_signal: the first waiter goes back to its mutex.
-    CondSignal(u32),
+    CondSignal(CondId),
     /// pthread_cond_broadcast: every waiter goes back to its mutex.
-    CondBroadcast(u32),
+    CondBroadcast(CondId),
     /// rt-app's barrier: sleep until the barrier's last user arrives.
-    BarrierWait(u32),
+    BarrierWait(BarrierId),
     /// rt-app's timer event: advance the timer by `period` from its last
     /// deadline (from the thread's start the first time) and
     /// clock_nanosleep(TIMER_ABSTIME) until then; log the slack and the
     /// wake-up latency.
     TimerWait {
         /// The timer.
-        timer: u32,
+        timer: RtTimerId,
         /// Its period (ns).
         period: Nanos,
         /// Add the slack to the phase's instead of replacing it.

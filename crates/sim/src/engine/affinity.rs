@@ -45,7 +45,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// The mask `Op::SetAffinity(set)` gives: the set within the CPUs the
     /// run may use.
     fn affinity_mask(&self, set: CpuSetId) -> CpuMask {
-        self.affinity.sets[set.0 as usize].and(&self.cfg.allowed)
+        self.affinity.sets[set.idx()].and(&self.cfg.allowed)
     }
 
     /// Work of `t`'s `Op::SetAffinity(set)`: the syscall, or nothing when

@@ -68,7 +68,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn fork_apply(&mut self, c: usize, t: TaskId, pool: ForkPoolId) {
         let ti = t.idx();
         self.tasks[ti].pc.advance();
-        let p = &mut self.forks.pools[pool.0 as usize];
+        let p = &mut self.forks.pools[pool.idx()];
         let Some(&child) = p.tasks.get(p.next) else {
             self.forks.failed = Some(p.exhausted.clone());
             return;

@@ -171,7 +171,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let atomic = self.k.costs.atomic_ns;
         match op {
             Op::OmpBarrier(b) => {
-                let bar = &self.omp.barriers[b.0 as usize];
+                let bar = &self.omp.barriers[b.idx()];
                 let (gen_now, spin_ns) = (bar.generation, bar.spin_ns);
                 match *self.omp_wait(t) {
                     // the atomic decrement of `awaited`
@@ -194,7 +194,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                             // GOMP_SPINCOUNT=0: straight to the futex
                             return OmpStart::Work(0, true);
                         }
-                        let sp = &mut self.omp.barriers[b.0 as usize].spinners;
+                        let sp = &mut self.omp.barriers[b.idx()].spinners;
                         if !sp.contains(&t) {
                             sp.push(t);
                         }
@@ -211,7 +211,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::OmpReduce(_) => OmpStart::Work(atomic, true),
             Op::OmpFlagWait(f) | Op::OmpFlagPost(f) => {
-                let full = self.omp.flags[f.0 as usize].full;
+                let full = self.omp.flags[f.idx()].full;
                 let ready = if matches!(op, Op::OmpFlagWait(_)) {
                     full
                 } else {
@@ -221,7 +221,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // the load that saw it, and the store
                     OmpStart::Work(atomic, true)
                 } else {
-                    let sp = &mut self.omp.flags[f.0 as usize].spinners;
+                    let sp = &mut self.omp.flags[f.idx()].spinners;
                     if !sp.contains(&t) {
                         sp.push(t);
                     }
@@ -238,7 +238,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t.idx();
         match op {
             Op::OmpBarrier(b) => {
-                let bi = b.0 as usize;
+                let bi = b.idx();
                 let gen_now = self.omp.barriers[bi].generation;
                 match *self.omp_wait(t) {
                     Wait::None => {
@@ -292,12 +292,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
             Op::OmpReduce(b) => {
-                let line = self.omp.barriers[b.0 as usize].red_line;
+                let line = self.omp.barriers[b.idx()].red_line;
                 self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
                 true
             }
             Op::OmpFlagWait(f) | Op::OmpFlagPost(f) => {
-                let fi = f.0 as usize;
+                let fi = f.idx();
                 let wait = matches!(op, Op::OmpFlagWait(_));
                 self.tasks[ti].op_left = 0;
                 let fl = &mut self.omp.flags[fi];

@@ -23,7 +23,7 @@
 use super::{Block, Engine};
 use crate::cacheline::LineId;
 use crate::rq::RunQueue;
-use crate::task::{Op, TaskId};
+use crate::task::{BarrierId, CondId, MutexId, Op, RtTimerId, TaskId};
 use crate::Nanos;
 use std::collections::VecDeque;
 
@@ -38,7 +38,7 @@ pub(super) struct Mutex {
 /// A pthread condition variable: its waiters and the mutex each waits with.
 #[derive(Debug)]
 pub(super) struct Cond {
-    waiters: VecDeque<(TaskId, u32)>,
+    waiters: VecDeque<(TaskId, MutexId)>,
     line: LineId,
 }
 
@@ -108,7 +108,7 @@ fn us(ns: Nanos) -> u64 {
 
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// A free pthread mutex.
-    pub fn add_mutex(&mut self) -> u32 {
+    pub fn add_mutex(&mut self) -> MutexId {
         let line = self.k.lines.alloc();
         let p = &mut self.pthreads.mutexes;
         p.push(Mutex {
@@ -116,22 +116,22 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             waiters: VecDeque::new(),
             line,
         });
-        (p.len() - 1) as u32
+        MutexId((p.len() - 1) as u32)
     }
 
     /// A condition variable nobody waits on.
-    pub fn add_cond(&mut self) -> u32 {
+    pub fn add_cond(&mut self) -> CondId {
         let line = self.k.lines.alloc();
         let p = &mut self.pthreads.conds;
         p.push(Cond {
             waiters: VecDeque::new(),
             line,
         });
-        (p.len() - 1) as u32
+        CondId((p.len() - 1) as u32)
     }
 
     /// A barrier of `users` arrivals.
-    pub fn add_barrier(&mut self, users: u32) -> u32 {
+    pub fn add_barrier(&mut self, users: u32) -> BarrierId {
         let line = self.k.lines.alloc();
         let p = &mut self.pthreads.barriers;
         p.push(Barrier {
@@ -139,18 +139,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             arrived: Vec::new(),
             line,
         });
-        (p.len() - 1) as u32
+        BarrierId((p.len() - 1) as u32)
     }
 
     /// An rt-app timer, not started; `relative`: a missed period re-bases
     /// the timer on the time it was found missed.
-    pub fn add_rt_timer(&mut self, relative: bool) -> u32 {
+    pub fn add_rt_timer(&mut self, relative: bool) -> RtTimerId {
         let p = &mut self.pthreads.timers;
         p.push(RtTimer {
             next: None,
             relative,
         });
-        (p.len() - 1) as u32
+        RtTimerId((p.len() - 1) as u32)
     }
 
     /// Every phase logged so far, in the order they ended.
@@ -180,7 +180,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let p = &self.pthreads;
         match op {
             Op::MutexLock(m) => {
-                let owner = p.mutexes[m as usize].owner;
+                let owner = p.mutexes[m.idx()].owner;
                 if resumed || owner.is_none() || owner == Some(t) {
                     c.atomic_ns
                 } else {
@@ -188,19 +188,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 }
             }
             Op::MutexUnlock(m) => {
-                let contended = !p.mutexes[m as usize].waiters.is_empty();
+                let contended = !p.mutexes[m.idx()].waiters.is_empty();
                 c.atomic_ns + if contended { c.futex_wake_ns } else { 0 }
             }
             Op::CondWait { mutex, .. } => {
                 if resumed {
                     c.atomic_ns
                 } else {
-                    let contended = !p.mutexes[mutex as usize].waiters.is_empty();
+                    let contended = !p.mutexes[mutex.idx()].waiters.is_empty();
                     2 * c.atomic_ns + c.futex_wait_ns + if contended { c.futex_wake_ns } else { 0 }
                 }
             }
             Op::CondSignal(cv) | Op::CondBroadcast(cv) => {
-                let n = p.conds[cv as usize].waiters.len() as u64;
+                let n = p.conds[cv.idx()].waiters.len() as u64;
                 let woken = if matches!(op, Op::CondSignal(_)) {
                     n.min(1)
                 } else {
@@ -209,7 +209,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 c.atomic_ns + woken * c.futex_wake_ns
             }
             Op::BarrierWait(b) => {
-                let bar = &p.barriers[b as usize];
+                let bar = &p.barriers[b.idx()];
                 if resumed {
                     c.atomic_ns
                 } else if bar.arrived.len() as u32 + 1 >= bar.users {
@@ -237,8 +237,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// Give mutex `m` to `w` (a waiter already asleep) and wake it, or
     /// queue it on the mutex if the mutex is taken.
-    fn mutex_give_or_queue(&mut self, c: usize, waker: TaskId, m: u32, w: TaskId) {
-        let mx = &mut self.pthreads.mutexes[m as usize];
+    fn mutex_give_or_queue(&mut self, c: usize, waker: TaskId, m: MutexId, w: TaskId) {
+        let mx = &mut self.pthreads.mutexes[m.idx()];
         if mx.owner.is_none() {
             mx.owner = Some(w);
             self.try_to_wake_up(w, c, Some(waker), 0, false);
@@ -248,10 +248,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// Release mutex `m` held by `t`: hand it to its first waiter.
-    fn mutex_release(&mut self, c: usize, t: TaskId, m: u32) {
-        let line = self.pthreads.mutexes[m as usize].line;
+    fn mutex_release(&mut self, c: usize, t: TaskId, m: MutexId) {
+        let line = self.pthreads.mutexes[m.idx()].line;
         self.touch_line(c, line);
-        let mx = &mut self.pthreads.mutexes[m as usize];
+        let mx = &mut self.pthreads.mutexes[m.idx()];
         if mx.owner != Some(t) {
             // unlocking a mutex one does not hold: EPERM for an
             // error-checking mutex, nothing changes here
@@ -275,9 +275,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         match op {
             Op::MutexLock(m) => {
-                let line = self.pthreads.mutexes[m as usize].line;
+                let line = self.pthreads.mutexes[m.idx()].line;
                 self.touch_line(c, line);
-                let mx = &mut self.pthreads.mutexes[m as usize];
+                let mx = &mut self.pthreads.mutexes[m.idx()];
                 match mx.owner {
                     None => {
                         mx.owner = Some(t);
@@ -300,9 +300,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // signalled, and the mutex is ours again
                     return true;
                 }
-                let line = self.pthreads.conds[cond as usize].line;
+                let line = self.pthreads.conds[cond.idx()].line;
                 self.touch_line(c, line);
-                self.pthreads.conds[cond as usize]
+                self.pthreads.conds[cond.idx()]
                     .waiters
                     .push_back((t, mutex));
                 self.mutex_release(c, t, mutex);
@@ -310,10 +310,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 false
             }
             Op::CondSignal(cv) | Op::CondBroadcast(cv) => {
-                let line = self.pthreads.conds[cv as usize].line;
+                let line = self.pthreads.conds[cv.idx()].line;
                 self.touch_line(c, line);
                 let all = matches!(op, Op::CondBroadcast(_));
-                while let Some((w, m)) = self.pthreads.conds[cv as usize].waiters.pop_front() {
+                while let Some((w, m)) = self.pthreads.conds[cv.idx()].waiters.pop_front() {
                     self.mutex_give_or_queue(c, t, m, w);
                     if !all {
                         break;
@@ -325,9 +325,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 if resumed {
                     return true;
                 }
-                let line = self.pthreads.barriers[b as usize].line;
+                let line = self.pthreads.barriers[b.idx()].line;
                 self.touch_line(c, line);
-                let bar = &mut self.pthreads.barriers[b as usize];
+                let bar = &mut self.pthreads.barriers[b.idx()];
                 if bar.arrived.len() as u32 + 1 >= bar.users {
                     // the last user: everyone goes on
                     let arrived = std::mem::take(&mut bar.arrived);
@@ -352,7 +352,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     return true;
                 }
                 let first = self.phase_state(t).first;
-                let tm = &mut self.pthreads.timers[timer as usize];
+                let tm = &mut self.pthreads.timers[timer.idx()];
                 let next = tm.next.unwrap_or(first) + period;
                 tm.next = Some(next);
                 let relative = tm.relative;
@@ -376,7 +376,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 } else {
                     ps.wu_lat_us = 0;
                     if relative {
-                        self.pthreads.timers[timer as usize].next = Some(now);
+                        self.pthreads.timers[timer.idx()].next = Some(now);
                     }
                     true
                 }

@@ -66,7 +66,9 @@ use super::{Record, Report, Stop, Workload};
 use crate::engine::Engine;
 use crate::numa::Span;
 use crate::rq::RunQueue;
-use crate::task::{CpuSetId, ForkPoolId, Op, TaskId, TaskSpec};
+use crate::task::{
+    BarrierId, CondId, CpuSetId, ForkPoolId, MutexId, Op, RtTimerId, TaskId, TaskSpec,
+};
 use crate::Nanos;
 use benchspec::rtapp::log::{self, Row, ThreadSummary};
 use benchspec::rtapp::{Calibration, Event, LogSize, RtApp, TaskDef, FORKS_LIMIT};
@@ -166,19 +168,19 @@ struct Reported {
 /// Resource ids by name, made on first use.
 #[derive(Default)]
 struct Names {
-    mutexes: BTreeMap<String, u32>,
-    conds: BTreeMap<String, u32>,
-    barriers: BTreeMap<String, u32>,
-    timers: BTreeMap<(Option<u32>, String), u32>,
+    mutexes: BTreeMap<String, MutexId>,
+    conds: BTreeMap<String, CondId>,
+    barriers: BTreeMap<String, BarrierId>,
+    timers: BTreeMap<(Option<u32>, String), RtTimerId>,
     cpusets: BTreeMap<Option<Vec<u32>>, CpuSetId>,
 }
 
-fn id<R: RunQueue>(
-    map: &mut BTreeMap<String, u32>,
+fn id<R: RunQueue, I: Copy>(
+    map: &mut BTreeMap<String, I>,
     name: &str,
     e: &mut Engine<'_, R>,
-    make: impl FnOnce(&mut Engine<'_, R>) -> u32,
-) -> u32 {
+    make: impl FnOnce(&mut Engine<'_, R>) -> I,
+) -> I {
     if let Some(&i) = map.get(name) {
         return i;
     }
