@@ -621,6 +621,7 @@ pub fn profile(
     // charges when a transfer finds the line in flight; they stay in the
     // header, and the contended hand-off takes the uncontended one.
     c.c2c_contended_ns = c.c2c_ns;
+    c.c2c_busy_ns = c.c2c_ns;
     put(
         "wake_latency_spread_milli",
         format!(
@@ -638,6 +639,7 @@ pub fn profile(
         "c2c_contended_ns",
         "not measured as a hand-off: equal to c2c_ns (the per-increment contended figures are in the header)".into(),
     );
+    put("c2c_busy_ns", "not measured: equal to c2c_ns".into());
     match hz {
         Some((hz, from)) => {
             c.hz = hz;

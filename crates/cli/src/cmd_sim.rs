@@ -771,6 +771,16 @@ pub fn result_json(r: &SimResult, wall_s: f64) -> Value {
     let mut v = serde_json::to_value(r).expect("serialisable");
     v["mode"] = json!("sim");
     v["time_s"] = json!(r.time_ns as f64 / 1e9);
+    if r.counters.messages > 0 {
+        // the lines moved per message, by object and distance
+        let per = r.counters.messages as f64;
+        let mut by = serde_json::Map::new();
+        for (object, distance, n) in r.counters.line_transfers_by.entries() {
+            let e = by.entry(object).or_insert_with(|| json!({}));
+            e[distance] = json!(n as f64 / per);
+        }
+        v["lines_per_message"] = Value::Object(by);
+    }
     v["wall_s"] = json!(wall_s);
     v["events_per_s"] = json!(if wall_s > 0.0 {
         (r.counters.events as f64 / wall_s).round()
@@ -830,5 +840,56 @@ fn placement_text(r: &SimResult) -> String {
         b.stats.cost_ns as f64 / 1e6,
         b.idle_while_work_waits_ns as f64 / 1e6
     );
+    s += &lines_text(r);
     s
+}
+
+/// Per message (or in all, for a run without messages) when the run moved
+/// any line: how many lines moved, over which distances, and of which
+/// kernel objects, the largest first.
+fn lines_text(r: &SimResult) -> String {
+    let moved = &r.counters.line_transfers_by;
+    let total = moved.total();
+    if total == 0 {
+        return String::new();
+    }
+    let (per, unit) = match r.counters.messages {
+        0 => (1.0, "in all"),
+        m => (m as f64, "per message"),
+    };
+    let distances: Vec<String> = moved
+        .by_distance()
+        .iter()
+        .zip(sim::cacheline::DISTANCES)
+        .filter(|(n, _)| **n as f64 / per >= 0.005)
+        .map(|(n, (_, name))| format!("{name} {}", num(*n as f64 / per)))
+        .collect();
+    let mut objects: Vec<(&str, u64)> = Vec::new();
+    for (object, _, n) in moved.entries() {
+        match objects.iter_mut().find(|(o, _)| *o == object) {
+            Some((_, t)) => *t += n,
+            None => objects.push((object, n)),
+        }
+    }
+    objects.sort_by_key(|o| std::cmp::Reverse(o.1));
+    let objects: Vec<String> = objects
+        .iter()
+        .filter(|(_, n)| *n as f64 / per >= 0.005)
+        .map(|(o, n)| format!("{o} {}", num(*n as f64 / per)))
+        .collect();
+    format!(
+        "Lines moved {unit}: {} ({}): {}\n",
+        num(total as f64 / per),
+        distances.join(", "),
+        objects.join(", ")
+    )
+}
+
+/// A count per message to two decimals, a whole count as it is.
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
 }

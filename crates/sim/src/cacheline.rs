@@ -20,10 +20,176 @@
 
 use crate::costs::MachineCosts;
 use crate::Nanos;
-use topology::Topology;
+use topology::{Distance, Topology};
 
 /// Identifies a modelled cache line.
 pub type LineId = u32;
+
+/// What a modelled line is a line of: the kernel object (or the user
+/// memory) it belongs to, named as the kernel names the struct, so a run
+/// can report its transfers by object and by distance (docs/costs.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum LineKind {
+    /// A run queue's summary (`struct rq`: nr_running, the idle state, the
+    /// lock the remote waker takes).
+    Rq,
+    /// An LLC's `struct sched_domain_shared` (nr_busy_cpus, has_idle_cores).
+    SchedDomainShared,
+    /// The root domain's overload and overutilized flags.
+    RootDomain,
+    /// A pipe's `struct pipe_inode_info` (mutex, wait queues, head, tail).
+    PipeInodeInfo,
+    /// A pipe's `struct pipe_buffer` slot.
+    PipeBuffer,
+    /// The `struct file` of a pipe or socket end: its reference count,
+    /// written by every call of a thread whose file table is shared.
+    File,
+    /// The pipe's (pipefs) or socket's (sockfs) `struct inode` times.
+    Inode,
+    /// An AF_UNIX socket's `struct unix_sock` (and its `struct socket`).
+    UnixSock,
+    /// A TCP socket's `struct tcp_sock` (and its `struct socket`).
+    TcpSock,
+    /// A message's `struct sk_buff` and `struct skb_shared_info`.
+    SkBuff,
+    /// Message bytes: a pipe's data page or an skb's data.
+    MessageData,
+    /// A futex hash bucket (`struct futex_hash_bucket`).
+    FutexHashBucket,
+    /// A task's `struct task_struct`.
+    TaskStruct,
+    /// A task's kernel stack.
+    KernelStack,
+    /// User memory a workload synchronises on: a futex word, a queue, a
+    /// pthread object, an OpenMP barrier or flag.
+    UserMemory,
+}
+
+impl LineKind {
+    /// Every kind, in report order.
+    pub const ALL: [LineKind; 15] = [
+        LineKind::Rq,
+        LineKind::SchedDomainShared,
+        LineKind::RootDomain,
+        LineKind::PipeInodeInfo,
+        LineKind::PipeBuffer,
+        LineKind::File,
+        LineKind::Inode,
+        LineKind::UnixSock,
+        LineKind::TcpSock,
+        LineKind::SkBuff,
+        LineKind::MessageData,
+        LineKind::FutexHashBucket,
+        LineKind::TaskStruct,
+        LineKind::KernelStack,
+        LineKind::UserMemory,
+    ];
+    /// Number of kinds.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// The name reports use: the kernel's struct name where it is one.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LineKind::Rq => "rq",
+            LineKind::SchedDomainShared => "sched_domain_shared",
+            LineKind::RootDomain => "root_domain",
+            LineKind::PipeInodeInfo => "pipe_inode_info",
+            LineKind::PipeBuffer => "pipe_buffer",
+            LineKind::File => "file",
+            LineKind::Inode => "inode",
+            LineKind::UnixSock => "unix_sock",
+            LineKind::TcpSock => "tcp_sock",
+            LineKind::SkBuff => "sk_buff",
+            LineKind::MessageData => "message data",
+            LineKind::FutexHashBucket => "futex_hash_bucket",
+            LineKind::TaskStruct => "task_struct",
+            LineKind::KernelStack => "kernel stack",
+            LineKind::UserMemory => "user memory",
+        }
+    }
+}
+
+/// Distances in report order, with the names reports use.
+pub const DISTANCES: [(Distance, &str); 6] = [
+    (Distance::SameCpu, "same_cpu"),
+    (Distance::Smt, "smt"),
+    (Distance::Cluster, "cluster"),
+    (Distance::Llc, "llc"),
+    (Distance::Package, "package"),
+    (Distance::Remote, "remote"),
+];
+
+/// Line transfers of a run by object and by distance: `[kind][distance]`,
+/// both in report order ([`LineKind::ALL`], [`DISTANCES`]).
+pub type TransfersBy = [[u64; 6]; LineKind::COUNT];
+
+/// Lines moved in a run by object and distance, serialised as a map of
+/// maps with the objects and distances that moved any (`{"pipe_inode_info":
+/// {"cluster": 1200}}`), in report order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinesMoved(pub TransfersBy);
+
+impl LinesMoved {
+    /// The non-zero entries: (object, distance, lines), in report order.
+    pub fn entries(&self) -> impl Iterator<Item = (&'static str, &'static str, u64)> + '_ {
+        LineKind::ALL.iter().flat_map(move |k| {
+            DISTANCES.iter().filter_map(move |(d, name)| {
+                let n = self.0[*k as usize][*d as usize];
+                (n > 0).then_some((k.name(), *name, n))
+            })
+        })
+    }
+
+    /// Lines moved in all.
+    pub fn total(&self) -> u64 {
+        self.0.iter().flatten().sum()
+    }
+
+    /// Lines moved over each distance, in [`DISTANCES`] order.
+    pub fn by_distance(&self) -> [u64; 6] {
+        let mut out = [0; 6];
+        for row in &self.0 {
+            for (o, n) in out.iter_mut().zip(row) {
+                *o += n;
+            }
+        }
+        out
+    }
+}
+
+impl serde::Serialize for LinesMoved {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        for k in LineKind::ALL {
+            let row = &self.0[k as usize];
+            if row.iter().any(|&n| n > 0) {
+                let inner: Vec<(&str, u64)> = DISTANCES
+                    .iter()
+                    .filter(|(d, _)| row[*d as usize] > 0)
+                    .map(|(d, name)| (*name, row[*d as usize]))
+                    .collect();
+                m.serialize_entry(k.name(), &OrderedPairs(&inner))?;
+            }
+        }
+        m.end()
+    }
+}
+
+/// A list of (key, count) pairs serialised as a map in list order.
+struct OrderedPairs<'a>(&'a [(&'static str, u64)]);
+
+impl serde::Serialize for OrderedPairs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
 
 /// No CPU (a line nobody has written, or nobody has read since its write).
 const NOBODY: u16 = u16::MAX;
@@ -66,6 +232,13 @@ struct Line {
     /// (saturating).
     near_len: u8,
     spilled: bool,
+    /// The object the line belongs to (for [`LineTable::by_kind`]).
+    kind: LineKind,
+    /// The last `split` lines of the record belong to `kind2` (two objects
+    /// that always move together kept as one record: a pipe's state and
+    /// its buffer slot).
+    kind2: LineKind,
+    split: u8,
 }
 
 /// All modelled lines of a run.
@@ -90,6 +263,12 @@ pub struct LineTable {
     pub transfer_ns: u64,
     /// Of which waiting for a transfer in flight, ns.
     pub wait_ns: u64,
+    /// Transfers by the object moved and the distance it moved
+    /// (a line of weight w counts w).
+    pub by_kind: TransfersBy,
+    /// The CPUs running a task (not idle), one bit each: a line fetched
+    /// from one of them moves at the contended figure (see `transfer`).
+    running: Vec<u64>,
     /// The current simulated time, set by the engine at each event.
     pub now: Nanos,
 }
@@ -106,18 +285,55 @@ impl LineTable {
             contended: 0,
             transfer_ns: 0,
             wait_ns: 0,
+            by_kind: [[0; 6]; LineKind::COUNT],
+            running: vec![0; ncpus.div_ceil(64).max(1)],
             now: 0,
         }
     }
 
-    /// Allocate a new line, not yet written by anybody.
-    pub fn alloc(&mut self) -> LineId {
-        self.alloc_lines(1)
+    /// `cpu` now runs a task (`true`) or its idle task (`false`).
+    #[inline]
+    pub fn set_running(&mut self, cpu: usize, running: bool) {
+        let (w, bit) = (cpu / 64, 1u64 << (cpu % 64));
+        if running {
+            self.running[w] |= bit;
+        } else {
+            self.running[w] &= !bit;
+        }
     }
 
-    /// Allocate an object of `weight` cache lines that always move
-    /// together (at least one).
+    /// `cpu` runs a task.
+    #[inline]
+    fn is_running(&self, cpu: usize) -> bool {
+        self.running[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// Allocate a new line (of user memory), not yet written by anybody.
+    pub fn alloc(&mut self) -> LineId {
+        self.alloc_of(LineKind::UserMemory, 1)
+    }
+
+    /// Allocate an object of `weight` lines (of user memory).
     pub fn alloc_lines(&mut self, weight: u32) -> LineId {
+        self.alloc_of(LineKind::UserMemory, weight)
+    }
+
+    /// Allocate an object of `kind` spanning `weight` cache lines that
+    /// always move together (at least one), not yet written by anybody.
+    pub fn alloc_of(&mut self, kind: LineKind, weight: u32) -> LineId {
+        self.alloc_pair(kind, weight, kind, 0)
+    }
+
+    /// Allocate a record of two objects that always move together: `weight`
+    /// lines of `kind` and then `weight2` of `kind2` (counted apart).
+    pub fn alloc_pair(
+        &mut self,
+        kind: LineKind,
+        weight: u32,
+        kind2: LineKind,
+        weight2: u8,
+    ) -> LineId {
+        let weight = weight + weight2 as u32;
         let id = self.lines.len() as LineId;
         self.lines.push(Line {
             busy_until: 0,
@@ -128,6 +344,9 @@ impl LineTable {
             shared: false,
             near_len: 0,
             spilled: false,
+            kind,
+            kind2,
+            split: weight2,
         });
         if self.words > 1 {
             self.rows.resize(self.rows.len() + self.words, 0);
@@ -170,8 +389,29 @@ impl LineTable {
         let l = &mut self.lines[line as usize];
         l.shared = true;
         l.last_reader = cpu as u16;
-        let d = topo.distance(l.writer as usize, cpu);
-        self.transfer(line, d, costs)
+        let src = l.writer as usize;
+        self.transfer(line, src, topo.distance(src, cpu), costs, 0)
+    }
+
+    /// `lines` lines of `kind` that live in no record (message bytes, each
+    /// chunk last written by its writer) move over distance `d`: uncontended
+    /// transfers, counted by object and distance. Returns their cost.
+    #[inline]
+    pub fn stream(
+        &mut self,
+        kind: LineKind,
+        d: topology::Distance,
+        lines: u64,
+        costs: &MachineCosts,
+    ) -> Nanos {
+        if lines == 0 || d == Distance::SameCpu {
+            return 0;
+        }
+        self.transfers += 1;
+        self.by_kind[kind as usize][d as usize] += lines;
+        let t = costs.c2c(d) * lines;
+        self.transfer_ns += t;
+        t
     }
 
     /// Record that `cpu` (not the writer) holds `line`'s current version;
@@ -235,11 +475,28 @@ impl LineTable {
     /// the wait plus the transfer time (the line's weight times one line's:
     /// the lines of one object are taken as fetched one after another, as
     /// the kernel's pointer chasing through them does).
-    #[inline]
-    fn transfer(&mut self, line: LineId, d: topology::Distance, costs: &MachineCosts) -> Nanos {
+    #[inline(always)]
+    fn transfer(
+        &mut self,
+        line: LineId,
+        src: usize,
+        d: topology::Distance,
+        costs: &MachineCosts,
+        data: Nanos,
+    ) -> Nanos {
+        let busy_src = self.is_running(src);
         let l = &mut self.lines[line as usize];
         self.transfers += 1;
-        let w = l.weight as Nanos;
+        let (w, second) = (l.weight as Nanos, l.split as Nanos);
+        let by = &mut self.by_kind;
+        by[l.kind as usize][d as usize] += w - second;
+        if second > 0 {
+            by[l.kind2 as usize][d as usize] += second;
+        }
+        if data > 0 {
+            by[LineKind::MessageData as usize][d as usize] += data;
+        }
+        let w = w + data;
         if self.now < l.busy_until {
             self.contended += 1;
             let wait = l.busy_until - self.now;
@@ -249,7 +506,15 @@ impl LineTable {
             self.transfer_ns += wait + t;
             wait + t
         } else {
-            let t = costs.c2c(d) * w;
+            // a line held by a CPU that is running a task comes at the
+            // machine's busy figure (Kunpeng: fitted between clusters,
+            // costs.rs); an idle CPU's caches give it up at the
+            // uncontended one
+            let t = if busy_src {
+                costs.c2c_busy(d)
+            } else {
+                costs.c2c(d)
+            } * w;
             l.busy_until = self.now + t;
             self.transfer_ns += t;
             t
@@ -257,11 +522,27 @@ impl LineTable {
     }
 
     /// `cpu` writes `line`; returns the cost in ns.
-    #[inline]
+    #[inline(always)]
     pub fn write(
         &mut self,
         line: LineId,
         cpu: usize,
+        topo: &Topology,
+        costs: &MachineCosts,
+    ) -> Nanos {
+        self.write_with_data(line, cpu, 0, topo, costs)
+    }
+
+    /// `cpu` writes `line` and `data` lines of message bytes whose home is
+    /// the line's (a channel's state and the buffer a write fills, which
+    /// the last reader left behind together): they move with the record,
+    /// counted as [`LineKind::MessageData`].
+    #[inline(always)]
+    pub fn write_with_data(
+        &mut self,
+        line: LineId,
+        cpu: usize,
+        data: u32,
         topo: &Topology,
         costs: &MachineCosts,
     ) -> Nanos {
@@ -272,15 +553,31 @@ impl LineTable {
             // nothing): the line is already in the state this write leaves
             return 0;
         }
+        self.write_moving(line, cpu, data, topo, costs)
+    }
+
+    /// The rest of [`LineTable::write_with_data`]: the line must move or
+    /// be upgraded (kept out of line: most writes find their line owned).
+    #[inline(never)]
+    fn write_moving(
+        &mut self,
+        line: LineId,
+        cpu: usize,
+        data: u32,
+        topo: &Topology,
+        costs: &MachineCosts,
+    ) -> Nanos {
+        let data = data as Nanos;
+        let l = &self.lines[line as usize];
         let cost = if l.writer == NOBODY {
             0
         } else if l.writer as usize != cpu {
-            let d = topo.distance(l.writer as usize, cpu);
-            self.transfer(line, d, costs)
+            let src = l.writer as usize;
+            self.transfer(line, src, topo.distance(src, cpu), costs, data)
         } else {
             // Owner upgrading a line others hold: invalidate their copies.
-            let d = topo.distance(l.last_reader as usize, cpu);
-            self.transfer(line, d, costs)
+            let src = l.last_reader as usize;
+            self.transfer(line, src, topo.distance(src, cpu), costs, data)
         };
         // a new version: only the writer holds it
         let words = self.words;
@@ -346,6 +643,120 @@ mod tests {
             "same cluster as the writer"
         );
         assert_eq!(t.contended, 0);
+    }
+
+    #[test]
+    fn transfers_are_counted_by_object_and_distance() {
+        let (topo, costs, mut t) = setup();
+        let pipe = t.alloc_of(LineKind::PipeInodeInfo, 3);
+        let rq = t.alloc_of(LineKind::Rq, 1);
+        t.now = 1000;
+        t.write(pipe, 0, &topo, &costs);
+        t.write(rq, 0, &topo, &costs);
+        t.now = 2000;
+        // three lines from another CPU of the cluster, then one from
+        // another cluster
+        assert_eq!(t.write(pipe, 1, &topo, &costs), 3 * 35);
+        t.now = 3000;
+        assert_eq!(t.read(rq, 4, &topo, &costs), 36);
+        let moved = LinesMoved(t.by_kind);
+        let entries: Vec<_> = moved.entries().collect();
+        // report order: the objects as LineKind::ALL lists them
+        assert_eq!(
+            entries,
+            vec![("rq", "llc", 1), ("pipe_inode_info", "cluster", 3)]
+        );
+        assert_eq!(moved.total(), 4);
+        assert_eq!(moved.by_distance(), [0, 0, 3, 1, 0, 0]);
+        let json = serde_json::to_string(&moved).unwrap();
+        assert_eq!(json, r#"{"rq":{"llc":1},"pipe_inode_info":{"cluster":3}}"#);
+    }
+
+    #[test]
+    fn a_write_with_data_moves_the_bytes_with_the_record() {
+        let (topo, costs, mut t) = setup();
+        let pipe = t.alloc_pair(LineKind::PipeInodeInfo, 3, LineKind::PipeBuffer, 1);
+        t.now = 1000;
+        assert_eq!(
+            t.write_with_data(pipe, 0, 2, &topo, &costs),
+            0,
+            "nobody held it"
+        );
+        t.now = 2000;
+        // the reader takes the state: four lines, the bytes come apart
+        assert_eq!(t.write(pipe, 4, &topo, &costs), 4 * 36);
+        t.now = 3000;
+        // the next write pulls the state and the two lines of bytes back
+        assert_eq!(t.write_with_data(pipe, 0, 2, &topo, &costs), 6 * 36);
+        // a stream is counted but has no record
+        assert_eq!(
+            t.stream(LineKind::MessageData, topology::Distance::Llc, 2, &costs),
+            2 * 36
+        );
+        assert_eq!(
+            t.stream(
+                LineKind::MessageData,
+                topology::Distance::SameCpu,
+                2,
+                &costs
+            ),
+            0
+        );
+        let moved = LinesMoved(t.by_kind);
+        let entries: Vec<_> = moved.entries().collect();
+        assert_eq!(
+            entries,
+            vec![
+                ("pipe_inode_info", "llc", 6),
+                ("pipe_buffer", "llc", 2),
+                ("message data", "llc", 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_from_a_running_cpu_comes_at_the_busy_figure() {
+        let (topo, mut costs, mut t) = setup();
+        costs.c2c_busy_ns = [0, 8, 35, 74, 81, 125];
+        let l = t.alloc();
+        t.now = 1000;
+        t.write(l, 0, &topo, &costs);
+        t.now = 2000;
+        assert_eq!(t.read(l, 4, &topo, &costs), 36, "CPU 0 idle: uncontended");
+        // (CPU set running or idle first, at time, writer, cost, why)
+        type Step = (Option<(usize, bool)>, Nanos, usize, Nanos, &'static str);
+        let steps: [Step; 4] = [
+            (
+                Some((0, true)),
+                3000,
+                8,
+                74,
+                "from CPU 0, running, another cluster",
+            ),
+            (
+                Some((8, true)),
+                4000,
+                9,
+                35,
+                "from a running CPU of the cluster",
+            ),
+            (Some((9, false)), 5000, 0, 36, "CPU 9 went idle"),
+            // still in flight: contended whatever the source does
+            (
+                None,
+                5001,
+                4,
+                35 + 36,
+                "in flight: the wait and the contended hand-off",
+            ),
+        ];
+        for (running, now, cpu, cost, why) in steps {
+            if let Some((c, on)) = running {
+                t.set_running(c, on);
+            }
+            t.now = now;
+            assert_eq!(t.write(l, cpu, &topo, &costs), cost, "{why}");
+        }
     }
 
     #[test]

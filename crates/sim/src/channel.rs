@@ -22,6 +22,74 @@ pub const TCP_RMEM_DEFAULT: u64 = 131_072;
 /// largest segment one send puts in one skb.
 pub const LOOPBACK_MSS: u32 = 65_483;
 
+/// A channel's lines in the line model, allocated together from its first
+/// (`Channel::line`, the channel's own kernel state, with a pipe's `struct
+/// pipe_buffer` slot in the same record: every call writes both): the
+/// offsets below. A write moves the bytes it writes with the state (the
+/// buffer the last reader left behind, `LineTable::write_with_data`); a
+/// read pulls each chunk from its writer.
+/// The `struct file` of the writing end (its f_count).
+pub const LINE_FILE_W: LineId = 1;
+/// The `struct file` of the reading end.
+pub const LINE_FILE_R: LineId = 2;
+/// Lines of a buffer page a write can find last read on another CPU: one
+/// page (the pipe's recycled `tmp_page` or the buffer it merges into; an
+/// skb head from the sender's slab), 4 KiB; further pages are fresh.
+pub const DATA_LINES_MAX: u32 = PAGE / 64;
+
+/// Allocate the lines of a new channel of `kind` (see [`LINE_FILE_W`] and
+/// the following offset); returns the first.
+///
+/// What moves when a call follows one made on another CPU:
+/// - a pipe: the lines of its `struct pipe_inode_info` and its `struct
+///   pipe_buffer` slot that `pipe_write` and `pipe_read` both write, from
+///   the inventory of kernel objects (`costs::kernel_objects::pipe_state_lines`:
+///   3 and 1), then the message's bytes by their size;
+/// - a unix stream socket: the measured count (`MachineCosts::unix_lines`,
+///   `schedlab calibrate`'s two CPUs in turn with 100 B messages) less the
+///   two lines of that message's bytes, which are charged by their size.
+///   The inventory lists about ten written shared lines per call (both
+///   sockets' state, the skb, the pid count); the measurement moves the
+///   equivalent of five serial ones, so the lines of one call are taken as
+///   fetched partly in parallel, and the measurement is charged
+///   (docs/costs.md);
+/// - a loopback TCP socket: one line (not measured).
+///
+/// The `struct file` lines move only for calls made by a thread whose
+/// process has other threads (a shared file table: `__fget_light` takes a
+/// reference).
+pub fn alloc_channel_lines(
+    lines: &mut crate::cacheline::LineTable,
+    costs: &crate::costs::MachineCosts,
+    kind: ChanKind,
+) -> LineId {
+    use crate::cacheline::LineKind;
+    let (info, slot) = crate::costs::kernel_objects::pipe_state_lines();
+    let first = match kind {
+        ChanKind::Pipe => lines.alloc_pair(
+            LineKind::PipeInodeInfo,
+            info,
+            LineKind::PipeBuffer,
+            slot as u8,
+        ),
+        ChanKind::UnixStream => lines.alloc_of(
+            LineKind::UnixSock,
+            costs
+                .unix_lines
+                .saturating_sub(MEASURED_MESSAGE_LINES)
+                .max(1),
+        ),
+        ChanKind::TcpStream => lines.alloc_of(LineKind::TcpSock, 1),
+    };
+    lines.alloc_of(LineKind::File, 1);
+    lines.alloc_of(LineKind::File, 1);
+    first
+}
+
+/// Lines of the 100 B message `schedlab calibrate` passes when it measures
+/// a channel's lines (`unix_lines`, `pipe_lines`).
+pub const MEASURED_MESSAGE_LINES: u32 = 2;
+
 /// Kind of channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChanKind {

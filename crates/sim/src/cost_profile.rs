@@ -18,7 +18,7 @@
 
 use crate::costs::{
     IdleState, MachineCosts, CHANNEL_CALL_SOURCE, CHANNEL_LINES_SOURCE, CHANNEL_ROTATION_SOURCE,
-    REFILL_SOURCE,
+    KUNPENG_BUSY_CROSS_CLUSTER_NS, KUNPENG_OS_SCALE_MILLI, REFILL_SOURCE,
 };
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -264,6 +264,16 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
         },
     );
     put(
+        "c2c_busy_ns",
+        match machine {
+            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => format!(
+                "FITTED (one of the profile's two fitted parameters): between clusters of a die {} ns (KUNPENG_BUSY_CROSS_CLUSTER_NS; the idle hand-off is 36), fitted to the four-cluster time of `hackbench -p -T -l 20000 -g 1` on CPUs 0,4,8,12, 5.524 s (Barry Song, RFC v3 of the cluster scheduler, linux-arm-kernel 2021-01-06), by bisection of the model's mean over seeds 1-10 at -l 2000 x 10 under linux-5.11, after the OS factor was fitted to the one-cluster time (crates/sim/tests/kunpeng.rs, refit_kunpeng); other classes: the uncontended figures (c2c_ns)",
+                KUNPENG_BUSY_CROSS_CLUSTER_NS
+            ),
+            _ => "no measurement: the uncontended figures (c2c_ns)".to_string(),
+        },
+    );
+    put(
         "wake_latency_spread_milli",
         "IPI wake of an idle AMD Zen 3 CPU in HLT, 10k pinned samples (Lewis Caroll / Wyes Karny, LKML 2022-04-05): min 1.7, p25 1.9, median 2.0, p99 2.8 us -> 0.85, 0.95, 1, 1.40 of the median (maximum not given: p99); the only published per-wake-up distribution".to_string(),
     );
@@ -274,7 +284,7 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
     put(
         "os_scale_milli",
         match machine {
-            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => "fitted: the one factor on the development machine's OS costs that makes `hackbench -p -T -l 20000 -g 1` on CPUs 0-3 take the measured 4.285 s under the linux-5.11 profile (CFS) (Barry Song, RFC v3 of the cluster scheduler, linux-arm-kernel 2021-01-06); no per-call Kunpeng figures are published".to_string(),
+            "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => format!("FITTED (one of the profile's two fitted parameters): {KUNPENG_OS_SCALE_MILLI}, the one factor on the development machine's OS costs that makes `hackbench -p -T -l 20000 -g 1` on CPUs 0-3 (one cluster, where no line crosses clusters) take the measured 4.285 s (Barry Song, RFC v3 of the cluster scheduler, linux-arm-kernel 2021-01-06), by bisection of the model's mean over seeds 1-10 at -l 2000 x 10 under linux-5.11 (CFS) (crates/sim/tests/kunpeng.rs, refit_kunpeng); no per-call Kunpeng figures are published"),
             _ => "1000: the OS costs as measured".to_string(),
         },
     );

@@ -86,8 +86,10 @@ pub type Nanos = u64;
 /// moves simulated results (a rule, a cost, a fitted factor), so that run
 /// logs of an older model are not resumed into a newer one
 /// (`lab::runlog::fingerprint`). 2026-12-06: profiles before 6.6 run CFS,
-/// Kunpeng 920's OS factor refitted.
-pub const MODEL_REVISION: &str = "2026-12-06.cfs";
+/// Kunpeng 920's OS factor refitted; then (`.lines`) the kernel's own
+/// objects of channels and tasks charged as lines, the busy hand-off, and
+/// Kunpeng 920's two parameters refitted.
+pub const MODEL_REVISION: &str = "2026-12-06.lines";
 
 pub mod balance;
 pub mod cacheline;

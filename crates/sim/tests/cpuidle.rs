@@ -70,10 +70,14 @@ fn no_driver_stops_the_tick_at_every_idle_entry_menu_mostly_keeps_it() {
         Cpuidle::for_machine("xeon-12c24t").0.to_string(),
         "intel_idle:menu"
     );
+    // mostly kept: stopped at fewer than one idle entry in three (the
+    // runs' idle patterns differ, so the count is compared with menu's own
+    // idle exits, not with the other run's stops)
     assert!(
-        menu.counters.tick_stops * 4 < none.counters.tick_stops,
-        "menu {} against none {}",
+        menu.counters.idle_exits > 100 && menu.counters.tick_stops * 3 < menu.counters.idle_exits,
+        "menu stopped the tick {} times in {} idle exits (none: {})",
         menu.counters.tick_stops,
+        menu.counters.idle_exits,
         none.counters.tick_stops
     );
     assert_eq!(none.counters.polled_wakeups, 0);
@@ -141,11 +145,14 @@ fn linux_4_16_stops_the_tick_at_every_idle_entry_later_kernels_keep_it() {
             &opts("linux-4.16", &[("idle_tick_stop", "governor")], None),
         ),
     ] {
+        // mostly kept (see above)
         assert!(
-            new.counters.tick_stops * 4 < old.counters.tick_stops,
-            "{} against 4.16's {}",
+            new.counters.idle_exits > 100 && new.counters.tick_stops * 3 < new.counters.idle_exits,
+            "stopped {} times in {} idle exits (4.16: {} in {})",
             new.counters.tick_stops,
-            old.counters.tick_stops
+            new.counters.idle_exits,
+            old.counters.tick_stops,
+            old.counters.idle_exits
         );
     }
     // and the LLC's nr_busy_cpus is written at every idle entry (without a

@@ -148,6 +148,63 @@ pub fn path(name: &str) -> Option<&'static PathInventory> {
     PATHS.iter().find(|p| p.path == name)
 }
 
+/// Distinct lines of `object` that the named paths write and another CPU
+/// writes too: what moves when a call on one of the paths follows one made
+/// on another CPU. Touches that happen only in some calls (a sleeping
+/// reader's wait-queue entry) are included when their object is named.
+pub fn shared_lines_written(paths: &[&str], object: &str) -> u32 {
+    let mut seen: Vec<u32> = Vec::new();
+    for p in paths.iter().filter_map(|n| path(n)) {
+        for t in p.touches {
+            if t.object == object && t.shared && t.access == Access::Write {
+                seen.extend(t.lines);
+            }
+        }
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() as u32
+}
+
+/// The lines a pipe's kernel state spans in the line model, from this
+/// inventory: its `struct pipe_inode_info` lines and its `struct
+/// pipe_buffer` slot line that `pipe_write` and `pipe_read` both write
+/// (the mutex, the wait queues, head and tail, tmp_page; the slot's page,
+/// offset and len). The message's bytes are charged by their size.
+pub fn pipe_state_lines() -> (u32, u32) {
+    const PIPE: [&str; 2] = ["pipe_write", "pipe_read"];
+    (
+        shared_lines_written(&PIPE, "pipe_inode_info"),
+        shared_lines_written(&PIPE, "pipe_buffer"),
+    )
+}
+
+/// Distinct lines of `object` the named paths touch (read or write).
+pub fn lines_touched(paths: &[&str], object: &str) -> u32 {
+    let mut seen: Vec<u32> = Vec::new();
+    for p in paths.iter().filter_map(|n| path(n)) {
+        for t in p.touches.iter().filter(|t| t.object == object) {
+            seen.extend(t.lines);
+        }
+    }
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() as u32
+}
+
+/// The lines of a task's own kernel objects in the line model, from this
+/// inventory: its `struct task_struct` lines a waker writes in
+/// `try_to_wake_up` (pi_lock, __state, on_rq, wake_cpu, the sched entity
+/// the enqueue updates) and the switch-in writes again, and the lines of
+/// its kernel stack `__switch_to_asm` pushes and pops (the top frames and
+/// pt_regs), which come from the CPU it last ran on.
+pub fn task_lines() -> (u32, u32) {
+    (
+        shared_lines_written(&["ttwu_select", "ttwu_activate"], "task_struct"),
+        lines_touched(&["schedule"], "kernel stack"),
+    )
+}
+
 const BTF_612: &str = "BTF of 6.12.118+deb12-cloud-amd64 (pahole, scripts/btf-inventory.sh)";
 
 const fn btf(
@@ -940,6 +997,22 @@ pub static PATHS: &[PathInventory] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wakee_moves_eight_task_struct_lines_and_six_stack_lines() {
+        // task_struct lines 0, 1, 2, 3, 4, 5, 36, 50; stack lines 250-255
+        assert_eq!(task_lines(), (8, 6));
+    }
+
+    #[test]
+    fn a_pipe_moves_three_inode_info_lines_and_one_slot_line() {
+        assert_eq!(pipe_state_lines(), (3, 1));
+        // with a 100 B message's two data lines: the six lines `schedlab
+        // calibrate` measured for a pipe used from two CPUs in turn
+        // (CHANNEL_LINES_SOURCE)
+        let (info, slot) = pipe_state_lines();
+        assert_eq!(info + slot + 2, 6);
+    }
     use std::collections::HashMap;
 
     const FIXTURE_NEW: &str = include_str!("../../fixtures/btf/6.12.118+deb12-cloud-amd64.txt");

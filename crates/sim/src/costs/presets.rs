@@ -118,6 +118,7 @@ impl MachineCosts {
                 os(MachineCosts {
                     c2c_ns: c2c,
                     c2c_contended_ns: c2c,
+                    c2c_busy_ns: c2c,
                     // IPI wake of an idle CPU, AMD Zen 3 in HLT, 10k pinned
                     // samples (Lewis Caroll / Wyes Karny, LKML 2022-04-05,
                     // the patch making MWAIT the default idle on Zen): min
@@ -179,6 +180,7 @@ impl MachineCosts {
             // over four clusters, is left to the model.
             "kunpeng920" | "kunpeng920-1s" | "kunpeng920-node" => MachineCosts {
                 c2c_contended_ns: [0, 8, 26, 36, 81, 125],
+                c2c_busy_ns: [0, 8, 35, KUNPENG_BUSY_CROSS_CLUSTER_NS, 81, 125],
                 ..base(machine, [0, 8, 35, 36, 81, 125], ipi, wfi, vec![])
             },
             // POWER9 (KCORES, 2x POWER9 SMT4 16c file): within the core pair

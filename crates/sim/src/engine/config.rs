@@ -49,6 +49,9 @@ pub struct RunCounters {
     pub line_transfer_ns: u64,
     /// Of which waiting for a transfer in flight, ns.
     pub line_wait_ns: u64,
+    /// Lines moved, by the kernel object (or user memory) they belong to
+    /// and the distance they moved (each line of an object counted).
+    pub line_transfers_by: crate::cacheline::LinesMoved,
 }
 
 /// Engine configuration.

@@ -81,6 +81,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.events.clear_slot(c, Slot::Main);
         let st = &mut self.k.cpu_state[c];
         st.curr_is_idle = true;
+        self.k.lines.set_running(c, false);
         st.idle_stamp = now.max(1);
         st.idle_exit_latency = self
             .k

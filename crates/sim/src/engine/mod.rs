@@ -572,14 +572,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// `bytes_written`/`bytes_read` and `messages` (control channels, such as
     /// hackbench's ready/wake pipes, do not).
     pub fn add_channel(&mut self, kind: ChanKind, payload: bool) -> ChanId {
-        // the channel's kernel state, as many lines as the profile measured
-        // (loopback TCP: not measured, one line)
-        let weight = match kind {
-            ChanKind::Pipe => self.k.costs.pipe_lines,
-            ChanKind::UnixStream => self.k.costs.unix_lines,
-            ChanKind::TcpStream => 1,
-        };
-        let line = self.k.lines.alloc_lines(weight);
+        let line = crate::channel::alloc_channel_lines(&mut self.k.lines, &self.k.costs, kind);
         let mut ch = Channel::new(kind, line);
         ch.payload = payload;
         self.chans.push(ch);
@@ -903,6 +896,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.counters.line_transfers = self.k.lines.transfers;
         self.counters.line_transfers_contended = self.k.lines.contended;
         self.counters.line_transfer_ns = self.k.lines.transfer_ns;
+        self.counters.line_transfers_by = crate::cacheline::LinesMoved(self.k.lines.by_kind);
         self.counters.line_wait_ns = self.k.lines.wait_ns;
     }
 

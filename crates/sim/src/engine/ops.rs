@@ -3,7 +3,8 @@
 //! segment ends.
 
 use super::{Block, Engine, TaskState};
-use crate::channel::{ChanKind, IoResult, Wakes};
+use crate::cacheline::LineId;
+use crate::channel::{ChanKind, IoResult, Wakes, DATA_LINES_MAX, LINE_FILE_R, LINE_FILE_W};
 use crate::placement::wf;
 use crate::rq::RunQueue;
 use crate::task::{ChanId, Op, TaskId};
@@ -18,6 +19,7 @@ pub const TIMER_SLACK_NS: Nanos = 50_000;
 struct PullLines<'a> {
     topo: &'a topology::Topology,
     costs: &'a crate::costs::MachineCosts,
+    lines: &'a mut crate::cacheline::LineTable,
     cpu: usize,
     cost: Nanos,
 }
@@ -25,10 +27,13 @@ struct PullLines<'a> {
 impl crate::channel::Pull for &mut PullLines<'_> {
     #[inline(always)]
     fn pull(&mut self, writer_cpu: u32, bytes: u32) {
-        self.cost += bytes.div_ceil(64) as u64
-            * self
-                .costs
-                .c2c(self.topo.distance(writer_cpu as usize, self.cpu));
+        let d = self.topo.distance(writer_cpu as usize, self.cpu);
+        self.cost += self.lines.stream(
+            crate::cacheline::LineKind::MessageData,
+            d,
+            bytes.div_ceil(64) as u64,
+            self.costs,
+        );
     }
 }
 
@@ -281,6 +286,27 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         reuse
     }
 
+    /// The lines a channel call on `c` writes (`channel::alloc_channel_lines`):
+    /// the channel's own kernel state (with a pipe's buffer slot) and, for a
+    /// write, the `data` lines of bytes it writes into the buffer, and the
+    /// calling end's `struct file` when the caller's file table is shared.
+    #[inline(always)]
+    fn channel_lines(
+        &mut self,
+        c: usize,
+        line: LineId,
+        data: u32,
+        file: LineId,
+        shared_fd: bool,
+    ) -> Nanos {
+        let (topo, costs, lines) = (self.k.topo, &self.k.costs, &mut self.k.lines);
+        let mut cost = lines.write_with_data(line, c, data, topo, costs);
+        if shared_fd {
+            cost += lines.write(line + file, c, topo, costs);
+        }
+        cost
+    }
+
     /// Apply the effect of `t`'s current op at the end of its segment.
     #[inline(always)]
     pub(super) fn apply_op(&mut self, c: usize, t: TaskId) {
@@ -300,12 +326,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::Write { chan, .. } => {
                 let (left, resumed) = (task.bytes_left, task.resumed);
-                let line = self.chans[chan.idx()].line;
-                self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
+                let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
                 // one borrow of the channel (see `segment_done`)
                 let ch = &mut self.chans[chan.idx()];
                 let (res, wakes) = ch.write(left, c as u32, resumed);
-                let (kind, payload) = (ch.kind as usize, ch.payload);
+                let (kind, payload, line) = (ch.kind as usize, ch.payload, ch.line);
+                // the state and the buffer the bytes go into, as the last
+                // reader left them
+                let data = match res {
+                    IoResult::Done(n) => n.div_ceil(64).min(DATA_LINES_MAX),
+                    IoResult::WouldBlock => 0,
+                };
+                self.cpus[c].debt += self.channel_lines(c, line, data, LINE_FILE_W, shared_fd);
                 match res {
                     IoResult::Done(n) => {
                         self.chan_buffered[kind] += n as u64;
@@ -331,11 +363,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::Read { chan, .. } => {
                 let (left, resumed) = (task.bytes_left, task.resumed);
-                let line = self.chans[chan.idx()].line;
-                let line_cost = self.k.lines.write(line, c, self.k.topo, &self.k.costs);
+                let shared_fd = self.mm_tasks[task.spec.mm as usize] > 1;
+                let ch = &self.chans[chan.idx()];
+                let line = ch.line;
+                let line_cost = self.channel_lines(c, line, 0, LINE_FILE_R, shared_fd);
                 let mut pull = PullLines {
                     topo: self.k.topo,
                     costs: &self.k.costs,
+                    lines: &mut self.k.lines,
                     cpu: c,
                     cost: 0,
                 };
@@ -345,6 +380,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.cpus[c].debt += line_cost + pull.cost;
                 match res {
                     IoResult::Done(n) => {
+                        // the bytes were charged chunk by chunk from their
+                        // writers; the next write invalidates this copy
+
                         self.chan_buffered[kind] -= n as u64;
                         if payload {
                             self.counters.bytes_read += n as u64;

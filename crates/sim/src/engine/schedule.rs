@@ -165,6 +165,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Some(n) => {
                 let ni = n.idx();
                 self.k.cpu_state[c].curr_is_idle = false;
+                self.k.lines.set_running(c, true);
                 self.cpus[c].bal.newidle_done = false;
                 // set_next_task_fair moves it to the head of cfs_tasks
                 self.k.cfs_lists.move_to_front(c, n.0);
@@ -193,6 +194,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         let d = self.k.topo.distance(from, c);
                         cost += self.tasks[ni].spec.footprint_lines as u64 * self.k.costs.c2c(d);
                     }
+                    // its task_struct and kernel stack lines
+                    cost += self.k.switch_in_task_lines(ni, c);
                     self.tasks[ni].ran_at_switch = seq;
                     self.cpus[c].debt += cost;
                     // the CPU's own run-queue line is written by the switch

@@ -127,7 +127,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.ttwu_runnable(t, prev, waker_cpu, from_irq);
             return;
         }
+        // the waker writes the wakee's task_struct lines (pi_lock, state)
+        let lines = self.k.ttwu_task_lines(ti, waker_cpu);
+        self.cpus[waker_cpu].debt += lines;
         let (cpu, lead) = self.select_task_rq(t, waker_cpu, waker, flags | wf::TTWU);
+        let lead = lead + lines;
         if self.vm.is_some() {
             self.vm_note_wakeup(t, cpu);
         }
@@ -156,6 +160,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     fn ttwu_runnable(&mut self, t: TaskId, cpu: usize, waker_cpu: usize, from_irq: bool) {
         // the A/A check's dummy cost, as for every wake-up
         self.cpus[waker_cpu].debt += self.k.costs.dummy_wakeup_ns;
+        // the waker writes the wakee's task_struct lines (pi_lock, state)
+        let lines = self.k.ttwu_task_lines(t.idx(), waker_cpu);
+        self.cpus[waker_cpu].debt += lines;
         self.counters.wakeups += 1;
         self.counters.wakeups_in_place += 1;
         self.update_rq_pelt(cpu);
@@ -173,7 +180,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .lines
             .write(line, waker_cpu, self.k.topo, &self.k.costs);
         self.cpus[waker_cpu].debt += c;
-        let lead = self.batch_lead + c;
+        let lead = self.batch_lead + lines + c;
         if self.traced() {
             // no placement ran
             self.trace_pick(None, 0, 0);

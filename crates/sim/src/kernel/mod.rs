@@ -23,7 +23,7 @@
 pub(crate) mod cfs_tasks;
 
 use crate::balance::{BalanceEnv, BalanceStats, Balancer, NumaLocality, Requests, RqTasks};
-use crate::cacheline::{LineId, LineTable};
+use crate::cacheline::{LineId, LineKind, LineTable};
 use crate::costs::MachineCosts;
 use crate::eevdf::Entity;
 use crate::pelt::Pelt;
@@ -52,6 +52,10 @@ pub struct Kernel<'t> {
     pub llc: Vec<LlcShared>,
     /// Per-task placement fields, indexed by task id.
     pub tplace: Vec<TaskPlacement>,
+    /// Each task's own kernel lines in the line model: its `task_struct`
+    /// lines a wake-up writes, and at the next id its kernel stack's top
+    /// lines (`costs::kernel_objects::task_lines`).
+    pub task_lines: Vec<LineId>,
     /// Each CPU's cfs_tasks list.
     pub(crate) cfs_lists: CfsTaskLists,
     /// The root domain's cache line (rd->overload, the nohz mask).
@@ -147,14 +151,16 @@ impl<'t> Kernel<'t> {
     ) -> Self {
         let n = topo.nr_cpus();
         let mut lines = LineTable::new(n);
-        let cpu_state = (0..n).map(|_| CpuState::boot(lines.alloc())).collect();
+        let cpu_state = (0..n)
+            .map(|_| CpuState::boot(lines.alloc_of(LineKind::Rq, 1)))
+            .collect();
         let llc = (0..sd.nr_llcs())
             .map(|_| LlcShared {
-                line: lines.alloc(),
+                line: lines.alloc_of(LineKind::SchedDomainShared, 1),
                 ..Default::default()
             })
             .collect();
-        let root_line = lines.alloc();
+        let root_line = lines.alloc_of(LineKind::RootDomain, 1);
         let tick_ns = 1_000_000_000 / costs.hz.max(1);
         let mut idle_stats = vec![RqIdleStats::boot(); n];
         for s in &mut idle_stats {
@@ -169,6 +175,7 @@ impl<'t> Kernel<'t> {
             idle_stats,
             llc,
             tplace: Vec::new(),
+            task_lines: Vec::new(),
             cfs_lists: CfsTaskLists::new(n),
             root_line,
             policy,
@@ -349,6 +356,30 @@ impl<'t> Kernel<'t> {
         p.wakee_flip_decay_ts = self.jiffies(0);
         self.tplace.push(p);
         self.cfs_lists.add_task();
+        let (task_struct, stack) = crate::costs::kernel_objects::task_lines();
+        let first = self.lines.alloc_of(LineKind::TaskStruct, task_struct);
+        self.lines.alloc_of(LineKind::KernelStack, stack);
+        self.task_lines.push(first);
+    }
+
+    /// try_to_wake_up on `waker_cpu`: the waker takes the wakee's pi_lock
+    /// and writes its state, wake_cpu and sched entity, lines last written
+    /// where the wakee slept (or by its previous waker). Returns the cost.
+    #[inline]
+    pub fn ttwu_task_lines(&mut self, task: usize, waker_cpu: usize) -> Nanos {
+        let line = self.task_lines[task];
+        self.lines.write(line, waker_cpu, self.topo, &self.costs)
+    }
+
+    /// context_switch to `task` on `c`: prepare_task and set_next_entity
+    /// write its task_struct lines (last written by its waker), and
+    /// switch_to pops its kernel stack (last written where it ran).
+    /// Returns the cost.
+    #[inline]
+    pub fn switch_in_task_lines(&mut self, task: usize, c: usize) -> Nanos {
+        let line = self.task_lines[task];
+        self.lines.write(line, c, self.topo, &self.costs)
+            + self.lines.write(line + 1, c, self.topo, &self.costs)
     }
 
     /// set_next_task_idle -> update_idle_core: `c` goes idle at `now` (its
