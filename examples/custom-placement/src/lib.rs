@@ -87,7 +87,7 @@ impl Placement for PrevOrIdle {
         let prev = req.prev_cpu;
         let task = req.task as usize;
         // p->cpus_ptr: the task's own field, no remote read
-        let allowed = |env: &WakeEnv, cpu: usize| env.tasks[task].cpus_allowed.test(cpu);
+        let allowed = |env: &WakeEnv, cpu: usize| env.task(task).cpus_allowed.test(cpu);
         // available_idle_cpu (kernel/sched/core.c): a charged read of
         // prev's run queue
         if allowed(env, prev) && env.available_idle_cpu(prev) {

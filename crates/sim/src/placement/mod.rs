@@ -14,7 +14,7 @@
 //! (`sim::run::PolicyChoice::Custom`); examples/custom-placement is the
 //! guide.
 
-use crate::cacheline::LineTable;
+use crate::cacheline::{LineId, LineTable};
 use crate::costs::MachineCosts;
 use crate::state::{CpuState, LlcShared, RqIdleStats, TaskPlacement};
 use crate::Nanos;
@@ -289,7 +289,25 @@ impl PlacementStats {
 }
 
 /// The view of the machine a policy works on, for one call. Every accessor
-/// that reads another CPU's state charges the read to `this_cpu`.
+/// that reads another CPU's state charges the read to `this_cpu`. Outside
+/// this crate (a custom policy) the view is narrow: the machine, its
+/// domains and costs, and the accessors below; the kernel's state itself
+/// (run queues, LLC blocks, the task fields, the lines and the counters) is
+/// reached only through them, so a policy can neither skip the cost model
+/// nor change what the kernel's own entry points rely on:
+///
+/// ```compile_fail
+/// fn widen(env: &mut sim::placement::WakeEnv, task: usize) {
+///     // a task's allowed CPUs are the kernel's: not writable from a policy
+///     env.tasks[task].cpus_allowed = topology::CpuMask::new();
+/// }
+/// ```
+///
+/// ```
+/// fn allowed(env: &sim::placement::WakeEnv, task: usize, cpu: usize) -> bool {
+///     env.task(task).cpus_allowed.test(cpu)
+/// }
+/// ```
 pub struct WakeEnv<'a> {
     /// The machine.
     pub topo: &'a Topology,
@@ -300,37 +318,100 @@ pub struct WakeEnv<'a> {
     /// Per-CPU run-queue summaries. Reading them here is free: a policy
     /// reads another CPU's through [`WakeEnv::read_rq`] and the idle tests,
     /// which charge the read.
-    pub cpus: &'a [CpuState],
+    pub(crate) cpus: &'a [CpuState],
     /// Per-rq idle statistics (avg_idle, wake_avg_idle, ...): SIS_PROP reads
     /// and writes the waker's own entry (no remote cost).
-    pub idle_stats: &'a mut [RqIdleStats],
+    pub(crate) idle_stats: &'a mut [RqIdleStats],
     /// Per-LLC shared blocks, indexed by `sd.llc_index(cpu)`.
-    pub llc: &'a mut [LlcShared],
+    pub(crate) llc: &'a mut [LlcShared],
     /// Per-task placement fields.
-    pub tasks: &'a mut [TaskPlacement],
+    pub(crate) tasks: &'a mut [TaskPlacement],
     /// Cache lines.
-    pub lines: &'a mut LineTable,
+    pub(crate) lines: &'a mut LineTable,
     /// Statistics.
-    pub stats: &'a mut PlacementStats,
+    pub(crate) stats: &'a mut PlacementStats,
     /// Current time.
-    pub now: Nanos,
+    pub(crate) now: Nanos,
     /// Current time in jiffies.
-    pub jiffies: u64,
+    pub(crate) jiffies: u64,
     /// Ticks per second.
-    pub hz: u64,
+    pub(crate) hz: u64,
     /// The CPU doing the work (the waker's CPU).
-    pub this_cpu: usize,
+    pub(crate) this_cpu: usize,
     /// Cost charged during this call (ns).
-    pub cost_ns: Nanos,
+    pub(crate) cost_ns: Nanos,
     /// Run-queue probes during this call.
-    pub probes: u32,
+    pub(crate) probes: u32,
     /// Whether available_idle_cpu checks vcpu_is_preempted (kernel >= 4.18).
-    pub vcpu_preempt_check: bool,
+    pub(crate) vcpu_preempt_check: bool,
     /// Whether sched_idle CPUs count as idle in the scans (kernel >= 5.4).
-    pub sched_idle_as_idle: bool,
+    pub(crate) sched_idle_as_idle: bool,
 }
 
 impl<'a> WakeEnv<'a> {
+    /// The task's placement fields, read-only: its allowed CPUs, the CPU
+    /// it last ran on, its wakee flips and recent_used_cpu. (The kernel's
+    /// state is written only by the kernel's own entry points, so a policy
+    /// outside this crate cannot make the fallback pick a CPU the task may
+    /// not use.)
+    #[inline]
+    pub fn task(&self, task: usize) -> &TaskPlacement {
+        &self.tasks[task]
+    }
+
+    /// The current time, ns.
+    #[inline]
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// The current time in jiffies.
+    #[inline]
+    pub fn jiffies(&self) -> u64 {
+        self.jiffies
+    }
+
+    /// The CPU doing the work (the waker's): every read is charged from it.
+    #[inline]
+    pub fn this_cpu(&self) -> usize {
+        self.this_cpu
+    }
+
+    /// The cost charged so far in this call, ns.
+    #[inline]
+    pub fn cost_ns(&self) -> Nanos {
+        self.cost_ns
+    }
+
+    /// The run-queue probes made so far in this call.
+    #[inline]
+    pub fn probes(&self) -> u32 {
+        self.probes
+    }
+
+    /// A new cache line for state of the policy's own that CPUs share (a
+    /// global cursor, a per-LLC mask): allocate once, then read and write
+    /// it with [`WakeEnv::read_line`] and [`WakeEnv::write_line`].
+    pub fn alloc_line(&mut self) -> LineId {
+        self.lines.alloc()
+    }
+
+    /// Read a line of the policy's own from `this_cpu`, charged.
+    #[inline]
+    pub fn read_line(&mut self, line: LineId) -> Nanos {
+        let c = self.lines.read(line, self.this_cpu, self.topo, self.costs);
+        self.cost_ns += c;
+        c
+    }
+
+    /// Write a line of the policy's own from `this_cpu`, charged.
+    #[inline]
+    pub fn write_line(&mut self, line: LineId) -> Nanos {
+        let c = self.lines.write(line, self.this_cpu, self.topo, self.costs);
+        self.cost_ns += c;
+        c
+    }
+
     /// Charge a read of `cpu`'s run-queue line and return its state.
     #[inline]
     pub fn read_rq(&mut self, cpu: usize) -> &'a CpuState {
