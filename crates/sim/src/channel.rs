@@ -238,6 +238,9 @@ pub struct Channel {
     pub payload: bool,
     /// Somebody polled this channel (pipe->poll_usage).
     pub poll_usage: bool,
+    /// When a pipe read wakes a blocked writer (the kernel profile's
+    /// `pipe_wake_writer`).
+    pub wake_writer: crate::ipc_features::PipeWakeWriter,
     /// Total bytes written.
     pub bytes_written: u64,
     /// Total bytes read.
@@ -325,6 +328,7 @@ impl Channel {
             writers: VecDeque::new(),
             pollers: Vec::new(),
             poll_usage: false,
+            wake_writer: crate::ipc_features::PipeWakeWriter::Freed,
             line,
             bytes_written: 0,
             bytes_read: 0,
@@ -470,8 +474,12 @@ impl Channel {
         }
         self.buffered -= done as u64;
         self.bytes_read += done as u64;
+        // pipe_read: a writer is woken after a read of a full pipe (5.5 to
+        // 6.13), or only after one that used up a buffer of it (6.14)
+        let wake_writer =
+            was_full && (freed || self.wake_writer == crate::ipc_features::PipeWakeWriter::WasFull);
         let wakes = match self.kind {
-            ChanKind::Pipe => Wakes::NONE.with(Wakes::ONE_WRITER, was_full).with(
+            ChanKind::Pipe => Wakes::NONE.with(Wakes::ONE_WRITER, wake_writer).with(
                 Wakes::ONE_READER,
                 resumed && self.buffered > 0 && !self.readers.is_empty(),
             ),
@@ -592,6 +600,7 @@ mod tests {
     #[test]
     fn pipe_wakes_reader_only_when_empty_and_writer_when_full() {
         let mut c = Channel::new(ChanKind::Pipe, 0);
+        c.wake_writer = crate::ipc_features::PipeWakeWriter::WasFull;
         let (_, w) = c.write(100, 0, false);
         assert!(w.one_reader());
         let (_, w) = c.write(100, 0, false);
@@ -605,6 +614,24 @@ mod tests {
             assert!(w.one_writer());
         }
         // ... and the first page is now free, so the pipe is no longer full.
+        let (_, w) = c.read(100, false, |_, _| {});
+        assert!(!w.one_writer());
+    }
+
+    /// From 6.14 (aaec5a95d596) only the read that uses up a buffer of a
+    /// full pipe wakes a writer: the 40 messages of 100 B merged into the
+    /// first page are read, and only the last of those reads wakes one.
+    #[test]
+    fn from_6_14_a_pipe_read_wakes_a_writer_only_when_it_frees_a_buffer() {
+        let mut c = Channel::new(ChanKind::Pipe, 0);
+        assert_eq!(c.wake_writer, crate::ipc_features::PipeWakeWriter::Freed);
+        while let (IoResult::Done(_), _) = c.write(100, 0, false) {}
+        for i in 0..40 {
+            let (r, w) = c.read(100, false, |_, _| {});
+            assert_eq!(r, IoResult::Done(100));
+            assert_eq!(w.one_writer(), i == 39, "read {i}");
+        }
+        // no longer full: no wake
         let (_, w) = c.read(100, false, |_, _| {});
         assert!(!w.one_writer());
     }

@@ -88,8 +88,9 @@ pub type Nanos = u64;
 /// (`lab::runlog::fingerprint`). 2026-12-06: profiles before 6.6 run CFS,
 /// Kunpeng 920's OS factor refitted; then (`.lines`) the kernel's own
 /// objects of channels and tasks charged as lines, the busy hand-off, and
-/// Kunpeng 920's two parameters refitted.
-pub const MODEL_REVISION: &str = "2026-12-06.lines";
+/// Kunpeng 920's two parameters refitted; then (`.pipe614`) profiles from
+/// 6.14 wake a pipe's writer only when a read frees a buffer.
+pub const MODEL_REVISION: &str = "2026-12-06.pipe614";
 
 pub mod balance;
 pub mod cacheline;
@@ -104,6 +105,7 @@ pub mod event;
 pub mod fair_features;
 pub mod host;
 pub mod idle_loop;
+pub mod ipc_features;
 pub mod kernel;
 pub mod numa;
 pub mod pelt;

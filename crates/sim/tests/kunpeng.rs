@@ -89,7 +89,9 @@ fn cluster_pair_under_linux_5_11() {
 }
 
 /// Out of sample: the same parameters under the newest profile (EEVDF,
-/// SIS_UTIL, the cluster scan) (2026-12-06: 3.864 and 4.837 s, +25.2 %).
+/// SIS_UTIL, the cluster scan, and 6.14's pipe rule: a read wakes a writer
+/// only when it frees a buffer) (2026-12-06: 3.812 and 5.089 s, +33.5 %;
+/// 3.864 and 4.837 s with the older pipe rule).
 #[test]
 fn cluster_pair_under_latest() {
     check_cluster_pair("latest");

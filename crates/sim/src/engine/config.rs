@@ -79,6 +79,8 @@ pub struct EngineConfig {
     pub cpuidle: crate::cpuidle::Cpuidle,
     /// The kernel's idle-loop rules (when the tick stops, POLL's limit).
     pub idle_loop: crate::idle_loop::IdleLoopFeatures,
+    /// The kernel's pipe and socket rules (when a read wakes a writer).
+    pub ipc: crate::ipc_features::IpcFeatures,
     /// Measure the host time spent in the policy's calls ([`PhaseTimes`]);
     /// a diagnostic for `--stats`, off by default (it reads the clock
     /// twice per call).
@@ -166,6 +168,7 @@ impl EngineConfig {
                 governor: crate::cpuidle::Governor::Menu,
             },
             idle_loop: crate::idle_loop::IdleLoopFeatures::default(),
+            ipc: crate::ipc_features::IpcFeatures::default(),
             phase_timing: false,
         }
     }

@@ -575,6 +575,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let line = crate::channel::alloc_channel_lines(&mut self.k.lines, &self.k.costs, kind);
         let mut ch = Channel::new(kind, line);
         ch.payload = payload;
+        ch.wake_writer = self.cfg.ipc.pipe_wake_writer;
         self.chans.push(ch);
         ChanId((self.chans.len() - 1) as u32)
     }

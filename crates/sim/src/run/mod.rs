@@ -436,13 +436,14 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             topo.name()
         )));
     }
-    let (domains, vcpu_check, sched_idle, slice, idle_loop, fair) = match &opt.policy {
+    let (domains, vcpu_check, sched_idle, slice, idle_loop, ipc, fair) = match &opt.policy {
         PolicyChoice::Linux(f) => (
             f.domain_options(),
             f.vcpu_preempt_check(),
             f.sched_idle_as_idle(),
             f.base_slice_ns(topo.nr_cpus()),
             f.idle,
+            f.ipc,
             Some(f.fair),
         ),
         PolicyChoice::ScxDefault | PolicyChoice::Custom(_) => (
@@ -451,6 +452,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             true,
             opt.eevdf.base_slice,
             crate::idle_loop::IdleLoopFeatures::default(),
+            crate::ipc_features::IpcFeatures::default(),
             None,
         ),
     };
@@ -485,6 +487,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             .cpuidle
             .unwrap_or_else(|| crate::cpuidle::Cpuidle::for_machine(topo.name()).0),
         idle_loop,
+        ipc,
         phase_timing: opt.phase_timing,
     };
     Ok(EngineParts {

@@ -12,6 +12,7 @@
 use crate::balance::linux::{LbFeatures, LB_FEATURES};
 use crate::fair_features::{FairFeatures, WrongClass, FAIR_FEATURES};
 use crate::idle_loop::{IdleLoopFeatures, IDLE_FEATURES};
+use crate::ipc_features::{IpcFeatures, IPC_FEATURES};
 use crate::numa::{NumaFeatures, NUMA_FEATURES};
 use std::fmt;
 use topology::{ConfigOption, DomainOptions};
@@ -139,6 +140,8 @@ crate::toggles! {
         pub numa_balancing: NumaFeatures = NumaFeatures::for_version(v);
         /// The fair class: CFS or EEVDF, and each one's toggles.
         pub fair: FairFeatures = FairFeatures::for_version(v);
+        /// The pipes' and sockets' toggles (when a read wakes a writer).
+        pub ipc: IpcFeatures = IpcFeatures::for_version(v);
     }
     /// (name, values, description) of every wake-up path toggle.
     table FEATURES;
@@ -363,7 +366,10 @@ impl Features {
                     Ok(true)
                 } else {
                     match self.idle.set(name, value) {
-                        Ok(false) => self.numa_balancing.set(name, value),
+                        Ok(false) => match self.numa_balancing.set(name, value) {
+                            Ok(false) => self.ipc.set(name, value),
+                            r => r,
+                        },
                         r => r,
                     }
                 }
@@ -458,6 +464,7 @@ impl Features {
             .chain(LB_FEATURES)
             .chain(IDLE_FEATURES)
             .chain(NUMA_FEATURES)
+            .chain(IPC_FEATURES)
             .copied()
             .collect()
     }
