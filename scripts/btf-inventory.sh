@@ -50,7 +50,7 @@ while i >= 0:
 }
 
 dump() {
-  local src=$1 release=$2 origin=$3 file=$OUT/$2.txt
+  local src=$1 release=$2 origin=$3 file=$TMP/$2.txt
   {
     echo "# BTF struct layouts of $release ($origin), by scripts/btf-inventory.sh"
     echo "# pahole $(pahole --version) --hex -C <struct>"
@@ -62,7 +62,9 @@ dump() {
       fi
     done
   } > "$file"
-  echo "wrote $file" >&2
+  BTF_DUMP="$file" BTF_OUT="$PWD/$OUT/$release.tsv" \
+    cargo test -q -p sim --lib costs::kernel_objects::tests::trim_btf_dump -- --ignored --exact >/dev/null
+  echo "wrote $OUT/$release.tsv" >&2
 }
 
 use_host() {

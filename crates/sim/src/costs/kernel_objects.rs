@@ -3,19 +3,19 @@
 //! it reads or writes, and whether other CPUs write those lines too (issue 36,
 //! "Costs that depend on distance", first step).
 //!
-//! What it is for: today a pipe message or a wake-up costs a distance-free
-//! per-call constant plus a few modelled line transfers. The next step charges
-//! every shared line listed here through [`crate::cacheline::LineTable`], so a
-//! line last written by a CPU in another cluster or LLC costs that distance.
-//! **Nothing in the engine uses this module yet**; it is data plus the tests
-//! that keep it consistent with its sources.
+//! What it is for: the line model charges the objects a message and a
+//! wake-up move as lines of their own (`pipe_state_lines` and `task_lines`
+//! give the engine its line counts from this data; docs/costs.md, "Kernel
+//! objects as lines", says what is charged and what is not yet). The rest
+//! is data plus the tests that keep it consistent with its sources.
 //!
 //! Sources:
 //! - Struct sizes and field offsets: the BTF type information of Debian's
 //!   cloud kernel `6.12.118+deb12-cloud-amd64` (the kernel oracle's newer
 //!   kernel), read with `pahole --hex` from the vmlinux ELF decompressed out of
-//!   the bzImage by `scripts/btf-inventory.sh`; the dump is
-//!   `crates/sim/fixtures/btf/<release>.txt`. Sizes under the oracle's older
+//!   the bzImage by `scripts/btf-inventory.sh`, trimmed to what this
+//!   inventory uses (each struct's size, each named field's offset and
+//!   size) in `crates/sim/fixtures/btf/<release>.tsv`. Sizes under the oracle's older
 //!   kernel `6.1.0-57-cloud-amd64` (same method) are recorded beside them. The
 //!   tests parse the fixtures, so no size, field or line index here can drift
 //!   from them.
@@ -1015,8 +1015,8 @@ mod tests {
     }
     use std::collections::HashMap;
 
-    const FIXTURE_NEW: &str = include_str!("../../fixtures/btf/6.12.118+deb12-cloud-amd64.txt");
-    const FIXTURE_OLD: &str = include_str!("../../fixtures/btf/6.1.0-57-cloud-amd64.txt");
+    const FIXTURE_NEW: &str = include_str!("../../fixtures/btf/6.12.118+deb12-cloud-amd64.tsv");
+    const FIXTURE_OLD: &str = include_str!("../../fixtures/btf/6.1.0-57-cloud-amd64.tsv");
 
     /// One member of a BTF struct as pahole prints it.
     #[derive(Debug, Clone)]
@@ -1090,7 +1090,9 @@ mod tests {
         ))
     }
 
-    fn parse(fixture: &str) -> HashMap<String, Layout> {
+    /// Parses a `pahole --hex` dump (what `scripts/btf-inventory.sh` reads
+    /// from a kernel's BTF before trimming it).
+    fn parse_pahole(fixture: &str) -> HashMap<String, Layout> {
         let mut out = HashMap::new();
         let mut cur: Option<(String, Layout)> = None;
         for line in fixture.lines() {
@@ -1120,8 +1122,12 @@ mod tests {
         out
     }
 
-    /// Offset and size of a dotted field path inside a struct.
-    fn resolve(btf: &HashMap<String, Layout>, st: &str, field: &str) -> Result<(u32, u32), String> {
+    /// Offset and size of a dotted field path inside a struct of a pahole dump.
+    fn resolve_pahole(
+        btf: &HashMap<String, Layout>,
+        st: &str,
+        field: &str,
+    ) -> Result<(u32, u32), String> {
         let layout = btf
             .get(st)
             .ok_or_else(|| format!("struct {st} not in the fixture"))?;
@@ -1143,10 +1149,128 @@ mod tests {
                 let inner = m
                     .embedded
                     .ok_or_else(|| format!("{st}.{head} is not an embedded struct"))?;
-                let (o, s) = resolve(btf, &inner, r)?;
+                let (o, s) = resolve_pahole(btf, &inner, r)?;
                 Ok((m.offset + o, s))
             }
         }
+    }
+
+    /// A trimmed fixture: the sizes of the inventory's structs and the
+    /// offset and size of every field it names, nothing else of the layouts.
+    #[derive(Default)]
+    struct Btf {
+        sizes: HashMap<String, u32>,
+        fields: HashMap<(String, String), (u32, u32)>,
+    }
+
+    /// Parses a trimmed fixture: `size<TAB>struct<TAB>bytes` and
+    /// `field<TAB>struct<TAB>dotted.path<TAB>offset<TAB>size` lines (hex
+    /// offsets and sizes as `0x..`), `#` comments.
+    fn parse(fixture: &str) -> Btf {
+        let mut b = Btf::default();
+        for line in fixture
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let cols: Vec<&str> = line.split('\t').collect();
+            match cols.as_slice() {
+                ["size", st, n] => {
+                    b.sizes.insert(st.to_string(), num(n).unwrap());
+                }
+                ["field", st, f, off, size] => {
+                    b.fields.insert(
+                        (st.to_string(), f.to_string()),
+                        (num(off).unwrap(), num(size).unwrap()),
+                    );
+                }
+                _ => panic!("bad fixture line: {line}"),
+            }
+        }
+        b
+    }
+
+    /// Offset and size of a dotted field path inside a struct.
+    fn resolve(btf: &Btf, st: &str, field: &str) -> Result<(u32, u32), String> {
+        btf.fields
+            .get(&(st.to_string(), field.to_string()))
+            .copied()
+            .ok_or_else(|| format!("{st}.{field} not in the fixture"))
+    }
+
+    /// The trimmed fixture of a pahole dump: what the inventory uses of it.
+    fn trim(dump: &str) -> String {
+        let btf = parse_pahole(dump);
+        let mut out: Vec<String> = dump
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+        out.push(
+            "# trimmed: the size of each struct of the inventory, and the offset and size of each field it names (hex)"
+                .to_string(),
+        );
+        let mut structs: Vec<&str> = OBJECTS.iter().filter_map(|o| o.btf_struct).collect();
+        structs.sort_unstable();
+        structs.dedup();
+        for st in &structs {
+            if let Some(l) = btf.get(*st) {
+                out.push(format!("size\t{st}\t{:#x}", l.size));
+            }
+        }
+        let mut fields: Vec<(&str, &str)> = PATHS
+            .iter()
+            .flat_map(|p| p.touches)
+            .filter_map(|t| {
+                object(t.object)
+                    .unwrap()
+                    .btf_struct
+                    .map(|st| (st, t.fields))
+            })
+            .flat_map(|(st, fs)| fs.iter().map(move |f| (st, *f)))
+            .collect();
+        fields.sort_unstable();
+        fields.dedup();
+        for (st, f) in fields {
+            if let Ok((off, size)) = resolve_pahole(&btf, st, f) {
+                out.push(format!("field\t{st}\t{f}\t{off:#x}\t{size:#x}"));
+            }
+        }
+        out.join("\n") + "\n"
+    }
+
+    #[test]
+    fn a_pahole_dump_is_trimmed_to_the_sizes_and_the_named_fields() {
+        let dump = "# BTF struct layouts of K (test)\n# pahole\n\
+struct pipe_buffer {\n\
+\tstruct page *              page;                 /*     0   0x8 */\n\
+\tunsigned int               offset;               /*   0x8   0x4 */\n\
+\tunsigned int               len;                  /*   0xc   0x4 */\n\
+\tconst struct pipe_buf_operations  * ops;         /*  0x10   0x8 */\n\
+\tunsigned int               flags;                /*  0x18   0x4 */\n\
+\tunsigned int               unnamed_field;        /*  0x1c   0x4 */\n\
+\tlong unsigned int          private;              /*  0x20   0x8 */\n\
+\n\
+\t/* size: 40, cachelines: 1, members: 7 */\n\
+};\n";
+        let t = trim(dump);
+        let b = parse(&t);
+        assert!(t.starts_with("# BTF struct layouts of K (test)\n# pahole\n# trimmed"));
+        assert_eq!(b.sizes["pipe_buffer"], 40);
+        assert_eq!(resolve(&b, "pipe_buffer", "len").unwrap(), (0xc, 4));
+        // a member the inventory does not name is left out
+        assert!(resolve(&b, "pipe_buffer", "private").is_err());
+        assert!(!t.contains("unnamed_field"));
+    }
+
+    /// Trims a pahole dump into a fixture: `scripts/btf-inventory.sh` runs
+    /// it with BTF_DUMP (the dump) and BTF_OUT (the fixture to write).
+    #[test]
+    #[ignore = "run by scripts/btf-inventory.sh"]
+    fn trim_btf_dump() {
+        let dump = std::env::var("BTF_DUMP").expect("BTF_DUMP: the pahole dump");
+        let out = std::env::var("BTF_OUT").expect("BTF_OUT: the fixture to write");
+        let text = std::fs::read_to_string(&dump).expect("read BTF_DUMP");
+        std::fs::write(&out, trim(&text)).expect("write BTF_OUT");
     }
 
     fn lines_of(off: u32, size: u32) -> std::ops::RangeInclusive<u32> {
@@ -1156,7 +1280,7 @@ mod tests {
     #[test]
     fn fixture_parses_known_layouts() {
         let btf = parse(FIXTURE_NEW);
-        assert_eq!(btf["pipe_inode_info"].size, 168);
+        assert_eq!(btf.sizes["pipe_inode_info"], 168);
         assert_eq!(resolve(&btf, "pipe_inode_info", "head").unwrap(), (0x50, 4));
         assert_eq!(
             resolve(&btf, "task_struct", "se.on_rq").unwrap(),
@@ -1183,25 +1307,26 @@ mod tests {
                 // Not a BTF struct: the source says so and is not the BTF dump.
                 assert_ne!(o.kernel, BTF_612, "{}", o.name);
                 assert!(
-                    !new.contains_key(o.name),
+                    !new.sizes.contains_key(o.name),
                     "{} is a BTF struct: use btf()",
                     o.name
                 );
                 continue;
             };
             assert_eq!(o.kernel, BTF_612, "{}", o.name);
-            let l = new
+            let size = new
+                .sizes
                 .get(st)
                 .unwrap_or_else(|| panic!("{st} not in {BTF_KERNEL} fixture"));
-            assert_eq!(o.btf_size_bytes, l.size, "size of {st} under {BTF_KERNEL}");
+            assert_eq!(o.btf_size_bytes, *size, "size of {st} under {BTF_KERNEL}");
             match o.old_size_bytes {
                 Some(s) => assert_eq!(
                     Some(s),
-                    old.get(st).map(|l| l.size),
+                    old.sizes.get(st).copied(),
                     "size of {st} under {BTF_KERNEL_OLD}"
                 ),
                 None => assert!(
-                    !old.contains_key(st),
+                    !old.sizes.contains_key(st),
                     "{st} exists under {BTF_KERNEL_OLD}: record its size"
                 ),
             }
