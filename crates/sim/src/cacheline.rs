@@ -28,6 +28,8 @@ pub type LineId = u32;
 /// What a modelled line is a line of: the kernel object (or the user
 /// memory) it belongs to, named as the kernel names the struct, so a run
 /// can report its transfers by object and by distance (docs/costs.md).
+/// Only the objects the line model charges are here; the inventory's others
+/// (`costs::kernel_objects`) join as they are charged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum LineKind {
@@ -45,18 +47,13 @@ pub enum LineKind {
     /// The `struct file` of a pipe or socket end: its reference count,
     /// written by every call of a thread whose file table is shared.
     File,
-    /// The pipe's (pipefs) or socket's (sockfs) `struct inode` times.
-    Inode,
-    /// An AF_UNIX socket's `struct unix_sock` (and its `struct socket`).
+    /// An AF_UNIX socket's state: both ends' `struct unix_sock`, the skb and
+    /// the pid count, as the measured line count covers them.
     UnixSock,
     /// A TCP socket's `struct tcp_sock` (and its `struct socket`).
     TcpSock,
-    /// A message's `struct sk_buff` and `struct skb_shared_info`.
-    SkBuff,
     /// Message bytes: a pipe's data page or an skb's data.
     MessageData,
-    /// A futex hash bucket (`struct futex_hash_bucket`).
-    FutexHashBucket,
     /// A task's `struct task_struct`.
     TaskStruct,
     /// A task's kernel stack.
@@ -68,19 +65,16 @@ pub enum LineKind {
 
 impl LineKind {
     /// Every kind, in report order.
-    pub const ALL: [LineKind; 15] = [
+    pub const ALL: [LineKind; 12] = [
         LineKind::Rq,
         LineKind::SchedDomainShared,
         LineKind::RootDomain,
         LineKind::PipeInodeInfo,
         LineKind::PipeBuffer,
         LineKind::File,
-        LineKind::Inode,
         LineKind::UnixSock,
         LineKind::TcpSock,
-        LineKind::SkBuff,
         LineKind::MessageData,
-        LineKind::FutexHashBucket,
         LineKind::TaskStruct,
         LineKind::KernelStack,
         LineKind::UserMemory,
@@ -97,12 +91,9 @@ impl LineKind {
             LineKind::PipeInodeInfo => "pipe_inode_info",
             LineKind::PipeBuffer => "pipe_buffer",
             LineKind::File => "file",
-            LineKind::Inode => "inode",
             LineKind::UnixSock => "unix_sock",
             LineKind::TcpSock => "tcp_sock",
-            LineKind::SkBuff => "sk_buff",
             LineKind::MessageData => "message data",
-            LineKind::FutexHashBucket => "futex_hash_bucket",
             LineKind::TaskStruct => "task_struct",
             LineKind::KernelStack => "kernel stack",
             LineKind::UserMemory => "user memory",
