@@ -41,11 +41,15 @@
 //! 2. `engine/schedule.rs`, `segment_done`: the op's work is done; it is
 //!    applied.
 //! 3. `engine/ops.rs`, `apply_op`: the write puts bytes in the channel
-//!    (`channel.rs`, `pipe_write`'s rules) and reports whom it wakes;
+//!    (`channel.rs`, `pipe_write`'s rules) and reports whom it wakes; the
+//!    pipe's own kernel lines (its `pipe_inode_info` and buffer slot, the
+//!    bytes, the file's reference count) move to the writer's CPU through
+//!    [`cacheline::LineTable`] at their distance (`channel_lines`);
 //!    `do_wakes` wakes the waiting reader with WF_SYNC
 //!    (`wake_up_interruptible_sync_poll`).
 //! 4. `engine/wakeup.rs`, `try_to_wake_up` (kernel/sched/core.c): the
-//!    reader becomes runnable; `select_task_rq` (core.c's, with its
+//!    waker writes the reader's `task_struct` lines, the reader becomes
+//!    runnable; `select_task_rq` (core.c's, with its
 //!    fallback, in `kernel/mod.rs`) builds a [`placement::WakeEnv`] and asks the
 //!    [`placement::Placement`] policy, e.g. `placement/linux/`'s
 //!    `select_task_rq_fair` (`wake_wide`, `wake_affine`,
@@ -64,8 +68,9 @@
 //! 7. `engine/clock.rs`, `start_segment_at` / `arm_segment`: the waker's
 //!    debt becomes part of its next segment, and the woken CPU's next
 //!    segment starts when it has left idle or switched
-//!    (`engine/schedule.rs`, `schedule`); each arms its end event, and the
-//!    loop goes on.
+//!    (`engine/schedule.rs`, `schedule`, where the reader's task_struct
+//!    and kernel-stack lines come to its CPU); each arms its end event, and
+//!    the loop goes on.
 //!
 //! ```
 //! use sim::run::{simulate_hackbench, SimOptions};
