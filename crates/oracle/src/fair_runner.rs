@@ -5,6 +5,7 @@
 
 use crate::error::OracleError;
 use crate::fair::{FairSetup, Kind, CHILD_RUN_NS, FORK_GAP_NS, PINGPONG_PER_ROUND, SLEEPER_RUN_NS};
+use crate::runner::{gettid, sleeping};
 use crate::runner::{set_affinity, SETTLE_MS};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -12,19 +13,6 @@ use std::time::Duration;
 
 fn sys(what: &str) -> OracleError {
     OracleError::Io(format!("{what}: {}", std::io::Error::last_os_error()))
-}
-
-fn gettid() -> i64 {
-    // SAFETY: no arguments.
-    unsafe { libc::syscall(libc::SYS_gettid) }
-}
-
-/// Whether thread `tid` of this process is asleep (state S in /proc).
-fn sleeping(tid: i64) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap_or_default();
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next())
-        == Some("S")
 }
 
 /// FUTEX_WAIT_PRIVATE on `w` while it holds `val`.
@@ -54,26 +42,25 @@ fn futex_wake(w: &AtomicU32) {
     }
 }
 
-/// This thread's CPU time, ns (CLOCK_THREAD_CPUTIME_ID).
-fn thread_cpu_ns() -> u64 {
+/// Clock `clock` now, ns.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: writes ts.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// This thread's CPU time, ns (CLOCK_THREAD_CPUTIME_ID).
+fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CLOCK_MONOTONIC, ns.
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: writes ts.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Spin until this thread has run `ns` more of CPU time (the simulator's

@@ -119,13 +119,13 @@ pub fn current_cpu() -> usize {
     c.max(0) as usize
 }
 
-fn gettid() -> i64 {
+pub(crate) fn gettid() -> i64 {
     // SAFETY: no arguments.
     unsafe { libc::syscall(libc::SYS_gettid) }
 }
 
 /// Whether thread `tid` of this process is asleep (state S in /proc).
-fn sleeping(tid: i64) -> bool {
+pub(crate) fn sleeping(tid: i64) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap_or_default();
     stat.rsplit_once(')')
         .and_then(|(_, rest)| rest.split_whitespace().next())

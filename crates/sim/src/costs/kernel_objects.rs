@@ -148,22 +148,27 @@ pub fn path(name: &str) -> Option<&'static PathInventory> {
     PATHS.iter().find(|p| p.path == name)
 }
 
+/// Distinct lines of `object` in the touches of the named paths that `keep`
+/// accepts.
+fn distinct_lines(paths: &[&str], object: &str, keep: impl Fn(&Touch) -> bool) -> u32 {
+    let mut seen: Vec<u32> = paths
+        .iter()
+        .filter_map(|n| path(n))
+        .flat_map(|p| p.touches)
+        .filter(|t| t.object == object && keep(t))
+        .flat_map(|t| t.lines.iter().copied())
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() as u32
+}
+
 /// Distinct lines of `object` that the named paths write and another CPU
 /// writes too: what moves when a call on one of the paths follows one made
 /// on another CPU. Touches that happen only in some calls (a sleeping
 /// reader's wait-queue entry) are included when their object is named.
 pub fn shared_lines_written(paths: &[&str], object: &str) -> u32 {
-    let mut seen: Vec<u32> = Vec::new();
-    for p in paths.iter().filter_map(|n| path(n)) {
-        for t in p.touches {
-            if t.object == object && t.shared && t.access == Access::Write {
-                seen.extend(t.lines);
-            }
-        }
-    }
-    seen.sort_unstable();
-    seen.dedup();
-    seen.len() as u32
+    distinct_lines(paths, object, |t| t.shared && t.access == Access::Write)
 }
 
 /// The lines a pipe's kernel state spans in the line model, from this
@@ -185,15 +190,7 @@ pub fn pipe_state_lines() -> (u32, u32) {
 
 /// Distinct lines of `object` the named paths touch (read or write).
 pub fn lines_touched(paths: &[&str], object: &str) -> u32 {
-    let mut seen: Vec<u32> = Vec::new();
-    for p in paths.iter().filter_map(|n| path(n)) {
-        for t in p.touches.iter().filter(|t| t.object == object) {
-            seen.extend(t.lines);
-        }
-    }
-    seen.sort_unstable();
-    seen.dedup();
-    seen.len() as u32
+    distinct_lines(paths, object, |_| true)
 }
 
 /// The lines of a task's own kernel objects in the line model, from this
