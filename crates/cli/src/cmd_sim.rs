@@ -207,6 +207,9 @@ pub struct CommonSimArgs {
     /// With --host: this many copies of the host's first guest.
     #[arg(long, value_name = "N", requires = "host", value_parser = int_in::<u32>(1, lab::vm::MAX_GUESTS.into()))]
     pub guests: Option<u32>,
+    /// With --host: the host's kernel profile instead of the description's (its fair class, placement and KVM rules; e.g. linux-4.18: up to 5.18 KVM flags a halted vCPU pre-empted too).
+    #[arg(long, value_name = "KERNEL", requires = "host")]
+    pub host_kernel: Option<String>,
 }
 
 /// The highest `--node`: Linux's MAX_NUMNODES with the largest
@@ -317,6 +320,7 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         check: c.check,
         host: c.host.clone(),
         guests: c.guests,
+        host_kernel: c.host_kernel.clone(),
         numa_balancing: c.numa_balancing.as_deref().map(|v| v == "on"),
         mem_policy: c.mem_policy.clone(),
         thp: c.thp,

@@ -126,7 +126,7 @@ pub const MAX_RUNS: u64 = 10_000_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
-const RUN_KEYS: [&str; 22] = [
+const RUN_KEYS: [&str; 23] = [
     "mode",
     "numa_balancing",
     "mem_policy",
@@ -137,6 +137,7 @@ const RUN_KEYS: [&str; 22] = [
     "kvm",
     "host",
     "guests",
+    "host_kernel",
     "cpuidle",
     "machine",
     "cpus",
@@ -153,7 +154,7 @@ const RUN_KEYS: [&str; 22] = [
 
 /// Fields only the simulator reads: a native variant may not set them, and
 /// it does not inherit them from the run table.
-const SIM_ONLY_KEYS: [&str; 16] = [
+const SIM_ONLY_KEYS: [&str; 17] = [
     "machine",
     "numa_balancing",
     "mem_policy",
@@ -161,6 +162,7 @@ const SIM_ONLY_KEYS: [&str; 16] = [
     "numa_params",
     "host",
     "guests",
+    "host_kernel",
     "cpuidle",
     "kernel",
     "features",

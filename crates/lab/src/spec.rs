@@ -186,6 +186,10 @@ pub struct RunSpec {
     /// With `host`: this many copies of its first guest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guests: Option<u32>,
+    /// With `host`: the host kernel profile instead of the description's
+    /// (its fair class, placement and KVM rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_kernel: Option<String>,
     /// `kernel.numa_balancing` (simulator only; default: on when the
     /// machine has more than one node, as the kernel does).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -239,6 +243,7 @@ impl RunSpec {
             check: false,
             host: None,
             guests: None,
+            host_kernel: None,
             numa_balancing: None,
             mem_policy: None,
             thp: false,
@@ -316,6 +321,9 @@ impl RunSpec {
         }
         if self.guests.is_some() {
             v.push("guests");
+        }
+        if self.host_kernel.is_some() {
+            v.push("host_kernel");
         }
         v
     }
@@ -577,6 +585,14 @@ impl RunSpec {
             // (crate::kernel::validate), which knows every mode
             Mode::Kernel => Ok(()),
             Mode::Sim => {
+                for (key, set) in [
+                    ("guests", self.guests.is_some()),
+                    ("host_kernel", self.host_kernel.is_some()),
+                ] {
+                    if set && self.host.is_none() {
+                        return Err(SpecError::field(key, "applies with host only"));
+                    }
+                }
                 let topo = self.topology()?;
                 let opts = self.sim_options(&topo)?;
                 // a registered policy's stage names, refused before any run

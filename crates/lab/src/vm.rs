@@ -51,6 +51,11 @@ pub(crate) fn resolve_host(
         }
         hs = hs.with_guests(n as usize);
     }
+    if let Some(k) = &spec.host_kernel {
+        hs = hs
+            .with_kernel(k)
+            .map_err(|e| SpecError::field("host_kernel", e.to_string()))?;
+    }
     let mut topos: Vec<Topology> = Vec::new();
     for (i, g) in hs.guests.iter().enumerate() {
         topos.push(topology::machine(&g.machine).map_err(|e| {
@@ -181,6 +186,18 @@ fn compose(vm: VmResult, params: Value) -> Simulated {
             g.vcpu_preemptions,
             g.wakeups_on_preempted,
             g.wait_on_preempted_ns as f64 / 1e6,
+        );
+        let f = &g.flagged;
+        text += &format!(
+            "{}: flagged pre-empted {} times (running {}, idle entry {}, halt-polling {}, halted {}); the vCPU-preempted check turned down {} idle vCPUs in {} wake-ups\n",
+            g.name,
+            f.running + f.idle_entry + f.halt_polling + f.halted,
+            f.running,
+            f.idle_entry,
+            f.halt_polling,
+            f.halted,
+            g.preempted_idle_rejected,
+            g.wakeups_redirected,
         );
         let mut gj = to_json(g);
         gj["time_ns"] = json!(r.time_ns);

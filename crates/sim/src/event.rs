@@ -21,6 +21,9 @@ pub enum Event {
     IdleExit { cpu: u32, gen: u32 },
     /// A polling idle CPU (haltpoll) reaches its poll limit and halts.
     PollEnd { cpu: u32, gen: u32 },
+    /// A guest CPU's idle entry path reaches its HLT, which exits to the
+    /// host (runs as a guest only).
+    VcpuHalt { cpu: u32, gen: u32 },
     /// A resched IPI reaches `cpu`.
     Resched { cpu: u32 },
     /// Scheduler tick on `cpu` (only armed while the CPU is busy: NO_HZ idle).

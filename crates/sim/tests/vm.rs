@@ -353,3 +353,161 @@ fn a_host_switch_in_pays_the_mm_switch_and_the_refill_by_reuse_distance() {
         "{v:?}: {extra} beyond the switches"
     );
 }
+
+/// Two guests on 2 host CPUs: guest `a` (2 vCPUs pinned to host CPUs 0
+/// and 1) runs a pipe hackbench whose vCPUs halt briefly and often (so
+/// KVM's adaptive window has them halt-poll), guest `b` (1 vCPU pinned to
+/// host CPU 1) runs one too and keeps waking on vCPU 1's host CPU; the
+/// host runs `kernel`.
+fn shared_cpu_host(kernel: &str) -> HostSpec {
+    let text = format!(
+        "[host]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=xeon-12c24t\"\nkernel = \"{kernel}\"\n\
+         [[guest]]\nname = \"a\"\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=kvm-8vcpu\"\npin = [0, 1]\n\
+         [[guest]]\nname = \"b\"\nmachine = \"smp:sockets=1,cores=1,threads=1,cost=kvm-8vcpu\"\npin = [1]\n"
+    );
+    spec::from_toml(&text, "shared").unwrap()
+}
+
+fn small_hb(groups: u32) -> Hackbench {
+    Hackbench {
+        groups,
+        fds: 2,
+        loops: 200,
+        pipe: true,
+        threads: true,
+        ..Default::default()
+    }
+}
+
+fn check_on_418(on: bool) -> SimOptions {
+    let mut f = sim::placement::linux::Features::kernel("linux-4.18").unwrap();
+    f.set("vcpu_preempt_check", if on { "on" } else { "off" })
+        .unwrap();
+    SimOptions {
+        check: true,
+        policy: sim::run::PolicyChoice::Linux(Box::new(f)),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_halt_polling_vcpu_scheduled_out_is_flagged_by_a_4_18_host_only() {
+    let w = [small_hb(1), small_hb(1)];
+    let old = simulate_vm(&shared_cpu_host("linux-4.18"), &w, &check_on_418(false)).unwrap();
+    let new = simulate_vm(&shared_cpu_host("linux-6.6"), &w, &check_on_418(false)).unwrap();
+    let (fo, fnew) = (&old.vm[0].flagged, &new.vm[0].flagged);
+    eprintln!("4.18 host {fo:?}\n6.6 host {fnew:?}");
+    // kvm_arch_vcpu_put of 4.18 writes the flag at every sched-out: a
+    // vCPU that stopped polling because guest b's vCPU became runnable on
+    // its host CPU, or that blocked in HLT, is flagged
+    assert!(fo.halt_polling > 0, "{fo:?}");
+    assert!(fo.halted > 0, "{fo:?}");
+    // from 5.19 only a pre-emption of guest code is: never a halted vCPU
+    assert_eq!((fnew.halt_polling, fnew.halted), (0, 0), "{fnew:?}");
+    // and the wake-ups see it: with the check off, wake-ups land on
+    // flagged idle vCPUs; with it on, the check turns them down
+    assert!(old.vm[0].wakeups_on_preempted > 0);
+    assert_eq!(old.vm[0].preempted_idle_rejected, 0, "the check is off");
+    let on = simulate_vm(&shared_cpu_host("linux-4.18"), &w, &check_on_418(true)).unwrap();
+    let v = &on.vm[0];
+    eprintln!(
+        "check on: rejected {} in {} wake-ups, on pre-empted {} (off: {})",
+        v.preempted_idle_rejected,
+        v.wakeups_redirected,
+        v.wakeups_on_preempted,
+        old.vm[0].wakeups_on_preempted
+    );
+    assert!(v.wakeups_redirected > 0 && v.preempted_idle_rejected >= v.wakeups_redirected);
+    assert!(v.wakeups_on_preempted < old.vm[0].wakeups_on_preempted);
+}
+
+#[test]
+fn a_halted_vcpu_is_not_flagged_by_a_5_19_host() {
+    // one guest alone: nothing pre-empts its vCPUs, which halt and block
+    let mut s = spec::preset("vm1x8").unwrap();
+    s.kernel = "linux-5.19".into();
+    let vm = simulate_vm(&s, &[hb()], &check_on_418(true)).unwrap();
+    let v = &vm.vm[0];
+    assert_eq!(v.flagged, sim::engine::FlaggedBy::default());
+    assert_eq!(v.preempted_idle_rejected, 0);
+    assert_eq!(v.wakeups_on_preempted, 0);
+    // the same guest under a 5.18 host: every block in HLT is flagged
+    // (each vCPU once at boot too), and the check turns idle vCPUs down
+    s.kernel = "linux-5.18".into();
+    let vm = simulate_vm(&s, &[hb()], &check_on_418(true)).unwrap();
+    let v = &vm.vm[0];
+    eprintln!("{:?} rejected {}", v.flagged, v.preempted_idle_rejected);
+    assert!(v.flagged.halted >= 8, "{:?}", v.flagged);
+    assert_eq!(v.flagged.running, 0, "alone: never pre-empted running");
+    assert!(v.preempted_idle_rejected > 0);
+}
+
+/// One task on vCPU 1 that computes 200 us, then sleeps 1 ms or 3 ms in
+/// turn, 50 times.
+struct SleepLoop;
+
+impl sim::workload::Workload for SleepLoop {
+    fn name(&self) -> &'static str {
+        "sleep-loop"
+    }
+    fn build<R: sim::rq::RunQueue>(&self, e: &mut sim::engine::Engine<'_, R>, _first: usize) {
+        use sim::task::{Op, TaskSpec};
+        let mut program = Vec::new();
+        for i in 0..50 {
+            program.push(Op::Compute(200_000));
+            program.push(Op::Sleep(if i % 2 == 0 { 1_000_000 } else { 3_000_000 }));
+        }
+        program.push(Op::Exit);
+        e.add_task(TaskSpec {
+            name: "sleeper".into(),
+            program: program.into(),
+            mm: 1,
+            parent: None,
+            spawned: false,
+            start_cpu: Some(1),
+            nice: 0,
+            footprint_lines: 0,
+        });
+    }
+    fn report(&self, rec: &sim::workload::Record) -> sim::workload::Report {
+        sim::workload::Report {
+            time_ns: rec.end,
+            ..Default::default()
+        }
+    }
+}
+
+#[test]
+fn a_vcpu_preempted_in_its_idle_entry_path_is_flagged_and_halts_later() {
+    // vCPU 1 shares host CPU 1 with an always-runnable host thread; its
+    // idle entry path is made long (2 ms, against the task's 1 ms and
+    // 3 ms sleeps) so that the host takes the vCPU in it
+    let text = "[host]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=xeon-12c24t\"\nguest_idle_entry_ns = 2000000\n\
+                [[guest]]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=kvm-8vcpu\"\npin = [0, 1]\n\
+                [[noisy]]\ntasks = 1\ncpus = \"1\"\npinned = true\n";
+    let s = spec::from_toml(text, "entry").unwrap();
+    let vm = simulate_vm(&s, &[SleepLoop], &opt()).unwrap();
+    let v = &vm.vm[0];
+    eprintln!("{:?} {:?}", v.flagged, v.vcpus[1]);
+    assert!(v.flagged.idle_entry > 0, "{:?}", v.flagged);
+    // the path resumed and reached its HLT in the 3 ms sleeps
+    assert!(v.vcpus[1].halted_ns > 0);
+    // without the noisy thread: a 1 ms sleep never halts (the timer
+    // fires within the path), a 3 ms one halts after 2 ms
+    let alone = |entry: u64| {
+        let t = format!(
+            "[host]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=xeon-12c24t\"\nguest_idle_entry_ns = {entry}\n\
+             [[guest]]\nmachine = \"smp:sockets=1,cores=2,threads=1,cost=kvm-8vcpu\"\npin = [0, 1]\n"
+        );
+        simulate_vm(&spec::from_toml(&t, "alone").unwrap(), &[SleepLoop], &opt()).unwrap()
+    };
+    let (zero, long) = (alone(0), alone(2_000_000));
+    let halted = |r: &sim::host::run::VmResult| r.vm[0].vcpus[1].halted_ns;
+    eprintln!(
+        "halted: entry 0 {} entry 2 ms {}",
+        halted(&zero),
+        halted(&long)
+    );
+    assert!(halted(&long) < halted(&zero));
+    assert_eq!(long.vm[0].flagged, sim::engine::FlaggedBy::default());
+}

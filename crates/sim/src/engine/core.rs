@@ -193,15 +193,23 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 .idle_states
                 .get(state)
                 .is_some_and(|s| s.polls());
-        let ipi = if waker_cpu != cpu && !polling {
+        let mut ipi = if waker_cpu != cpu && !polling {
             self.k.costs.ipi_ns
         } else {
             0
         };
-        self.counters.polled_wakeups += polling as u64;
+        let (mut exit, mut lead) = (exit, lead);
         if self.vm.is_some() {
             self.vm_note_kick(cpu, waker_cpu);
+            if let Some(left) = self.vm_entry_left(cpu, now) {
+                // a guest CPU still in its idle entry path has not halted:
+                // it sees need_resched at its next check, without an IPI
+                // or an exit from any state
+                (ipi, exit) = (0, 0);
+                lead = lead.max(left);
+            }
         }
+        self.counters.polled_wakeups += polling as u64;
         if let Some(h) = self.cpus[cpu].idle.halt_since.take() {
             if self.cfg.cpuidle.driver == crate::cpuidle::Driver::Haltpoll {
                 self.haltpoll_reflect(cpu, now - h);

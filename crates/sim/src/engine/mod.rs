@@ -79,7 +79,7 @@ pub use phases::PhaseTimes;
 mod timers;
 mod trace;
 mod vcpu;
-pub use vcpu::{GuestVmStats, VcpuRun};
+pub use vcpu::{FlaggedBy, GuestVmStats, VcpuRun};
 mod wakeup;
 
 /// Why a task is blocked.
@@ -932,6 +932,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let c = cpu as usize;
                 if self.cpus[c].gen == gen {
                     self.poll_limit_reached(c);
+                }
+            }
+            Event::VcpuHalt { cpu, gen } => {
+                let c = cpu as usize;
+                if self.cpus[c].gen == gen {
+                    self.vm_halt(c);
                 }
             }
             Event::Tick { cpu } => self.tick(cpu as usize),

@@ -52,6 +52,26 @@ pub struct GuestVmStats {
     pub wakeups_measured: u64,
     /// Per vCPU: time its thread was not running guest code, ns.
     pub off_ns: Vec<Nanos>,
+    /// Times the host flagged a vCPU pre-empted, by what the vCPU was
+    /// doing.
+    pub flagged: FlaggedBy,
+}
+
+/// Times a vCPU was flagged pre-empted (the steal-time flag set as its
+/// thread was scheduled out), by what it was doing then.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FlaggedBy {
+    /// Running a task, or the kernel between tasks.
+    pub running: u64,
+    /// Idle in the guest but not yet halted: its idle entry path before
+    /// the HLT exit (or polling in guest idle).
+    pub idle_entry: u64,
+    /// Halt-polling on the host after a HLT exit, then scheduled out
+    /// (host kernels up to 5.18).
+    pub halt_polling: u64,
+    /// Blocked in HLT without polling (host kernels up to 5.18; every
+    /// vCPU once at boot).
+    pub halted: u64,
 }
 
 /// The guest-side state of the host layer.
@@ -73,14 +93,24 @@ pub(super) struct VmState {
     /// Per vCPU: the vCPU whose IPI last kicked it out of idle (None: its
     /// own timer or tick), so the host knows who wakes its thread.
     kicked_by: Vec<Option<usize>>,
+    /// The guest's idle entry path before a HLT exit, ns (0: it halts as
+    /// it goes idle).
+    entry_ns: Nanos,
+    /// Per vCPU: when its idle entry path reaches HLT (the path runs).
+    halt_due: Vec<Option<Nanos>>,
+    /// Per vCPU: what is left of its idle entry path (the host pre-empted
+    /// the vCPU in it).
+    entry_left: Vec<Option<Nanos>>,
     stats: GuestVmStats,
     stopped: bool,
 }
 
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// Run this engine as a guest of a host: every vCPU starts halted (the
-    /// guest boots idle). `idle_poll`: the guest runs with `idle=poll`.
-    pub fn vm_enable(&mut self, idle_poll: bool) {
+    /// guest boots idle). `idle_poll`: the guest runs with `idle=poll`;
+    /// `entry_ns`: its idle entry path before a HLT exit, guest code the
+    /// host can pre-empt.
+    pub fn vm_enable(&mut self, idle_poll: bool, entry_ns: Nanos) {
         let n = self.cpus.len();
         self.vm = Some(Box::new(VmState {
             idle_poll,
@@ -91,6 +121,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             woken: Vec::new(),
             halts: Vec::new(),
             kicked_by: vec![None; n],
+            entry_ns,
+            halt_due: vec![None; n],
+            entry_left: vec![None; n],
             stats: GuestVmStats {
                 off_ns: vec![0; n],
                 ..Default::default()
@@ -200,6 +233,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Event::SegmentDone { cpu, .. }
             | Event::IdleExit { cpu, .. }
             | Event::PollEnd { cpu, .. }
+            | Event::VcpuHalt { cpu, .. }
             | Event::Resched { cpu }
             | Event::Tick { cpu }
             | Event::IlbKick { cpu }
@@ -296,12 +330,68 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         .idle_states
                         .get(state)
                         .is_some_and(|s| s.polls());
-                if !polls {
+                if polls || v.halt_due[c].is_some() || v.entry_left[c].is_some() {
+                    continue;
+                }
+                if v.entry_ns == 0 {
                     v.run[c] = VcpuRun::Halted;
                     v.off_since[c] = self.now;
                     v.halts.push(c);
+                } else {
+                    // do_idle runs its entry path (the governor, the tick
+                    // stop, RCU) in guest mode before the HLT exits
+                    let due = self.now + v.entry_ns;
+                    v.halt_due[c] = Some(due);
+                    let gen = self.cpus[c].gen;
+                    self.events.set_slot(
+                        c,
+                        Slot::Main,
+                        due,
+                        Event::VcpuHalt { cpu: c as u32, gen },
+                    );
                 }
             }
+        }
+    }
+
+    /// Guest CPU `c`'s idle entry path reached HLT (`Event::VcpuHalt`): it
+    /// exits to the host.
+    pub(super) fn vm_halt(&mut self, c: usize) {
+        let now = self.now;
+        if let Some(v) = self.vm.as_mut() {
+            if v.halt_due[c].take().is_some() && v.run[c] == VcpuRun::Running {
+                v.run[c] = VcpuRun::Halted;
+                v.off_since[c] = now;
+                v.halts.push(c);
+            }
+        }
+    }
+
+    /// A wake-up kicks idle guest CPU `c` at `now`: if its idle entry path
+    /// has not reached HLT yet, what is left of it (the idle loop, polling
+    /// until just before it halts, sees need_resched at its next check
+    /// without an IPI; no halt, no exit latency). None: it had halted, or
+    /// runs on bare metal.
+    pub(super) fn vm_entry_left(&mut self, c: usize, now: Nanos) -> Option<Nanos> {
+        let v = self.vm.as_mut()?;
+        if let Some(due) = v.halt_due[c].take() {
+            return Some(due.saturating_sub(now));
+        }
+        v.entry_left[c].take()
+    }
+
+    /// The host flagged halted guest CPU `c` pre-empted as its thread was
+    /// scheduled out (`polled`: it was halt-polling).
+    pub fn vm_flag_halted(&mut self, c: usize, polled: bool) {
+        let Some(v) = self.vm.as_mut() else { return };
+        if v.run[c] != VcpuRun::Halted {
+            return;
+        }
+        self.k.cpu_state[c].vcpu_preempted = true;
+        if polled {
+            v.stats.flagged.halt_polling += 1;
+        } else {
+            v.stats.flagged.halted += 1;
         }
     }
 
@@ -344,9 +434,23 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         self.k.cpu_state[c].vcpu_preempted = preempted;
         let now = self.now;
+        let idle = matches!(self.cpus[c].mode, Mode::Idle { .. });
         if let Some(v) = self.vm.as_mut() {
             v.run[c] = VcpuRun::Preempted;
             v.off_since[c] = now;
+            if let Some(due) = v.halt_due[c].take() {
+                // pre-empted in its idle entry path: the rest runs when it
+                // is back
+                v.entry_left[c] = Some(due.saturating_sub(now));
+                self.events.clear_slot(c, Slot::Main);
+            }
+            if preempted {
+                if idle {
+                    v.stats.flagged.idle_entry += 1;
+                } else {
+                    v.stats.flagged.running += 1;
+                }
+            }
         }
     }
 
@@ -363,6 +467,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         v.run[c] = VcpuRun::Running;
         let deferred = std::mem::take(&mut v.deferred[c]);
         let retry_spin = std::mem::take(&mut v.retry_spin[c]);
+        if let Some(left) = v.entry_left[c].take() {
+            // the idle entry path goes on where the host stopped it
+            v.halt_due[c] = Some(now + left);
+            let gen = self.cpus[c].gen;
+            self.events.set_slot(
+                c,
+                Slot::Main,
+                now + left,
+                Event::VcpuHalt { cpu: c as u32, gen },
+            );
+        }
         self.now = now;
         self.k.lines.now = now;
         self.k.cpu_state[c].vcpu_preempted = false;

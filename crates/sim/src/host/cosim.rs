@@ -21,6 +21,9 @@ impl GuestCpus for Guests<'_, '_, '_> {
     fn resume(&mut self, guest: usize, vcpu: usize, now: Nanos) {
         self.0[guest].vm_resume(vcpu, now);
     }
+    fn flag_halted(&mut self, guest: usize, vcpu: usize, polled: bool) {
+        self.0[guest].vm_flag_halted(vcpu, polled);
+    }
 }
 
 /// Run `guests` (engines with their workloads built and `vm_enable`d) on

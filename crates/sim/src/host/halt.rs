@@ -20,6 +20,11 @@ impl Host<'_> {
     /// The guest halted vCPU `vcpu` of `guest` (HLT / WFI exit): poll while
     /// the thread is alone on its CPU and its window is open, else sleep.
     pub fn halt(&mut self, guest: usize, vcpu: usize, now: Nanos, g: &mut dyn GuestCpus) {
+        self.halt_thread(guest, vcpu, now, g);
+        self.tell_flags(g);
+    }
+
+    fn halt_thread(&mut self, guest: usize, vcpu: usize, now: Nanos, g: &mut dyn GuestCpus) {
         self.now = self.now.max(now);
         let t = self.vcpus[guest][vcpu];
         if self.threads[t].state != ThreadState::Running {
@@ -58,6 +63,18 @@ impl Host<'_> {
     /// as blocked load); the caller schedules.
     pub(super) fn sleep(&mut self, t: usize) {
         let c = self.threads[t].cpu;
+        let was = self.threads[t].state;
+        if let ThreadKind::Vcpu { guest, vcpu } = self.threads[t].kind {
+            // kvm_sched_out -> kvm_arch_vcpu_put: up to 5.18 the put writes
+            // the preempted flag whatever the thread was doing, so a vCPU
+            // that stops polling, or blocks in HLT at once, is flagged
+            if self.kvm.kvm_preempted_flag == PreemptedFlag::VcpuPut
+                && matches!(was, ThreadState::Polling | ThreadState::Running)
+            {
+                self.flagged
+                    .push((guest, vcpu, was == ThreadState::Polling));
+            }
+        }
         self.set_state(t, ThreadState::Halted);
         self.threads[t].gen = self.threads[t].gen.wrapping_add(1);
         self.update_cpu_pelt(c);
@@ -98,6 +115,18 @@ impl Host<'_> {
     /// the wake-up on its host CPU); None: the vCPU's own timer (a host
     /// hrtimer on the CPU the thread last ran on).
     pub fn wake(
+        &mut self,
+        guest: usize,
+        vcpu: usize,
+        now: Nanos,
+        from: Option<usize>,
+        g: &mut dyn GuestCpus,
+    ) {
+        self.wake_thread(guest, vcpu, now, from, g);
+        self.tell_flags(g);
+    }
+
+    fn wake_thread(
         &mut self,
         guest: usize,
         vcpu: usize,

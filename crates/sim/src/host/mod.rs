@@ -12,6 +12,8 @@
 //!   (select_task_rq_fair) and the load balancer of the host kernel
 //!   profile; `balance.rs` drives that balancer from the host's tick,
 //!   newidle, nohz idle balancing and the stopper;
+//! - [`kvm`]: the host kernel's KVM rules a guest sees (when the steal-time
+//!   preempted flag is set, by host kernel version);
 //! - [`cosim`]: one event loop over the host and every guest engine, in
 //!   global time order (the host first on ties, then the guests in order),
 //!   so a run is deterministic;
@@ -22,6 +24,7 @@
 
 mod balance;
 pub mod cosim;
+pub mod kvm;
 pub mod linux;
 pub mod run;
 pub mod sched;

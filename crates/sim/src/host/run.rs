@@ -60,6 +60,16 @@ pub struct GuestVm {
     pub wakeup_wait_ns: u64,
     /// Task wake-ups whose wait was measured.
     pub wakeups_measured: u64,
+    /// Times the host flagged one of its vCPUs pre-empted, by what the
+    /// vCPU was doing (which of these happen is the host kernel's rule:
+    /// `host::kvm`).
+    pub flagged: crate::engine::FlaggedBy,
+    /// Idle vCPUs the guest's vCPU-preempted check turned down in its
+    /// wake-up path.
+    pub preempted_idle_rejected: u64,
+    /// Wake-ups the check redirected (it turned down at least one idle
+    /// vCPU in them).
+    pub wakeups_redirected: u64,
 }
 
 /// What the host did.
@@ -331,7 +341,14 @@ pub fn simulate_vm<W: Workload>(
             &workloads[i],
             o,
         )?;
-        e.vm_enable(spec.guests[i].idle == GuestIdle::Poll);
+        // the guest's idle entry path is a cost of the host layer: free
+        // with the rest of it
+        let entry = if opt.costs && spec.host_costs {
+            spec.guest_idle_entry_ns
+        } else {
+            0
+        };
+        e.vm_enable(spec.guests[i].idle == GuestIdle::Poll, entry);
         engines.push(e);
         names.push((name, bal));
     }
@@ -372,6 +389,9 @@ pub fn simulate_vm<W: Workload>(
             wait_on_preempted_ns: st.wait_on_preempted_ns,
             wakeup_wait_ns: st.wakeup_wait_ns,
             wakeups_measured: st.wakeups_measured,
+            flagged: st.flagged,
+            preempted_idle_rejected: e.k.pstats.preempted_idle_rejected,
+            wakeups_redirected: e.k.pstats.wakeups_redirected,
         });
     }
     let combined = (engines.len() > 1).then(|| {

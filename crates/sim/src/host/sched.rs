@@ -24,6 +24,7 @@
 //! kvm_vcpu_kick) runs on the CPU the thread last ran on, with no waking
 //! task.
 
+use super::kvm::PreemptedFlag;
 use super::spec::{HostSpec, NoisySpec};
 use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
 use crate::kernel::Kernel;
@@ -151,6 +152,11 @@ pub trait GuestCpus {
     fn pause(&mut self, guest: usize, vcpu: usize, now: Nanos, preempted: bool);
     /// It runs guest code again at `now`.
     fn resume(&mut self, guest: usize, vcpu: usize, now: Nanos);
+    /// The host set the preempted flag of halted vCPU `vcpu` of `guest` as
+    /// its thread was scheduled out (the 4.9-5.18 rule,
+    /// [`super::kvm::PreemptedFlag::VcpuPut`]); `polled`: it was
+    /// halt-polling, else it blocked in HLT at once.
+    fn flag_halted(&mut self, guest: usize, vcpu: usize, polled: bool);
 }
 
 /// The host's costs, ns (all 0 under `--costs off`).
@@ -188,6 +194,11 @@ pub struct Host<'h> {
     /// Balancer moves the run queues did not allow when applied (a bug if
     /// ever non-zero; `--check` fails on it).
     pub dropped_moves: u64,
+    /// The host kernel's KVM rules.
+    kvm: super::kvm::KvmFeatures,
+    /// Halted vCPUs flagged pre-empted since the guests were last told:
+    /// (guest, vCPU, it was polling).
+    flagged: Vec<(usize, usize, bool)>,
 }
 
 impl<'h> Host<'h> {
@@ -235,6 +246,11 @@ impl<'h> Host<'h> {
             preempt_lengths: hdrhistogram::Histogram::new(3).expect("histogram"),
             switches: 0,
             dropped_moves: 0,
+            kvm: super::kvm::KvmFeatures::for_version(
+                crate::placement::linux::Features::kernel(&spec.kernel)
+                    .map_or((7, 0), |f| f.version()),
+            ),
+            flagged: Vec::new(),
         };
         for (g, gs) in spec.guests.iter().enumerate() {
             let mut ids = Vec::new();
@@ -287,8 +303,17 @@ impl<'h> Host<'h> {
         }
     }
 
-    /// Start the noisy threads (runnable at time 0).
+    /// Start the noisy threads (runnable at time 0). The guests boot idle:
+    /// each vCPU thread is asleep after a HLT exit, flagged pre-empted under
+    /// the 4.9-5.18 rule as its block in HLT left it.
     pub fn start(&mut self, g: &mut dyn GuestCpus) {
+        for t in 0..self.threads.len() {
+            if let ThreadKind::Vcpu { guest, vcpu } = self.threads[t].kind {
+                if self.kvm.kvm_preempted_flag == PreemptedFlag::VcpuPut {
+                    self.flagged.push((guest, vcpu, false));
+                }
+            }
+        }
         for t in 0..self.threads.len() {
             if self.threads[t].kind == ThreadKind::Noisy {
                 let cpu = self.threads[t].cpu;
@@ -296,6 +321,17 @@ impl<'h> Host<'h> {
                 let resched = self.activate_task(t, cpu, false, true);
                 self.wakeup_preempt(t, cpu, resched, 0, self.costs.wake_ns, g);
             }
+        }
+        self.tell_flags(g);
+    }
+
+    /// Tell the guests which of their halted vCPUs the host flagged
+    /// pre-empted since they were last told (the flag is written as the
+    /// thread is scheduled out, in the host's step that did it; the guests
+    /// run only between the host's steps, so none reads it late).
+    pub(super) fn tell_flags(&mut self, g: &mut dyn GuestCpus) {
+        for (guest, vcpu, polled) in self.flagged.drain(..) {
+            g.flag_halted(guest, vcpu, polled);
         }
     }
 
@@ -387,6 +423,11 @@ impl<'h> Host<'h> {
 
     /// Process the next host event.
     pub fn step(&mut self, g: &mut dyn GuestCpus) {
+        self.step_event(g);
+        self.tell_flags(g);
+    }
+
+    fn step_event(&mut self, g: &mut dyn GuestCpus) {
         let Some(Reverse((t, _, ev))) = self.events.pop() else {
             return;
         };
@@ -727,6 +768,7 @@ impl<'h> Host<'h> {
                 _ => self.block(t, g),
             }
         }
+        self.tell_flags(g);
     }
 
     /// Bring every thread's accounting to `now`.

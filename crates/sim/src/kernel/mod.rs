@@ -251,8 +251,12 @@ impl<'t> Kernel<'t> {
         if self.tplace[t].cpus_allowed.weight() == 1 {
             sel.cpu = self.tplace[t].cpus_allowed.first().unwrap_or(req.prev_cpu);
         } else {
+            let rejected = self.pstats.preempted_idle_rejected;
             let (d, cost, probes): (Decision, _, _) =
                 self.wake_env_call(this_cpu, now, |p, env| p.select_task_rq(env, req));
+            if self.pstats.preempted_idle_rejected > rejected {
+                self.pstats.wakeups_redirected += 1;
+            }
             let _ = self.pstats.probes_per_wakeup.record(probes as u64);
             self.pstats.probes += probes as u64;
             self.pstats.cost_ns += cost;

@@ -239,6 +239,13 @@ pub struct PlacementStats {
     /// (cpus_share_resources: cluster or, without clusters, LLC), the same
     /// LLC, elsewhere.
     pub wake_locality: [u64; 4],
+    /// Idle CPUs that available_idle_cpu turned down because their vCPU
+    /// was flagged pre-empted (the 4.18 check).
+    pub preempted_idle_rejected: u64,
+    /// Wake-ups in which the check turned down at least one idle CPU: the
+    /// wake-ups it redirected (without it the path takes the first idle
+    /// CPU it tests).
+    pub wakeups_redirected: u64,
     /// FNV-1a hash of the (task, cpu) decision sequence.
     pub decision_digest: u64,
     /// The names of the policy's own stages ([`Placement::stage_names`]),
@@ -268,6 +275,8 @@ impl Default for PlacementStats {
             wake_wide: 0,
             fallback_rq: 0,
             wake_locality: [0; 4],
+            preempted_idle_rejected: 0,
+            wakeups_redirected: 0,
             decision_digest: 0xcbf2_9ce4_8422_2325,
             stage_names: &[],
         }
@@ -435,7 +444,14 @@ impl<'a> WakeEnv<'a> {
     /// a preempted vCPU.
     #[inline]
     pub fn available_idle_cpu(&mut self, cpu: usize) -> bool {
-        self.idle_cpu(cpu) && !(self.vcpu_preempt_check && self.cpus[cpu].vcpu_preempted)
+        if !self.idle_cpu(cpu) {
+            return false;
+        }
+        if self.vcpu_preempt_check && self.cpus[cpu].vcpu_preempted {
+            self.stats.preempted_idle_rejected += 1;
+            return false;
+        }
+        true
     }
 
     /// sched_idle_cpu() (5.4+): only SCHED_IDLE tasks are queued. Reads the

@@ -510,6 +510,11 @@ impl Features {
         self.smt_skip_self
     }
 
+    /// The kernel version the profile models (`latest` is 7.0).
+    pub fn version(&self) -> (u32, u32) {
+        self.version
+    }
+
     /// Profile name plus overrides in the order given, e.g.
     /// `linux-5.12+test_idle_cores_smt_gate=on`.
     pub fn name(&self) -> String {
