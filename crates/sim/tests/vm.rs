@@ -40,8 +40,12 @@ fn one_guest_alone_with_a_free_host_is_bare_metal() {
 }
 
 #[test]
-fn one_guest_alone_costs_at_most_its_exits_and_entries() {
-    let s = spec::preset("vm1x8").unwrap();
+fn one_guest_alone_pays_no_host_cost_beyond_its_halt_exits() {
+    // without the guest's idle entry path (a wake-up within it skips the
+    // halt and its exit latency, which a bare-metal run always pays, so
+    // with it a guest may finish first)
+    let mut s = spec::preset("vm1x8").unwrap();
+    s.guest_idle_entry_ns = 0;
     let topo = topology::preset("kvm-8vcpu").unwrap();
     let bare = simulate(&topo, &hb(), &opt()).unwrap();
     let vm = simulate_vm(&s, &[hb()], &opt()).unwrap();
@@ -51,13 +55,13 @@ fn one_guest_alone_costs_at_most_its_exits_and_entries() {
     assert_eq!(v.vcpu_preemptions, 0);
     let entry: u64 = v.vcpus.iter().map(|c| c.entry_ns).sum();
     eprintln!("bare {} vm {} entry {}", bare.time_ns, g.time_ns, entry);
-    assert!(g.time_ns >= bare.time_ns);
-    assert!(
-        g.time_ns - bare.time_ns <= entry,
-        "{} - {} > {entry}",
-        g.time_ns,
-        bare.time_ns
-    );
+    assert!(entry > 0, "the host charged its wake-ups and entries");
+    // every wake-up of a halted vCPU here is another vCPU's IPI: the
+    // sender's thread wakes the halted one as it sends (kvm_vcpu_kick), so
+    // the host's wake-up, switch and VM entry (about 8 us) run within the
+    // guest's measured 20 us halt exit latency instead of after it, and
+    // the guest runs as on bare metal
+    assert_eq!(g.time_ns, bare.time_ns);
 }
 
 #[test]

@@ -201,6 +201,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let (mut exit, mut lead) = (exit, lead);
         if self.vm.is_some() {
             self.vm_note_kick(cpu, waker_cpu);
+            self.vm_kick_halted(cpu, waker_cpu, now + lead);
             if let Some(left) = self.vm_entry_left(cpu, now) {
                 // a guest CPU still in its idle entry path has not halted:
                 // it sees need_resched at its next check, without an IPI

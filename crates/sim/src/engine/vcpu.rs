@@ -90,6 +90,9 @@ pub(super) struct VmState {
     woken: Vec<Option<(Nanos, bool)>>,
     /// Halts found since the co-simulation last asked.
     halts: Vec<usize>,
+    /// IPIs sent to halted vCPUs since the co-simulation last asked: (the
+    /// vCPU, the sender, when it was sent).
+    kicks: Vec<(usize, usize, Nanos)>,
     /// Per vCPU: the vCPU whose IPI last kicked it out of idle (None: its
     /// own timer or tick), so the host knows who wakes its thread.
     kicked_by: Vec<Option<usize>>,
@@ -120,6 +123,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             retry_spin: vec![false; n],
             woken: Vec::new(),
             halts: Vec::new(),
+            kicks: Vec::new(),
             kicked_by: vec![None; n],
             entry_ns,
             halt_due: vec![None; n],
@@ -265,6 +269,27 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if let Some(v) = self.vm.as_mut() {
             v.kicked_by[dst] = (src != dst).then_some(src);
         }
+    }
+
+    /// Hook of the wake-up IPI: `src` sends it to idle `dst` at `at`. When
+    /// `dst` has halted, the sending vCPU's thread wakes its thread as it
+    /// handles the ICR write (`kvm_vcpu_kick`, virt/kvm/kvm_main.c), at send
+    /// time, not when the guest's idle exit would complete: the host's
+    /// wake-up and entry run meanwhile.
+    pub(super) fn vm_kick_halted(&mut self, dst: usize, src: usize, at: Nanos) {
+        if let Some(v) = self.vm.as_mut() {
+            if src != dst && v.run[dst] == VcpuRun::Halted {
+                v.kicks.push((dst, src, at));
+            }
+        }
+    }
+
+    /// The IPIs to halted vCPUs sent since the last call (the co-simulation
+    /// has the host wake their threads).
+    pub fn vm_take_kicks(&mut self) -> Vec<(usize, usize, Nanos)> {
+        self.vm
+            .as_mut()
+            .map_or(Vec::new(), |v| std::mem::take(&mut v.kicks))
     }
 
     /// Take the next event, addressed to a vCPU that does not run, and keep

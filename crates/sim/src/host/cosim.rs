@@ -83,6 +83,9 @@ pub fn run(
                     for c in guests[i].vm_take_halts() {
                         host.halt(i, c, now, &mut Guests(guests));
                     }
+                    for (c, from, at) in guests[i].vm_take_kicks() {
+                        host.kick(i, c, at, from);
+                    }
                 } else {
                     guests[i].vm_defer_next()?;
                 }

@@ -126,7 +126,21 @@ impl Host<'_> {
         self.tell_flags(g);
     }
 
-    fn wake_thread(
+    /// vCPU `from` of `guest` sent an IPI to its halted vCPU `vcpu` at
+    /// `at`: its thread wakes the halted one then (a host event, so that
+    /// it happens in time order).
+    pub fn kick(&mut self, guest: usize, vcpu: usize, at: Nanos, from: usize) {
+        self.push(
+            at.max(self.now),
+            HostEvent::Kick {
+                guest: guest as u32,
+                vcpu: vcpu as u32,
+                from: from as u32,
+            },
+        );
+    }
+
+    pub(super) fn wake_thread(
         &mut self,
         guest: usize,
         vcpu: usize,

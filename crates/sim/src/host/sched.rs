@@ -143,6 +143,13 @@ pub(super) enum HostEvent {
         src: u32,
         dst: u32,
     },
+    /// vCPU `from` of `guest` sends an IPI to its halted vCPU `vcpu`
+    /// (kvm_vcpu_kick in the sender's thread).
+    Kick {
+        guest: u32,
+        vcpu: u32,
+        from: u32,
+    },
 }
 
 /// What the host does to the guests' CPUs.
@@ -449,6 +456,10 @@ impl<'h> Host<'h> {
             }
             HostEvent::IlbKick { cpu } => self.ilb_kick_arrives(cpu as usize, g),
             HostEvent::Stopper { src, dst } => self.run_stopper(src as usize, dst as usize, g),
+            HostEvent::Kick { guest, vcpu, from } => {
+                let now = self.now;
+                self.wake_thread(guest as usize, vcpu as usize, now, Some(from as usize), g);
+            }
         }
     }
 
