@@ -101,9 +101,35 @@ pub trait FairCpu {
     type Rq: RunQueue;
     /// The fair run queue.
     fn rq(&self) -> &Self::Rq;
+    /// The PELT signals of the fair run queue.
+    fn rq_pelt(&mut self) -> &mut Pelt;
+    /// update_cfs_rq_load_avg (kernel/sched/fair.c): bring the run queue's
+    /// PELT signals to `now` (what counts as running is the layer's: a
+    /// guest CPU runs its current task only in a busy segment).
+    fn update_cfs_rq_load_avg(&mut self, now: Nanos);
+
     /// update_blocked_averages: bring the CPU's PELT signals to `now` and
     /// return (load_avg, util_avg capped at 1024, runnable_avg).
-    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64);
+    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64) {
+        self.update_cfs_rq_load_avg(now);
+        blocked_averages(self.rq_pelt())
+    }
+
+    /// migrate_task_rq_fair (kernel/sched/fair.c, 5.x-6.x), run on the old
+    /// CPU of sleeping task `t` whose wake-up moves it elsewhere (from
+    /// set_task_cpu): CFS measures its vruntime against this queue now
+    /// (`RunQueue::migrate_task_rq`; nothing under EEVDF), and the signals
+    /// `se` it left here as blocked load are taken out of the run queue's
+    /// (remove_entity_load_avg; the kernel parks them in cfs_rq->removed
+    /// for the next update_cfs_rq_load_avg, here they go at once, after
+    /// the run queue's signals are brought to `now`). The new CPU adds them
+    /// at the enqueue (attach_entity_load_avg). The caller then syncs its
+    /// view of this CPU.
+    fn migrate_task_rq_fair(&mut self, ents: &mut [Entity], t: u32, se: &Pelt, now: Nanos) {
+        self.rq().migrate_task_rq(ents, t);
+        self.update_cfs_rq_load_avg(now);
+        self.rq_pelt().detach(se, ents[t as usize].weight);
+    }
 }
 
 /// The signals `update_blocked_averages` returns, from a CPU's PELT.
