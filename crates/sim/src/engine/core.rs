@@ -221,11 +221,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.note_idle_wait(cpu);
         self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
         self.k.cpu_state[cpu].idle_exit_latency = 0;
-        if self.k.balancer.is_none() && self.cpus[cpu].idle.llc_idle {
+        if self.k.balancer.is_none() {
             // Without a balancer, nr_busy_cpus is kept at idle entry and
             // exit; with one, nohz_balance_exit_idle runs at the first busy
             // tick (nohz_balancer_kick), as in the kernel.
-            self.cpus[cpu].idle.llc_idle = false;
             self.set_cpu_sd_state_busy(cpu);
         }
         let gen = self.cpus[cpu].gen;

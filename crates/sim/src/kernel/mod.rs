@@ -418,14 +418,15 @@ impl<'t> Kernel<'t> {
     }
 
     /// Install a load balancer. Every CPU starts idle with its tick
-    /// stopped, so each enters nohz idle at boot: nr_busy_cpus starts at
-    /// the LLC's weight, as sched_init_domains leaves it, and the caller
-    /// runs each CPU's `nohz_enter_idle`, which brings it to 0.
+    /// stopped, so each enters nohz idle at boot: every CPU counts busy in
+    /// its LLC's nr_busy_cpus first, as sched_init_domains leaves them, and
+    /// the caller runs each CPU's `nohz_enter_idle`, which brings the count
+    /// to 0.
     pub fn set_balancer(&mut self, b: Box<dyn Balancer>) {
         self.balancer = Some(b);
         for c in 0..self.topo.nr_cpus() {
             let l = self.sd.llc_index(c);
-            self.llc[l].nr_busy_cpus += 1;
+            self.llc[l].set_cpu_sd_state(&mut self.cpu_state[c], true);
         }
     }
 
