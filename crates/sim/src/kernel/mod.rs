@@ -235,25 +235,20 @@ impl<'t> Kernel<'t> {
         f: impl FnOnce(&mut dyn Placement, &mut WakeEnv) -> T,
     ) -> (T, Nanos, u32) {
         let jiffies = self.jiffies(now);
-        let mut env = WakeEnv {
-            topo: self.topo,
-            sd: self.sd,
-            costs: &self.costs,
-            cpus: &self.cpu_state,
-            idle_stats: &mut self.idle_stats,
-            llc: &mut self.llc,
-            tasks: &mut self.tplace,
-            lines: &mut self.lines,
-            stats: &mut self.pstats,
-            now,
-            jiffies,
-            hz: self.costs.hz,
+        let mut env = WakeEnv::new(
+            self.topo,
+            self.sd,
+            &self.costs,
+            &self.cpu_state,
+            &mut self.idle_stats,
+            &mut self.llc,
+            &mut self.tplace,
+            &mut self.lines,
+            &mut self.pstats,
             this_cpu,
-            cost_ns: 0,
-            probes: 0,
-            vcpu_preempt_check: self.vcpu_preempt_check,
-            sched_idle_as_idle: self.sched_idle_as_idle,
-        };
+            (now, jiffies, self.costs.hz),
+            (self.vcpu_preempt_check, self.sched_idle_as_idle),
+        );
         let r = f(self.policy.as_mut(), &mut env);
         (r, env.cost_ns, env.probes)
     }
