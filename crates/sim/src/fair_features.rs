@@ -22,6 +22,7 @@ crate::toggles! {
     /// (name, values, description) of every fair-class toggle.
     table pub FAIR_FEATURES;
     defaults(_name, _v, ge);
+    fn for_version = "The toggles of kernel version `v` (`(7, 0)` is the latest tree).";
     toggles {
         /// The discipline.
         pub class: FairClass = if ge(6, 6) { FairClass::Eevdf } else { FairClass::Cfs },
@@ -132,11 +133,6 @@ pub struct WrongClass {
 }
 
 impl FairFeatures {
-    /// The toggles of kernel version `v` (`(7, 0)` is the latest tree).
-    pub fn for_version(v: (u32, u32)) -> FairFeatures {
-        FairFeatures::declared("", v)
-    }
-
     /// Set toggle `name`: Ok(false) when it is not a fair-class toggle,
     /// Err(Ok(valid values)) for a bad value, Err(Err(..)) for a toggle of
     /// the discipline this profile does not run.

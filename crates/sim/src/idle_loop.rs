@@ -74,6 +74,11 @@ crate::toggles! {
     /// (name, values, description) of every idle-loop toggle.
     table pub IDLE_FEATURES;
     defaults(_name, _v, ge);
+    fn for_version = "The toggles of kernel version `v` (`(7, 0)` is the latest tree, \
+        `(2, 6)` 2.6.38, which also stopped the tick upfront).";
+    fn set = "Set toggle `name` to `value`. Ok(false): not an idle-loop toggle; \
+        Err(valid values): a bad value.";
+    impl Default = (7, 0), "The latest tree's.";
     toggles {
         /// When the tick stops.
         pub tick_stop: TickStop = if ge(4, 17) { TickStop::Governor } else { TickStop::Upfront },
@@ -99,27 +104,6 @@ crate::toggles! {
         pub menu_poll: MenuPoll = if ge(4, 20) { MenuPoll::Prediction } else { MenuPoll::TimerSoon },
             "menu_poll_rule" ("timer-soon|prediction": "timer-soon" => MenuPoll::TimerSoon, "prediction" => MenuPoll::Prediction)
             => "menu picks POLL only for a timer due within max(20 us, state 1's residency) (<=4.19), or also for a prediction under state 1's exit latency (4.20)";
-    }
-}
-
-impl IdleLoopFeatures {
-    /// The toggles of kernel version `v` (`(7, 0)` is the latest tree,
-    /// `(2, 6)` 2.6.38, which also stopped the tick upfront).
-    pub fn for_version(v: (u32, u32)) -> IdleLoopFeatures {
-        IdleLoopFeatures::declared("", v)
-    }
-
-    /// Set toggle `name` to `value`. Ok(false): not an idle-loop toggle;
-    /// Err(valid values): a bad value.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
-        self.set_declared(name, value)
-    }
-}
-
-impl Default for IdleLoopFeatures {
-    /// The latest tree's.
-    fn default() -> Self {
-        IdleLoopFeatures::for_version((7, 0))
     }
 }
 

@@ -25,31 +25,15 @@ crate::toggles! {
     /// (name, values, description) of every pipe and socket toggle.
     table pub IPC_FEATURES;
     defaults(_name, _v, ge);
+    fn for_version = "The toggles of kernel version `v` (`(7, 0)` is the latest tree).";
+    fn set = "Set toggle `name` to `value`. Ok(false): not a pipe or socket toggle; \
+        Err(valid values): a bad value.";
+    impl Default = (7, 0), "The latest tree's.";
     toggles {
         /// When a read wakes a blocked writer.
         pub pipe_wake_writer: PipeWakeWriter = if ge(6, 14) { PipeWakeWriter::Freed } else { PipeWakeWriter::WasFull },
             "pipe_wake_writer" ("was-full|freed": "was-full" => PipeWakeWriter::WasFull, "freed" => PipeWakeWriter::Freed)
             => "pipe_read wakes a blocked writer after any read of a full pipe (5.5-6.13), or only after a read that used up a buffer of it (aaec5a95d596, 6.14)";
-    }
-}
-
-impl IpcFeatures {
-    /// The toggles of kernel version `v` (`(7, 0)` is the latest tree).
-    pub fn for_version(v: (u32, u32)) -> IpcFeatures {
-        IpcFeatures::declared("", v)
-    }
-
-    /// Set toggle `name` to `value`. Ok(false): not a pipe or socket
-    /// toggle; Err(valid values): a bad value.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
-        self.set_declared(name, value)
-    }
-}
-
-impl Default for IpcFeatures {
-    /// The latest tree's.
-    fn default() -> Self {
-        IpcFeatures::for_version((7, 0))
     }
 }
 

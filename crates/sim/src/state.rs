@@ -32,15 +32,20 @@ pub struct CpuState {
     pub idle_stamp: Nanos,
     /// Exit latency of the idle state the CPU sits in (0 when busy).
     pub idle_exit_latency: Nanos,
+    /// The CPU's `sd_llc->nohz_idle`: it is not counted in its LLC's
+    /// `nr_busy_cpus` ([`LlcShared::set_cpu_sd_state`] keeps both).
+    pub nohz_idle: bool,
     /// The cache line of this run queue.
     pub line: LineId,
 }
 
 impl CpuState {
-    /// A run queue as it boots: idle, full capacity, its line `line`.
+    /// A run queue as it boots: idle (its tick stopped, so not counted in
+    /// `nr_busy_cpus`, which starts at 0), full capacity, its line `line`.
     pub fn boot(line: LineId) -> Self {
         CpuState {
             curr_is_idle: true,
+            nohz_idle: true,
             capacity: 1024,
             line,
             ..Default::default()
@@ -105,6 +110,28 @@ pub struct LlcShared {
     pub avg_scan_cost: Nanos,
     /// The cache line holding the shared block.
     pub line: LineId,
+}
+
+impl LlcShared {
+    /// set_cpu_sd_state_busy / set_cpu_sd_state_idle (kernel/sched/fair.c,
+    /// 4.x-6.x): the CPU whose run-queue summary is `rq` counts as busy in
+    /// this LLC's `nr_busy_cpus` again (`busy`), or no longer; each happens
+    /// once per idle period, guarded by the CPU's `sd_llc->nohz_idle`.
+    /// The one writer of both, for the engine (without a balancer) and the
+    /// balancer alike. Returns true when the count changed: the caller
+    /// charges the atomic on this block's line.
+    pub fn set_cpu_sd_state(&mut self, rq: &mut CpuState, busy: bool) -> bool {
+        if rq.nohz_idle != busy {
+            return false;
+        }
+        rq.nohz_idle = !busy;
+        if busy {
+            self.nr_busy_cpus += 1;
+        } else {
+            self.nr_busy_cpus = self.nr_busy_cpus.saturating_sub(1);
+        }
+        true
+    }
 }
 
 /// Per-task fields the wake-up path reads and writes.

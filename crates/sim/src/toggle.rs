@@ -2,9 +2,9 @@
 //! is one line per feature (kernel/sched/features.h): [`toggles!`] turns a
 //! family's list into its struct (the fields), its table (name, values,
 //! description, for `--list-features`), its per-version defaults and its
-//! setter. The four families (the wake-up path's `placement::linux`
-//! `Features`, the balancer's `LbFeatures`, the idle loop's and NUMA
-//! balancing's) are declared with it.
+//! setter. Every family is declared with it: the wake-up path's
+//! `placement::linux` `Features`, the balancer's `LbFeatures`, the idle
+//! loop's, NUMA balancing's, the pipes' and sockets' and the fair class's.
 //!
 //! A toggle is a line
 //!
@@ -18,6 +18,14 @@
 //! version `(major, minor)` and of `ge(major, minor)` (the version is at
 //! least that), under the names the family's `defaults(name, v, ge)` line
 //! gives them.
+//!
+//! After that line a family may ask for its public entry points, each with
+//! its doc: `fn for_version = "doc";` (the toggles of a version),
+//! `fn set = "doc";` (set one toggle: `Ok(false)` when it is not the
+//! family's) and `impl Default = (7, 0), "doc";` (the toggles of that
+//! version). A family whose entry points do more (the wake-up path's
+//! profile name and override list, the fair class's discipline check)
+//! writes them around `declared` and `set_declared` itself.
 
 /// `on|off` (and `true|false`, `1|0`) for a bool toggle.
 pub fn on_off(value: &str) -> Result<bool, &'static str> {
@@ -60,7 +68,9 @@ macro_rules! __toggle_parse {
 /// description), `fn declared(name, version) -> Self` with every field at
 /// its default, and `fn set_declared(&mut self, name, value)`: `Ok(true)`
 /// when `name` is one of the family's toggles and was set, `Ok(false)` when
-/// it is not, `Err(valid values)` for a bad value.
+/// it is not, `Err(valid values)` for a bad value; and, when asked for,
+/// `pub fn for_version(version)`, `pub fn set(&mut self, name, value)` (the
+/// two without a profile name) and `Default`.
 #[macro_export]
 macro_rules! toggles {
     (
@@ -71,6 +81,9 @@ macro_rules! toggles {
         $(#[$tmeta:meta])*
         table $tvis:vis $T:ident;
         defaults($name:ident, $v:ident, $ge:ident);
+        $( fn for_version = $for_version_doc:literal ; )?
+        $( fn set = $set_doc:literal ; )?
+        $( impl Default = $default_v:expr, $default_doc:literal ; )?
         toggles {
             $(
                 $(#[$fmeta:meta])*
@@ -115,7 +128,30 @@ macro_rules! toggles {
                 }
                 Ok(true)
             }
+
+            $(
+                #[doc = $for_version_doc]
+                pub fn for_version(v: (u32, u32)) -> $S {
+                    $S::declared("", v)
+                }
+            )?
+
+            $(
+                #[doc = $set_doc]
+                pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
+                    self.set_declared(name, value)
+                }
+            )?
         }
+
+        $(
+            impl Default for $S {
+                #[doc = $default_doc]
+                fn default() -> Self {
+                    $S::declared("", $default_v)
+                }
+            }
+        )?
     };
 }
 
@@ -129,7 +165,7 @@ mod tests {
 
     crate::toggles! {
         /// A test family.
-        #[derive(Debug)]
+        #[derive(Debug, PartialEq)]
         struct Fam {
             /// Plain.
             plain: u32 = if ge(5, 0) { 2 } else { 1 };
@@ -137,6 +173,9 @@ mod tests {
         /// Its table.
         table FAM;
         defaults(_name, v, ge);
+        fn for_version = "Its toggles of a version.";
+        fn set = "Set one.";
+        impl Default = (6, 0), "The 6.0 toggles.";
         toggles {
             /// A bool.
             on: bool = ge(6, 0), "fam_on" => "a bool toggle";
@@ -165,5 +204,11 @@ mod tests {
         assert_eq!(f.set_declared("fam_mode", "c"), Err("a|b"));
         assert_eq!(f.set_declared("fam_on", "maybe"), Err("on|off"));
         assert_eq!(f.set_declared("other", "on"), Ok(false));
+        // the entry points asked for
+        assert_eq!(Fam::for_version((5, 12)), Fam::declared("", (5, 12)));
+        assert_eq!(Fam::default(), Fam::declared("", (6, 0)));
+        assert_eq!(f.set("fam_on", "off"), Ok(true));
+        assert_eq!(f.set("fam_mode", "c"), Err("a|b"));
+        assert_eq!(f.set("other", "on"), Ok(false));
     }
 }

@@ -25,9 +25,11 @@ impl<R: RunQueue> crate::kernel::FairCpu for super::Cpu<R> {
     fn rq(&self) -> &R {
         &self.rq
     }
-    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64) {
+    fn rq_pelt(&mut self) -> &mut crate::pelt::Pelt {
+        &mut self.pelt
+    }
+    fn update_cfs_rq_load_avg(&mut self, now: Nanos) {
         self.update_pelt(now);
-        crate::kernel::blocked_averages(&self.pelt)
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::{Engine, Mode};
 use crate::event::{Event, Slot};
+use crate::kernel::FairCpu;
 use crate::rq::RunQueue;
 use crate::task::TaskId;
 use crate::Nanos;
@@ -109,10 +110,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// set_task_cpu (kernel/sched/core.c): make `new_cpu` the task's CPU
-    /// (task_cpu()). When it changes, the signals a sleeping task left on its
-    /// old CPU are removed from that rq (migrate_task_rq_fair ->
-    /// remove_entity_load_avg) and the old CPU's placement view is synced;
-    /// `activate_task(.., attach)` adds them on the new CPU.
+    /// (task_cpu()). When it changes, the old CPU runs
+    /// [`crate::kernel::FairCpu::migrate_task_rq_fair`] (the signals a
+    /// sleeping task left there are removed from that rq) and its placement
+    /// view is synced; `activate_task(.., attach)` adds them on the new CPU.
     ///
     /// The migration itself costs nothing here: the cache refill of the
     /// task's working set is charged to the new CPU at its next context
@@ -128,13 +129,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if let Some(n) = self.task_counts(t) {
                 n.migrations += 1;
             }
-            // migrate_task_rq_fair: a CFS sleeper's vruntime measured
-            // against prev's queue now (nothing for EEVDF, or for a task
-            // deactivate_task already took off)
-            self.cpus[prev].rq.migrate_task_rq(&mut self.ents, t.0);
-            self.update_rq_pelt(prev);
             let se = self.tasks[ti].pelt;
-            self.cpus[prev].pelt.detach(&se, self.ents[ti].weight);
+            self.cpus[prev].migrate_task_rq_fair(&mut self.ents, t.0, &se, self.now);
             self.sync_rq_state(prev);
         }
         self.tasks[ti].cpu = new_cpu;
@@ -234,11 +230,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.note_idle_wait(cpu);
         self.cpus[cpu].gen = self.cpus[cpu].gen.wrapping_add(1);
         self.k.cpu_state[cpu].idle_exit_latency = 0;
-        if self.k.balancer.is_none() && self.cpus[cpu].idle.llc_idle {
+        if self.k.balancer.is_none() {
             // Without a balancer, nr_busy_cpus is kept at idle entry and
             // exit; with one, nohz_balance_exit_idle runs at the first busy
             // tick (nohz_balancer_kick), as in the kernel.
-            self.cpus[cpu].idle.llc_idle = false;
             self.set_cpu_sd_state_busy(cpu);
         }
         let gen = self.cpus[cpu].gen;

@@ -283,15 +283,15 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// `set_cpu_sd_state_idle()`: `c` no longer counts in its LLC's
-    /// `nr_busy_cpus` (once per idle period; the balancer keeps the flag
-    /// when there is one, else the engine does, and counts the CPU busy
-    /// again when it wakes).
+    /// `nr_busy_cpus` (once per idle period: `LlcShared::set_cpu_sd_state`
+    /// keeps the count and the flag, called by the balancer when there is
+    /// one, else by the engine, which counts the CPU busy again when it
+    /// wakes).
     fn sd_state_idle(&mut self, c: usize) {
         if self.k.balancer.is_some() {
             let (req, _) = self.balance_call(c, |b, env| b.set_cpu_sd_state_idle(env, c));
             self.k.recycle(req);
-        } else if !self.cpus[c].idle.llc_idle {
-            self.cpus[c].idle.llc_idle = true;
+        } else {
             self.set_cpu_sd_state_idle(c);
         }
     }
@@ -324,28 +324,30 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// set_cpu_sd_state_busy (kernel/sched/fair.c): `c` counts as busy in
-    /// its LLC's `nr_busy_cpus` again (a CPU whose tick restarts).
+    /// its LLC's `nr_busy_cpus` again (a CPU whose tick restarts), unless
+    /// it already does.
     pub(super) fn set_cpu_sd_state_busy(&mut self, c: usize) {
-        self.nr_busy_cpus_write(c, true);
+        self.set_cpu_sd_state(c, true);
     }
 
     /// set_cpu_sd_state_idle (kernel/sched/fair.c): `c` no longer counts
-    /// as busy in its LLC's `nr_busy_cpus` (a CPU whose tick stops).
+    /// as busy in its LLC's `nr_busy_cpus` (a CPU whose tick stops), unless
+    /// it already does not.
     pub(super) fn set_cpu_sd_state_idle(&mut self, c: usize) {
-        self.nr_busy_cpus_write(c, false);
+        self.set_cpu_sd_state(c, false);
     }
 
-    /// The atomic on the LLC's shared line that both make.
-    fn nr_busy_cpus_write(&mut self, c: usize, busy: bool) {
+    /// `LlcShared::set_cpu_sd_state` (the count and the flag, shared with
+    /// the balancer), and the atomic on the LLC's shared line when the
+    /// count changed, charged to `c`.
+    fn set_cpu_sd_state(&mut self, c: usize, busy: bool) {
         let l = self.k.sd.llc_index(c);
+        if !self.k.llc[l].set_cpu_sd_state(&mut self.k.cpu_state[c], busy) {
+            return;
+        }
         let line = self.k.llc[l].line;
         let cost = self.k.lines.write(line, c, self.k.topo, &self.k.costs);
         self.cpus[c].debt += cost;
         self.k.pstats.llc_shared_writes += 1;
-        if busy {
-            self.k.llc[l].nr_busy_cpus += 1;
-        } else {
-            self.k.llc[l].nr_busy_cpus = self.k.llc[l].nr_busy_cpus.saturating_sub(1);
-        }
     }
 }

@@ -327,9 +327,6 @@ struct IdleGovernor {
     /// The time to the next timer the governor last saw (its
     /// `next_timer_ns` / `sleep_length_ns`; `Nanos::MAX`: none).
     sleep_ns: Nanos,
-    /// Without a balancer: the CPU is not counted in its LLC's
-    /// `nr_busy_cpus` (the engine's copy of `sd_llc->nohz_idle`).
-    llc_idle: bool,
 }
 
 /// `Mode::Idle::state` of a CPU that polls (cpuidle's POLL state: no exit
@@ -483,9 +480,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     poll_limit_ns: 0,
                     halt_since: None,
                     sleep_ns: Nanos::MAX,
-                    // booted idle with the tick stopped: nr_busy_cpus
-                    // starts at 0 below
-                    llc_idle: true,
                 },
                 tick: TickState {
                     // sched_skew_tick: per-CPU tick phase
@@ -509,7 +503,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let mut k = Kernel::boot(topo, sd, costs, policy);
         k.vcpu_preempt_check = cfg.vcpu_preempt_check;
         k.sched_idle_as_idle = cfg.sched_idle_as_idle;
-        let mut e = Engine {
+        // nr_busy_cpus starts at 0: every CPU boots idle with its tick
+        // stopped (`CpuState::boot`)
+        Engine {
             k,
             cfg,
             now: 0,
@@ -559,13 +555,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             cpu_core: (0..n).map(|c| topo.place(c).core as u32).collect(),
             // every CPU boots idle
             core_busy: vec![0; topo.places().iter().map(|p| p.core + 1).max().unwrap_or(1)],
-        };
-        // nr_busy_cpus starts at the span weight (kernel init), then every
-        // CPU here starts idle with its tick stopped.
-        for l in 0..e.k.llc.len() {
-            e.k.llc[l].nr_busy_cpus = 0;
         }
-        e
     }
 
     /// Add a channel. `payload` channels count towards the run's

@@ -35,7 +35,11 @@ impl crate::kernel::FairCpu for HostCpu {
     fn rq(&self) -> &Self::Rq {
         &self.rq
     }
-    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64) {
+    fn rq_pelt(&mut self) -> &mut crate::pelt::Pelt {
+        &mut self.pelt
+    }
+    /// A host CPU runs whenever it has a current thread.
+    fn update_cfs_rq_load_avg(&mut self, now: Nanos) {
         self.pelt.update(
             now,
             self.rq.load_weight(),
@@ -43,7 +47,6 @@ impl crate::kernel::FairCpu for HostCpu {
             self.rq.curr().is_some(),
             1,
         );
-        crate::kernel::blocked_averages(&self.pelt)
     }
 }
 

@@ -27,7 +27,7 @@
 use super::kvm::PreemptedFlag;
 use super::spec::{HostSpec, NoisySpec};
 use crate::eevdf::{nice_to_weight, CfsRq, EevdfParams, Entity};
-use crate::kernel::Kernel;
+use crate::kernel::{FairCpu, Kernel};
 use crate::pelt::Pelt;
 use crate::placement::{wf, WakeRequest};
 use crate::rq::RunQueue;
@@ -377,14 +377,7 @@ impl<'h> Host<'h> {
     /// Advance host CPU `c`'s run-queue PELT signals to now, then refresh
     /// what placement and balancing see of it.
     pub(super) fn update_cpu_pelt(&mut self, c: usize) {
-        let cpu = &mut self.cpus[c];
-        cpu.pelt.update(
-            self.now,
-            cpu.rq.load_weight(),
-            cpu.rq.nr_running() as u64,
-            cpu.rq.curr().is_some(),
-            1,
-        );
+        self.cpus[c].update_cfs_rq_load_avg(self.now);
         self.sync_cpu(c);
     }
 
@@ -532,13 +525,9 @@ impl<'h> Host<'h> {
         let (cpu, cost) = (sel.cpu, sel.cost);
         self.set_state(t, ThreadState::Waiting);
         if cpu != prev {
-            // set_task_cpu: migrate_task_rq_fair measures a CFS sleeper's
-            // vruntime against prev's queue; the signals it left on prev
-            // go with it
-            self.cpus[prev].rq.migrate_task_rq(&mut self.ents, t as u32);
-            self.update_cpu_pelt(prev);
+            // set_task_cpu -> migrate_task_rq_fair on prev
             let se = self.threads[t].pelt;
-            self.cpus[prev].pelt.detach(&se, self.ents[t].weight);
+            self.cpus[prev].migrate_task_rq_fair(&mut self.ents, t as u32, &se, self.now);
             self.sync_cpu(prev);
             self.threads[t].migrations += 1;
         }

@@ -101,9 +101,35 @@ pub trait FairCpu {
     type Rq: RunQueue;
     /// The fair run queue.
     fn rq(&self) -> &Self::Rq;
+    /// The PELT signals of the fair run queue.
+    fn rq_pelt(&mut self) -> &mut Pelt;
+    /// update_cfs_rq_load_avg (kernel/sched/fair.c): bring the run queue's
+    /// PELT signals to `now` (what counts as running is the layer's: a
+    /// guest CPU runs its current task only in a busy segment).
+    fn update_cfs_rq_load_avg(&mut self, now: Nanos);
+
     /// update_blocked_averages: bring the CPU's PELT signals to `now` and
     /// return (load_avg, util_avg capped at 1024, runnable_avg).
-    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64);
+    fn update_blocked_averages(&mut self, now: Nanos) -> (u64, u64, u64) {
+        self.update_cfs_rq_load_avg(now);
+        blocked_averages(self.rq_pelt())
+    }
+
+    /// migrate_task_rq_fair (kernel/sched/fair.c, 5.x-6.x), run on the old
+    /// CPU of sleeping task `t` whose wake-up moves it elsewhere (from
+    /// set_task_cpu): CFS measures its vruntime against this queue now
+    /// (`RunQueue::migrate_task_rq`; nothing under EEVDF), and the signals
+    /// `se` it left here as blocked load are taken out of the run queue's
+    /// (remove_entity_load_avg; the kernel parks them in cfs_rq->removed
+    /// for the next update_cfs_rq_load_avg, here they go at once, after
+    /// the run queue's signals are brought to `now`). The new CPU adds them
+    /// at the enqueue (attach_entity_load_avg). The caller then syncs its
+    /// view of this CPU.
+    fn migrate_task_rq_fair(&mut self, ents: &mut [Entity], t: u32, se: &Pelt, now: Nanos) {
+        self.rq().migrate_task_rq(ents, t);
+        self.update_cfs_rq_load_avg(now);
+        self.rq_pelt().detach(se, ents[t as usize].weight);
+    }
 }
 
 /// The signals `update_blocked_averages` returns, from a CPU's PELT.
@@ -209,25 +235,20 @@ impl<'t> Kernel<'t> {
         f: impl FnOnce(&mut dyn Placement, &mut WakeEnv) -> T,
     ) -> (T, Nanos, u32) {
         let jiffies = self.jiffies(now);
-        let mut env = WakeEnv {
-            topo: self.topo,
-            sd: self.sd,
-            costs: &self.costs,
-            cpus: &self.cpu_state,
-            idle_stats: &mut self.idle_stats,
-            llc: &mut self.llc,
-            tasks: &mut self.tplace,
-            lines: &mut self.lines,
-            stats: &mut self.pstats,
-            now,
-            jiffies,
-            hz: self.costs.hz,
+        let mut env = WakeEnv::new(
+            self.topo,
+            self.sd,
+            &self.costs,
+            &self.cpu_state,
+            &mut self.idle_stats,
+            &mut self.llc,
+            &mut self.tplace,
+            &mut self.lines,
+            &mut self.pstats,
             this_cpu,
-            cost_ns: 0,
-            probes: 0,
-            vcpu_preempt_check: self.vcpu_preempt_check,
-            sched_idle_as_idle: self.sched_idle_as_idle,
-        };
+            (now, jiffies, self.costs.hz),
+            (self.vcpu_preempt_check, self.sched_idle_as_idle),
+        );
         let r = f(self.policy.as_mut(), &mut env);
         (r, env.cost_ns, env.probes)
     }
@@ -396,14 +417,15 @@ impl<'t> Kernel<'t> {
     }
 
     /// Install a load balancer. Every CPU starts idle with its tick
-    /// stopped, so each enters nohz idle at boot: nr_busy_cpus starts at
-    /// the LLC's weight, as sched_init_domains leaves it, and the caller
-    /// runs each CPU's `nohz_enter_idle`, which brings it to 0.
+    /// stopped, so each enters nohz idle at boot: every CPU counts busy in
+    /// its LLC's nr_busy_cpus first, as sched_init_domains leaves them, and
+    /// the caller runs each CPU's `nohz_enter_idle`, which brings the count
+    /// to 0.
     pub fn set_balancer(&mut self, b: Box<dyn Balancer>) {
         self.balancer = Some(b);
         for c in 0..self.topo.nr_cpus() {
             let l = self.sd.llc_index(c);
-            self.llc[l].nr_busy_cpus += 1;
+            self.llc[l].set_cpu_sd_state(&mut self.cpu_state[c], true);
         }
     }
 

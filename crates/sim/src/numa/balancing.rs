@@ -137,6 +137,10 @@ crate::toggles! {
     /// (name, values, description) of every NUMA-balancing toggle.
     table pub NUMA_FEATURES;
     defaults(_name, _v, ge);
+    fn for_version = "The rules of kernel version `v`.";
+    fn set = "Set toggle `name` to `value`. Ok(false): not a NUMA toggle; \
+        Err(valid values): a bad value.";
+    impl Default = (7, 0), "The latest tree's.";
     toggles {
         /// 137844759843 (4.19): a new thread's first scan is delayed by its
         /// position in the mm (`init_numa_balancing`).
@@ -155,26 +159,6 @@ crate::toggles! {
         /// has passed; before, every fault ran it.
         pub placement_at_retry: bool = ge(4, 19), "numa_placement_at_retry"
             => "task_numa_placement runs only once the migrate retry time passed (b6a60cf36d49, 4.19), else at every fault";
-    }
-}
-
-impl NumaFeatures {
-    /// The rules of kernel version `v`.
-    pub fn for_version(v: (u32, u32)) -> NumaFeatures {
-        NumaFeatures::declared("", v)
-    }
-
-    /// Set toggle `name` to `value`. Ok(false): not a NUMA toggle;
-    /// Err(valid values): a bad value.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
-        self.set_declared(name, value)
-    }
-}
-
-impl Default for NumaFeatures {
-    /// The latest tree's.
-    fn default() -> Self {
-        NumaFeatures::for_version((7, 0))
     }
 }
 

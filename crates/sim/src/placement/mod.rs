@@ -358,6 +358,50 @@ pub struct WakeEnv<'a> {
 }
 
 impl<'a> WakeEnv<'a> {
+    /// A fresh view, nothing charged nor probed yet, for a call on
+    /// `this_cpu` at `now` (`jiffies`, with `hz` ticks a second), lending
+    /// the kernel's state: the machine `topo` with its domains `sd` and
+    /// costs, the run-queue summaries `cpus`, `idle_stats`, the LLC blocks
+    /// `llc`, the task fields `tasks`, the `lines` and the counters
+    /// `stats`; `vcpu_preempt_check` and `sched_idle_as_idle` are the
+    /// kernel profile's. The one place a view is built: the kernel's
+    /// `Kernel::wake_env_call` and the placement tests' fixture.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        topo: &'a Topology,
+        sd: &'a SchedDomains,
+        costs: &'a MachineCosts,
+        cpus: &'a [CpuState],
+        idle_stats: &'a mut [RqIdleStats],
+        llc: &'a mut [LlcShared],
+        tasks: &'a mut [TaskPlacement],
+        lines: &'a mut LineTable,
+        stats: &'a mut PlacementStats,
+        this_cpu: usize,
+        (now, jiffies, hz): (Nanos, u64, u64),
+        (vcpu_preempt_check, sched_idle_as_idle): (bool, bool),
+    ) -> Self {
+        WakeEnv {
+            topo,
+            sd,
+            costs,
+            cpus,
+            idle_stats,
+            llc,
+            tasks,
+            lines,
+            stats,
+            now,
+            jiffies,
+            hz,
+            this_cpu,
+            cost_ns: 0,
+            probes: 0,
+            vcpu_preempt_check,
+            sched_idle_as_idle,
+        }
+    }
+
     /// The task's placement fields, read-only: its allowed CPUs, the CPU
     /// it last ran on, its wakee flips and recent_used_cpu. (The kernel's
     /// state is written only by the kernel's own entry points, so a policy

@@ -49,6 +49,10 @@ crate::toggles! {
     /// (name, values, description) of every balancer toggle.
     table pub LB_FEATURES;
     defaults(_name, _v, ge);
+    fn for_version = "The toggles of kernel version `v` (`(7, 0)` is the latest tree; \
+        `(2, 6)` means 2.6.38). `sis_util` is set from the wake-up profile.";
+    fn set = "Set toggle `name` to `value`. Ok(false): not a balancer toggle; \
+        Err(valid values): a bad value.";
     toggles {
         /// Run load balancing at all (off: tasks move only at wake-up).
         pub load_balance: bool = true, "load_balance"
@@ -136,19 +140,5 @@ crate::toggles! {
         /// the higher levels as a busy CPU, and newidle stops at the SMT level.
         pub sd_idle_legacy: bool = !ge(3, 0), "sd_idle_legacy"
             => "<=2.6.38 sd_idle: an idle SMT thread with a busy sibling balances higher levels as busy, newidle stops at SMT";
-    }
-}
-
-impl LbFeatures {
-    /// The toggles of kernel version `v` (`(7, 0)` is the latest tree;
-    /// `(2, 6)` means 2.6.38). `sis_util` is set from the wake-up profile.
-    pub fn for_version(v: (u32, u32)) -> LbFeatures {
-        LbFeatures::declared("", v)
-    }
-
-    /// Set toggle `name` to `value`. Ok(false): not a balancer toggle;
-    /// Err(valid values): a bad value.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, &'static str> {
-        self.set_declared(name, value)
     }
 }

@@ -66,8 +66,6 @@ struct RqLb {
     next_balance: u64,
     /// rq->nohz_tick_stopped.
     nohz_tick_stopped: bool,
-    /// sd_llc->nohz_idle: this CPU is not counted in nr_busy_cpus.
-    nohz_idle: bool,
     /// A nohz idle-balance kick is on its way (nohz_flags).
     kick_pending: bool,
     /// rq->active_balance: stopper work queued.

@@ -32,11 +32,15 @@ impl LinuxBalancer {
     /// set_cpu_sd_state_idle: `cpu` leaves its LLC's nr_busy_cpus (once:
     /// sd_llc->nohz_idle).
     pub(super) fn sd_state_idle(&mut self, env: &mut BalanceEnv, cpu: usize) {
-        if !self.rq[cpu].nohz_idle {
-            self.rq[cpu].nohz_idle = true;
-            let l = env.sd.llc_index(cpu);
+        Self::set_cpu_sd_state(env, cpu, false);
+    }
+
+    /// `LlcShared::set_cpu_sd_state` on `cpu`'s LLC, its line write
+    /// charged when the count changed.
+    fn set_cpu_sd_state(env: &mut BalanceEnv, cpu: usize, busy: bool) {
+        let l = env.sd.llc_index(cpu);
+        if env.llc[l].set_cpu_sd_state(&mut env.cpus[cpu], busy) {
             env.write_llc(cpu);
-            env.llc[l].nr_busy_cpus = env.llc[l].nr_busy_cpus.saturating_sub(1);
         }
     }
 
@@ -52,13 +56,7 @@ impl LinuxBalancer {
             self.nohz.nr_cpus -= 1;
             env.write_root();
         }
-        // set_cpu_sd_state_busy
-        if self.rq[cpu].nohz_idle {
-            self.rq[cpu].nohz_idle = false;
-            let l = env.sd.llc_index(cpu);
-            env.write_llc(cpu);
-            env.llc[l].nr_busy_cpus += 1;
-        }
+        Self::set_cpu_sd_state(env, cpu, true);
     }
 
     /// nohz_balancer_kick, at the tick of a CPU running a task.
