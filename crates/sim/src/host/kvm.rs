@@ -40,25 +40,15 @@ crate::toggles! {
     /// (name, values, description) of every host KVM toggle.
     table pub KVM_FEATURES;
     defaults(_name, _v, ge);
+    fn for_version = "The toggles of host kernel version `v` (`(7, 0)` is the latest tree).";
+    fn set = "Set toggle `name` to `value`. Ok(false): not a host KVM toggle; \
+        Err(valid values): a bad value.";
+    impl Default = (7, 0), "The latest tree's.";
     toggles {
         /// Which sched-outs of a vCPU thread set the preempted flag.
         pub kvm_preempted_flag: PreemptedFlag = if ge(5, 19) { PreemptedFlag::Runnable } else { PreemptedFlag::VcpuPut },
             "kvm_preempted_flag" ("vcpu-put|runnable": "vcpu-put" => PreemptedFlag::VcpuPut, "runnable" => PreemptedFlag::Runnable)
             => "the host flags a vCPU pre-empted at every sched-out of its thread, halted or polling too (4.9-5.18), or only when guest code was pre-empted (54aa83c90198, 6cd88243c7e0, 5.19)";
-    }
-}
-
-impl KvmFeatures {
-    /// The toggles of host kernel version `v` (`(7, 0)` is the latest tree).
-    pub fn for_version(v: (u32, u32)) -> KvmFeatures {
-        KvmFeatures::declared("", v)
-    }
-}
-
-impl Default for KvmFeatures {
-    /// The latest tree's.
-    fn default() -> Self {
-        KvmFeatures::for_version((7, 0))
     }
 }
 
@@ -81,9 +71,9 @@ mod tests {
             PreemptedFlag::Runnable
         );
         let mut f = KvmFeatures::default();
-        assert_eq!(f.set_declared("kvm_preempted_flag", "vcpu-put"), Ok(true));
+        assert_eq!(f.set("kvm_preempted_flag", "vcpu-put"), Ok(true));
         assert_eq!(f.kvm_preempted_flag, PreemptedFlag::VcpuPut);
-        assert_eq!(f.set_declared("sis_util", "on"), Ok(false));
-        assert!(f.set_declared("kvm_preempted_flag", "always").is_err());
+        assert_eq!(f.set("sis_util", "on"), Ok(false));
+        assert!(f.set("kvm_preempted_flag", "always").is_err());
     }
 }
