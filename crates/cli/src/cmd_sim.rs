@@ -779,11 +779,10 @@ fn numa_text(r: &SimResult) -> String {
     let Some(n) = r.numa else {
         return String::new();
     };
-    let pct = if n.numa_hint_faults > 0 {
-        n.numa_hint_faults_local * 100 / n.numa_hint_faults
-    } else {
-        100
-    };
+    // mmtests: 100 when there were no faults
+    let pct = (n.numa_hint_faults_local * 100)
+        .checked_div(n.numa_hint_faults)
+        .unwrap_or(100);
     let rows = [
         ("NUMA alloc local", n.numa_local),
         ("NUMA base PTE updates", n.numa_pte_updates),

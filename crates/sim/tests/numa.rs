@@ -243,14 +243,13 @@ fn stagger_spreads_the_first_scans() {
             bytes: MIB,
             sweeps: 1,
         }]);
-        let body = vec![
+        let body = [
             Op::Loop(600),
             Op::ComputeMem {
                 work: 10 * MS,
                 access: a,
             },
             Op::EndLoop,
-            Op::Exit,
         ];
         // the threads compute without touching memory: a hinting fault
         // before a thread's first scan request would run its placement and
