@@ -375,7 +375,12 @@ fn run_spec(spec: &RunSpec, bound: impl Fn(&mut sim::run::SimOptions)) -> Result
     .map_err(cli_error)?;
     let wall = t0.elapsed().as_secs_f64();
     let record = report(&s.result, wall, &s.params, spec)?;
-    let text = format!("{}{}", s.result.text, placement_text(&s.result));
+    let text = format!(
+        "{}{}{}",
+        s.result.text,
+        placement_text(&s.result),
+        numa_text(&s.result)
+    );
     let cost = stats::HostCost {
         wall_s: wall,
         events: s.result.counters.events,
@@ -767,6 +772,36 @@ fn print_run(record: &Value, text: &str, json: bool) -> Result<()> {
     }
     out.flush().map_err(StdoutError)?;
     Ok(())
+}
+
+/// The NUMA-balancing counters as mmtests' vmstat report prints them
+/// (MonitorMmtestsvmstat.pm's rows and derivations; "NUMA base PTE
+/// updates" is the kernel's `numa_pte_updates`, which counts a huge PMD as
+/// 512, and "NUMA page range updates" adds 512 per huge PMD to it), for a
+/// run whose workload has memory.
+fn numa_text(r: &SimResult) -> String {
+    let Some(n) = r.numa else {
+        return String::new();
+    };
+    // mmtests: 100 when there were no faults
+    let pct = (n.numa_hint_faults_local * 100)
+        .checked_div(n.numa_hint_faults)
+        .unwrap_or(100);
+    let rows = [
+        ("NUMA alloc local", n.numa_local),
+        ("NUMA base PTE updates", n.numa_pte_updates),
+        ("NUMA huge PMD updates", n.numa_huge_pte_updates),
+        ("NUMA page range updates", n.mmtests_numa_pte_updates),
+        ("NUMA hint faults", n.numa_hint_faults),
+        ("NUMA hint local faults", n.numa_hint_faults_local),
+        ("NUMA hint local percent", pct),
+        ("NUMA pages migrated", n.numa_pages_migrated),
+    ];
+    let mut out = String::from("\n");
+    for (name, v) in rows {
+        out.push_str(&format!("{name:<28}{v:>14}\n"));
+    }
+    out
 }
 
 /// The JSON record: every field is deterministic except `wall_s` and

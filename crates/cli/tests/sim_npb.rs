@@ -92,6 +92,8 @@ fn numa_scan_stagger_quick_prints_a_table() {
         "time-bt",
         "system-time-ua",
         "numa-hint-faults-cg",
+        "numa-huge-pmd-updates-bt",
+        "numa-page-range-updates-sp",
         "numa-pages-migrated-lu",
     ] {
         assert!(out.contains(s), "missing {s} in\n{out}");

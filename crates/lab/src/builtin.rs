@@ -163,6 +163,8 @@ mod tests {
             };
             assert_eq!(n.class, "D");
             assert_eq!(c.spec.machine, "broadwell-ep");
+            // the published runs had THP (they report huge PMD updates)
+            assert!(c.spec.thp);
             let m = n.model(88).unwrap();
             assert_eq!(m.threads, 88);
         }

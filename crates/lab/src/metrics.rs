@@ -74,7 +74,34 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         benchmarks: &[],
         pointer: "/numa/numa_pte_updates",
-        description: "/proc/vmstat numa_pte_updates: PTEs the NUMA scanner made PROT_NONE",
+        description: "/proc/vmstat numa_pte_updates: pages the NUMA scanner made PROT_NONE, a huge PMD as 512 (mmtests' \"NUMA base PTE updates\")",
+    },
+    Metric {
+        name: "numa-huge-pmd-updates",
+        unit: "PMDs",
+        better: Lower,
+        decimals: 0,
+        benchmarks: &[],
+        pointer: "/numa/numa_huge_pte_updates",
+        description: "/proc/vmstat numa_huge_pte_updates: huge PMDs the NUMA scanner made PROT_NONE (mmtests' \"NUMA huge PMD updates\")",
+    },
+    Metric {
+        name: "numa-page-range-updates",
+        unit: "pages",
+        better: Lower,
+        decimals: 0,
+        benchmarks: &[],
+        pointer: "/numa/mmtests_numa_pte_updates",
+        description: "mmtests' \"NUMA page range updates\": numa_pte_updates plus 512 per huge PMD (MonitorMmtestsvmstat.pm; the PMDs' pages are counted twice)",
+    },
+    Metric {
+        name: "numa-base-page-pte-updates",
+        unit: "pages",
+        better: Lower,
+        decimals: 0,
+        benchmarks: &[],
+        pointer: "/numa/base_page_pte_updates",
+        description: "PTEs of base pages the NUMA scanner changed: numa_pte_updates less 512 per huge PMD",
     },
     Metric {
         name: "numa-hint-faults",
@@ -557,6 +584,8 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
             [
                 "system-time",
                 "numa-pte-updates",
+                "numa-huge-pmd-updates",
+                "numa-page-range-updates",
                 "numa-hint-faults",
                 NUMA_LOCAL_FAULT_PCT,
                 "numa-pages-migrated",
@@ -781,13 +810,19 @@ mod tests {
             "system_s": 0.75,
             "user_s": 900.0,
             "npb": {"mops_total": 4321.5},
-            "numa": {"numa_pte_updates": 1000, "numa_hint_faults": 800,
+            "numa": {"numa_pte_updates": 1536, "numa_huge_pte_updates": 2,
+                     "mmtests_numa_pte_updates": 2560, "base_page_pte_updates": 512,
+                     "numa_hint_faults": 800,
                      "numa_hint_faults_local": 600, "numa_pages_migrated": 50}
         });
         let m = extract(&rec, &defaults("npb"));
         assert_eq!(m["time"], 12.5);
         assert_eq!(m["system-time"], 0.75);
-        assert_eq!(m["numa-pte-updates"], 1000.0);
+        assert_eq!(m["numa-pte-updates"], 1536.0);
+        assert_eq!(m["numa-huge-pmd-updates"], 2.0);
+        assert_eq!(m["numa-page-range-updates"], 2560.0);
+        let m2 = extract(&rec, &["numa-base-page-pte-updates".into()]);
+        assert_eq!(m2["numa-base-page-pte-updates"], 512.0);
         assert_eq!(m["numa-hint-faults"], 800.0);
         assert_eq!(m["numa-local-fault-pct"], 75.0);
         assert_eq!(m["numa-pages-migrated"], 50.0);

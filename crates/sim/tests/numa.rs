@@ -69,6 +69,7 @@ fn stream_time(node: u16, work: u64) -> u64 {
         offset: 0,
         len: 256 * MIB,
         bytes: 256 * MIB,
+        sweeps: 1,
     }]);
     e.add_task(spec(
         "s",
@@ -120,6 +121,7 @@ fn remote_worker(enabled: bool, secs: u64, pinned: bool) -> (NumaCounters, Vec<u
         offset: 0,
         len: 512 * MIB,
         bytes: 512 * MIB,
+        sweeps: 1,
     }]);
     // 10 ms of work touching a 1/8 slice of the array at a time
     let slices: Vec<_> = (0..8)
@@ -129,6 +131,7 @@ fn remote_worker(enabled: bool, secs: u64, pinned: bool) -> (NumaCounters, Vec<u
                 offset: i * 64 * MIB,
                 len: 64 * MIB,
                 bytes: 8 * MIB,
+                sweeps: 1,
             }])
         })
         .collect();
@@ -238,18 +241,22 @@ fn stagger_spreads_the_first_scans() {
             offset: 0,
             len: 64 * MIB,
             bytes: MIB,
+            sweeps: 1,
         }]);
-        let body = vec![
+        let body = [
             Op::Loop(600),
             Op::ComputeMem {
                 work: 10 * MS,
                 access: a,
             },
             Op::EndLoop,
-            Op::Exit,
         ];
+        // the threads compute without touching memory: a hinting fault
+        // before a thread's first scan request would run its placement and
+        // adapt its scan period (the mm's passes by then are the others')
+        let kid_body = vec![Op::Loop(600), Op::Compute(10 * MS), Op::EndLoop, Op::Exit];
         let kids: Vec<_> = (0..4)
-            .map(|k| e.add_task(spec(&format!("t{k}"), body.clone(), 1, 2 + 2 * k, true)))
+            .map(|k| e.add_task(spec(&format!("t{k}"), kid_body.clone(), 1, 2 + 2 * k, true)))
             .collect();
         let mut main = vec![];
         for &k in &kids {
@@ -309,6 +316,7 @@ fn parallel_stream(n: usize) -> u64 {
             offset: 0,
             len: 64 * MIB,
             bytes: 64 * MIB,
+            sweeps: 1,
         }]);
         let t = e.add_task(spec(
             "s",
@@ -360,6 +368,7 @@ fn threads_sharing_pages_form_one_group() {
         offset: 0,
         len: 256 * MIB,
         bytes: 16 * MIB,
+        sweeps: 1,
     }]);
     let body = vec![
         Op::Loop(1500),
@@ -383,6 +392,7 @@ fn threads_sharing_pages_form_one_group() {
         offset: 0,
         len: 64 * MIB,
         bytes: MIB,
+        sweeps: 1,
     }]);
     let other = e.add_task(spec(
         "p",
@@ -428,6 +438,7 @@ fn numa_kernel_time_survives_preemption() {
                         offset: k * 64 * MIB,
                         len: 64 * MIB,
                         bytes: 64 * MIB,
+                        sweeps: 1,
                     }])
                 })
                 .collect();
@@ -456,4 +467,89 @@ fn numa_kernel_time_survives_preemption() {
             k.numa_kernel_ns
         );
     }
+}
+
+/// An NPB-like loop, and hinting faults counted as the kernel counts them.
+/// Two threads of one process: `a` runs one 4 s op whose loop walks a
+/// 9 MiB array (four 2 MiB chunks and a 1 MiB tail of 256 pages) `sweeps`
+/// times in address order; `b` computes without memory. The array is
+/// bound to node 0, where `a` runs (no page moves). The scanner's first
+/// pass (one scan delay, 1 s, into the run) marks the whole array; the
+/// scan period is then 10 s, so there is no second scan before the op
+/// ends. A chunk faults only if the loop reaches it after the mark: in one
+/// walk, the loop is 1/4 through at the scan, past chunks 0 and 1 (reached
+/// at 0 and 1/5 of the op), so chunks 2, 3 and the tail fault; in two walks
+/// every chunk is reached again. /proc/vmstat: `numa_pte_updates` counts
+/// pages (a huge PMD 512), `numa_huge_pte_updates` PMDs, `numa_hint_faults`
+/// one per base page or huge page; the tail is never a huge page.
+#[test]
+fn hint_faults_follow_the_pages_touched_after_a_scan() {
+    let run = |thp: bool, sweeps: u32| -> (NumaCounters, u64) {
+        let (topo, sd) = machine();
+        let mut e = engine(&topo, &sd);
+        let bytes = 9 * MIB;
+        let r = e.add_region(1, "a", bytes);
+        let a = e.add_access(&[Span {
+            region: r,
+            offset: 0,
+            len: bytes,
+            bytes,
+            sweeps,
+        }]);
+        let ps = MachineCosts::for_machine("xeon-12c24t").mem_ps_per_byte;
+        let work = 4000 * MS - bytes * ps / 1000;
+        let main = e.add_task(spec(
+            "a",
+            vec![Op::ComputeMem { work, access: a }, Op::Exit],
+            1,
+            0,
+            false,
+        ));
+        e.add_task(spec(
+            "b",
+            vec![Op::Loop(400), Op::Compute(10 * MS), Op::EndLoop, Op::Exit],
+            1,
+            2,
+            false,
+        ));
+        let params = NumaParams {
+            enabled: true,
+            thp,
+            scan_period_min_ms: 10_000,
+            ..Default::default()
+        };
+        e.set_numa(params, NumaFeatures::default(), MemPolicy::Bind(vec![0]));
+        e.run().unwrap();
+        assert_eq!(topo.place(e.task_cpu(main)).node, 0);
+        (e.numa_counters().unwrap(), e.now())
+    };
+    let full = 4 * 512;
+    let tail = 256;
+    // base pages, one walk: 2 chunks and the tail fault, page by page
+    let (c, _) = run(false, 1);
+    assert_eq!(c.numa_scans, 1, "{c:?}");
+    assert_eq!(c.numa_pte_updates, full + tail, "{c:?}");
+    assert_eq!(c.numa_huge_pte_updates, 0);
+    assert_eq!(c.numa_hint_faults, 2 * 512 + tail, "{c:?}");
+    assert_eq!(c.numa_hint_faults_local, c.numa_hint_faults);
+    assert_eq!(c.numa_pages_migrated, 0);
+    assert_eq!(c.base_page_pte_updates, full + tail);
+    assert_eq!(c.mmtests_numa_pte_updates, full + tail);
+    // huge pages: the same chunks, one fault per PMD, the tail's pages
+    // one by one; mmtests' page range adds the PMDs' 512 a second time
+    let (c, _) = run(true, 1);
+    assert_eq!(c.numa_pte_updates, full + tail, "{c:?}");
+    assert_eq!(c.numa_huge_pte_updates, 4);
+    assert_eq!(c.numa_hint_faults, 2 + tail, "{c:?}");
+    assert_eq!(c.numa_hint_faults_local, 2 + tail);
+    assert_eq!(c.base_page_pte_updates, tail);
+    assert_eq!(c.mmtests_numa_pte_updates, full + tail + 4 * 512);
+    // two walks: the second reaches chunks 0 and 1 after the mark
+    let (c, _) = run(false, 2);
+    assert_eq!(c.numa_hint_faults, full + tail, "{c:?}");
+    let (c, _) = run(true, 2);
+    assert_eq!(c.numa_hint_faults, 4 + tail, "{c:?}");
+    // a gather reaches every page all through the op
+    let (c, _) = run(false, Span::ANY_ORDER);
+    assert_eq!(c.numa_hint_faults, full + tail, "{c:?}");
 }

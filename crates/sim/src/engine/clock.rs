@@ -233,6 +233,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn preempt_segment(&mut self, c: usize) {
         // Stop user compute now; the rest of the op stays with the task.
+        if self.numa.is_some() {
+            // the op's loop reached its chunks up to now
+            self.numa_sweep(c, super::numa::SweepTo::NowAndStop);
+        }
         let done = self.settle_segment(c);
         if self.numa.is_some() {
             self.numa_release(c);

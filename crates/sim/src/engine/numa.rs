@@ -50,7 +50,7 @@ pub(super) struct NumaState {
 }
 
 /// The memory traffic of a running `Op::ComputeMem` segment, kept to
-/// re-time it when the streams sharing a node change.
+/// re-time it when the streams sharing a node change, and its sweep.
 #[derive(Clone, Debug, Default)]
 struct SegMem {
     /// The segment holds a stream on each node it reads.
@@ -59,6 +59,32 @@ struct SegMem {
     work: Nanos,
     /// Its traffic by the node of the pages, bytes.
     bytes: Vec<u64>,
+    /// The op's walk over its access (None: no `Op::ComputeMem` runs).
+    sweep: Option<Sweep>,
+}
+
+/// Where a running `Op::ComputeMem`'s loop is in its access: the op's
+/// progress in work units (its local-speed time), up to which the chunks
+/// it reached have taken their hinting faults.
+#[derive(Clone, Copy, Debug)]
+struct Sweep {
+    task: TaskId,
+    access: AccessId,
+    /// The op's whole work (`compute_mem_work`).
+    total: Nanos,
+    /// Progress swept so far.
+    done: Nanos,
+}
+
+/// How far [`Engine::numa_sweep`] brings a sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SweepTo {
+    /// To now; the segment runs on.
+    Now,
+    /// To now; the segment stops (preempted), the op resumes later.
+    NowAndStop,
+    /// To the op's end (its segment completed it).
+    End,
 }
 
 /// A move pending on a CPU's stopper.
@@ -176,9 +202,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
     }
 
-    /// The run's NUMA counters (None: no memory was declared).
+    /// The run's NUMA counters, with the derived ones (None: no memory
+    /// was declared).
     pub fn numa_counters(&self) -> Option<NumaCounters> {
-        self.numa.as_ref().map(|s| s.counters)
+        self.numa.as_ref().map(|s| s.counters.derive())
     }
 
     /// A task's NUMA-balancing state (None: it has no memory or was never
@@ -282,6 +309,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// `task_numa_fault`: account one chunk's fault to `t` (its pages),
     /// and run placement when the retry time has passed.
+    #[allow(clippy::too_many_arguments)]
     fn task_numa_fault(
         &mut self,
         c: usize,
@@ -290,6 +318,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         mem_node: u16,
         local: bool,
         migrated: bool,
+        pages: u64,
     ) {
         let now = self.now;
         let Some(s) = self.numa.as_deref_mut() else {
@@ -342,7 +371,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let s = self.numa.as_deref_mut().expect("checked");
         let tn = s.tasks[ti].as_mut().expect("checked");
         tn.faulted = true;
-        let pages = PAGES_PER_CHUNK;
         if migrated {
             tn.pages_migrated += pages;
         }
@@ -893,11 +921,18 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         sp.numa_next_scan = now + tn.scan_period_ms * MS;
         tn.node_stamp += 2 * tick;
+        // the ops running over this mm reach their chunks up to now with
+        // the marks as they were
+        self.numa_sweep_space(space);
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        let thp = s.params.thp;
         let chunk_pages = PAGES_PER_CHUNK as i64;
         let mut pages = (s.params.scan_size_mb as i64) << 8; // MB in 4 KiB pages
         let mut virt = 8 * pages;
-        let single = sp.users <= 1;
-        let mut updated: u64 = 0;
+        let single = s.mem.spaces[space].users <= 1;
+        // PTEs changed (a huge PMD counts its 512), huge PMDs changed, and
+        // the page-table entries written (one per PMD or base PTE)
+        let (mut updated, mut huge, mut entries) = (0u64, 0u64, 0u64);
         // the VMAs (regions) as chunk ranges, in address order
         let vmas = s.mem.region_chunks(space);
         let sp = &mut s.mem.spaces[space];
@@ -923,9 +958,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 for ch in &mut sp.chunks[start as usize..end as usize] {
                     // nothing mapped, already marked, or a single-threaded
                     // task's page already on its node: no PTE changes
+                    // (change_pte_range / change_huge_pmd skip them)
                     if ch.node != NO_NODE && !ch.prot_none && !(single && ch.node == cpu_node) {
                         ch.prot_none = true;
-                        changed += PAGES_PER_CHUNK;
+                        let n = ch.pages as u64;
+                        changed += n;
+                        if thp && n == PAGES_PER_CHUNK {
+                            // change_pmd_range: a huge PMD adds 512 pages
+                            // and one huge update
+                            huge += 1;
+                            entries += 1;
+                        } else {
+                            entries += n;
+                        }
                     }
                 }
                 let len = (end - start) as i64 * chunk_pages;
@@ -954,15 +999,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         s.counters.numa_scans += 1;
         s.counters.numa_pte_updates += updated;
-        let cost = if s.params.thp {
-            s.counters.numa_huge_pte_updates += updated / PAGES_PER_CHUNK;
-            updated / PAGES_PER_CHUNK * pte_ns
-        } else {
-            updated * pte_ns
-        };
+        s.counters.numa_huge_pte_updates += huge;
+        let cost = entries * pte_ns;
         s.counters.numa_kernel_ns += cost;
         // the scan's own runtime pushes the next one out (32x: scanning
         // takes at most ~1/33 of the task's time)
+        let tn = s.tasks[t.idx()].as_mut().expect("caller checked");
         tn.node_stamp += 32 * cost;
         self.cpus[c].debt += cost;
     }
@@ -989,10 +1031,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             return Some(format!("cpu {c} holds memory streams while not busy"));
         }
         let k = &s.counters;
+        // a huge page's fault is one hint fault for its 512 PTE updates
+        // and migrated pages
+        let base = k.numa_pte_updates - k.numa_huge_pte_updates * PAGES_PER_CHUNK;
         if k.numa_hint_faults_local > k.numa_hint_faults
-            || k.numa_hint_faults > k.numa_pte_updates
-            || k.numa_pages_migrated
-                > k.numa_hint_faults * if s.params.thp { PAGES_PER_CHUNK } else { 1 }
+            || k.numa_hint_faults > base + k.numa_huge_pte_updates
+            || k.numa_pages_migrated > k.numa_pte_updates
         {
             return Some(format!("NUMA counters inconsistent: {k:?}"));
         }

@@ -20,11 +20,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// An `Op::ComputeMem` segment of `t` starts (or resumes) on `c`: place
-    /// the chunks it touches for the first time, take the hinting faults of
-    /// marked ones (their cost is owed as kernel time before the user
-    /// work), and return the segment's memory speed in 1/1024 of local:
-    /// `(work + local traffic time) / (work + traffic time at the pages'
-    /// distances)`.
+    /// the chunks it will touch for the first time, start the sweep that
+    /// takes the hinting faults of marked chunks as the op's loop reaches
+    /// them ([`Self::numa_sweep`]), and return the segment's memory speed
+    /// in 1/1024 of local: `(work + local traffic time) / (work + traffic
+    /// time at the pages' distances)`.
     pub(in crate::engine) fn numa_touch(
         &mut self,
         c: usize,
@@ -35,19 +35,17 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.numa.as_deref().is_some_and(|s| s.held[c].active) {
             self.numa_release(c);
         }
+        let total = self.compute_mem_work(work, access);
+        let left = self.tasks[t.idx()].op_left;
         let Some(s) = self.numa.as_deref_mut() else {
             return 1024;
         };
         let cpu_node = s.node_of[c];
         let topo = self.k.topo;
         let dist = |a: u16, b: u16| topo.node_distance(a as usize, b as usize);
-        let balancing = s.params.enabled && s.tasks.get(t.idx()).is_some_and(|x| x.is_some());
-        let me = CpuPid::of(c, t.0);
         let mut bytes = std::mem::take(&mut s.held[c].bytes);
         bytes.clear();
         bytes.resize(s.streams.len(), 0);
-        let mut kernel: Nanos = 0;
-        let mut faults: Vec<(Option<CpuPid>, u16, bool, bool)> = Vec::new();
         let nspans = s.mem.accesses[access.0 as usize].len();
         for k in 0..nspans {
             let cs = s.mem.accesses[access.0 as usize][k];
@@ -56,68 +54,216 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let ch = s.mem.spaces[space].chunks[i as usize];
                 let mut node = ch.node;
                 if node == NO_NODE {
+                    // first touch: placed now for the whole segment (the
+                    // loop would place it on reaching it, on this CPU)
                     node = s.mem.place(space, cpu_node, dist);
                     let sp = &mut s.mem.spaces[space];
                     sp.chunks[i as usize].node = node;
                     sp.resident += 1;
                     if node == cpu_node {
-                        s.counters.numa_local += PAGES_PER_CHUNK;
+                        s.counters.numa_local += ch.pages as u64;
                     } else {
-                        s.counters.numa_other += PAGES_PER_CHUNK;
+                        s.counters.numa_other += ch.pages as u64;
                     }
-                } else if ch.prot_none {
-                    // do_numa_page
-                    let faults_n = if s.params.thp { 1 } else { PAGES_PER_CHUNK };
-                    let is_local = node == cpu_node;
-                    s.counters.numa_hint_faults += faults_n;
-                    if is_local {
-                        s.counters.numa_hint_faults_local += faults_n;
-                    }
-                    kernel += faults_n * self.k.costs.numa_hint_fault_ns;
-                    let last = ch.last_cpupid;
-                    let chm = &mut s.mem.spaces[space].chunks[i as usize];
-                    chm.prot_none = false;
-                    if s.mem.policy == MemPolicy::Local {
-                        // should_numa_migrate_memory's exchange; numactl's
-                        // interleave and bind policies never reach it
-                        chm.last_cpupid = Some(me);
-                    }
-                    // mpol_misplaced: the default policy's target is the
-                    // faulting CPU's node (MPOL_F_MORON); interleave and
-                    // bind place by their own rule and are left alone
-                    let mut migrated = false;
-                    if !is_local && s.mem.policy == MemPolicy::Local && balancing {
-                        let tn = s.tasks[t.idx()].as_ref().expect("checked");
-                        let group = tn.group.map(|g| &s.groups[g as usize]);
-                        let node_of = |cpu: usize| s.node_of[cpu];
-                        if nb::should_numa_migrate_memory(
-                            tn,
-                            group,
-                            &s.features,
-                            last,
-                            me,
-                            node,
-                            cpu_node,
-                            node_of,
-                        ) {
-                            s.mem.spaces[space].chunks[i as usize].node = cpu_node;
-                            node = cpu_node;
-                            migrated = true;
-                            s.counters.numa_pages_migrated += PAGES_PER_CHUNK;
-                            kernel += PAGES_PER_CHUNK * self.k.costs.numa_migrate_page_ns;
-                        }
-                    }
-                    faults.push((last, node, is_local, migrated));
                 }
                 bytes[node as usize] += cs.bytes_per_chunk;
             }
         }
-        s.counters.numa_kernel_ns += kernel;
-        self.cpus[c].debt += kernel;
-        for (last, node, is_local, migrated) in faults {
-            self.task_numa_fault(c, t, last, node, is_local, migrated);
-        }
+        s.held[c].sweep = Some(Sweep {
+            task: t,
+            access,
+            total,
+            done: total.saturating_sub(left),
+        });
         self.numa_hold(c, work, bytes)
+    }
+
+    /// The op progress (work units done of its total) of `c`'s running
+    /// `Op::ComputeMem` segment now, without settling it.
+    fn numa_op_done_now(&self, c: usize, sw: &Sweep) -> Nanos {
+        let cpu = &self.cpus[c];
+        let elapsed = self.now.saturating_sub(cpu.seg.start);
+        let done = if cpu.seg.speed == 1024 {
+            elapsed
+        } else {
+            elapsed * cpu.seg.speed / 1024
+        }
+        .min(cpu.seg.work);
+        let user = done.saturating_sub(cpu.seg.debt);
+        let left = self.tasks[sw.task.idx()].op_left.saturating_sub(user);
+        sw.total.saturating_sub(left)
+    }
+
+    /// Bring the sweep of `c`'s `Op::ComputeMem` to now (to the op's end
+    /// when `end`, and then stop it): each marked chunk its loop reached
+    /// since the last call takes its hinting fault (`do_numa_page`, or
+    /// `do_huge_pmd_numa_page` for a huge page). A chunk is reached as the
+    /// op's progress passes its place in the walk (`Span::sweeps`), so a
+    /// chunk the scanner marks after the walk passed it faults only when a
+    /// later walk, of this op or another, reaches it. Marks change only in
+    /// `task_numa_work`, which first brings every running sweep of the mm
+    /// to its time, so a chunk faults here exactly when it was marked as
+    /// the loop reached it. The faults' kernel time is owed by the CPU.
+    pub(in crate::engine) fn numa_sweep(&mut self, c: usize, to: SweepTo) {
+        let Some(s) = self.numa.as_deref() else {
+            return;
+        };
+        let Some(sw) = s.held[c].sweep else {
+            return;
+        };
+        let done = match to {
+            SweepTo::End => sw.total,
+            SweepTo::Now | SweepTo::NowAndStop => self.numa_op_done_now(c, &sw),
+        };
+        let s = self.numa.as_deref_mut().expect("checked");
+        if to == SweepTo::Now {
+            if let Some(x) = s.held[c].sweep.as_mut() {
+                x.done = x.done.max(done);
+            }
+        } else {
+            s.held[c].sweep = None;
+        }
+        if done <= sw.done {
+            return;
+        }
+        let kernel = self.numa_faults_reached(c, sw.task, sw.access, sw.done, done, sw.total);
+        if kernel > 0 {
+            self.cpus[c].debt += kernel;
+        }
+    }
+
+    /// The hinting faults of the marked chunks `access` reaches between op
+    /// progress `from` and `to` on `c` by `t`: counted as /proc/vmstat
+    /// counts them, the page moved when `should_numa_migrate_memory` says
+    /// so, and `task_numa_fault` told. Returns the kernel time, ns.
+    fn numa_faults_reached(
+        &mut self,
+        c: usize,
+        t: TaskId,
+        access: AccessId,
+        from: Nanos,
+        to: Nanos,
+        total: Nanos,
+    ) -> Nanos {
+        let s = self.numa.as_deref_mut().expect("caller checked");
+        let mut marked: Vec<(u32, u32)> = Vec::new();
+        for cs in &s.mem.accesses[access.0 as usize] {
+            let chunks = &s.mem.spaces[cs.space as usize].chunks;
+            cs.reached(from, to, total, |i| {
+                if chunks[i as usize].prot_none {
+                    marked.push((cs.space, i));
+                }
+            });
+        }
+        if marked.is_empty() {
+            return 0;
+        }
+        let cpu_node = s.node_of[c];
+        let balancing = s.params.enabled && s.tasks.get(t.idx()).is_some_and(|x| x.is_some());
+        let me = CpuPid::of(c, t.0);
+        let mut kernel: Nanos = 0;
+        let mut faults: Vec<(Option<CpuPid>, u16, bool, bool, u64)> = Vec::new();
+        for (space, i) in marked {
+            let space = space as usize;
+            let ch = s.mem.spaces[space].chunks[i as usize];
+            if !ch.prot_none {
+                // reached twice (two spans over one chunk): faulted once
+                continue;
+            }
+            let pages = ch.pages as u64;
+            let huge = s.params.thp && pages == PAGES_PER_CHUNK;
+            let mut node = ch.node;
+            // do_numa_page counts each base page's fault,
+            // do_huge_pmd_numa_page one per huge page
+            let faults_n = if huge { 1 } else { pages };
+            let is_local = node == cpu_node;
+            s.counters.numa_hint_faults += faults_n;
+            if is_local {
+                s.counters.numa_hint_faults_local += faults_n;
+            }
+            kernel += faults_n * self.k.costs.numa_hint_fault_ns;
+            let last = ch.last_cpupid;
+            let chm = &mut s.mem.spaces[space].chunks[i as usize];
+            chm.prot_none = false;
+            if s.mem.policy == MemPolicy::Local {
+                // should_numa_migrate_memory's exchange; numactl's
+                // interleave and bind policies never reach it
+                chm.last_cpupid = Some(me);
+            }
+            // mpol_misplaced: the default policy's target is the faulting
+            // CPU's node (MPOL_F_MORON); interleave and bind place by their
+            // own rule and are left alone
+            let mut migrated = false;
+            if !is_local && s.mem.policy == MemPolicy::Local && balancing {
+                let tn = s.tasks[t.idx()].as_ref().expect("checked");
+                let group = tn.group.map(|g| &s.groups[g as usize]);
+                let node_of = |cpu: usize| s.node_of[cpu];
+                if nb::should_numa_migrate_memory(
+                    tn,
+                    group,
+                    &s.features,
+                    last,
+                    me,
+                    node,
+                    cpu_node,
+                    node_of,
+                ) {
+                    s.mem.spaces[space].chunks[i as usize].node = cpu_node;
+                    node = cpu_node;
+                    migrated = true;
+                    // numa_pages_migrated counts base pages (a huge page's
+                    // 512, migrate_misplaced_transhuge_page)
+                    s.counters.numa_pages_migrated += pages;
+                    kernel += pages * self.k.costs.numa_migrate_page_ns;
+                }
+            }
+            faults.push((last, node, is_local, migrated, pages));
+        }
+        s.counters.numa_kernel_ns += kernel;
+        for (last, node, is_local, migrated, pages) in faults {
+            self.task_numa_fault(c, t, last, node, is_local, migrated, pages);
+        }
+        kernel
+    }
+
+    /// Every running `Op::ComputeMem` sweep over address space `space`
+    /// brought to now (before the scanner changes marks there): a running
+    /// segment is settled first, and the faults' kernel time is added to
+    /// it as debt.
+    pub(super) fn numa_sweep_space(&mut self, space: usize) {
+        for x in 0..self.cpus.len() {
+            let s = self.numa.as_deref().expect("caller checked");
+            let Some(sw) = s.held[x].sweep else {
+                continue;
+            };
+            if self.cpus[x].mode != Mode::Busy
+                || s.mem.accesses[sw.access.0 as usize]
+                    .first()
+                    .is_none_or(|cs| cs.space as usize != space)
+            {
+                continue;
+            }
+            // settle as numa_retime does: the work done leaves op_left
+            let done = self.settle_segment(x);
+            let op_left = &mut self.tasks[sw.task.idx()].op_left;
+            *op_left = op_left.saturating_sub(done);
+            let debt0 = self.cpus[x].debt;
+            self.numa_sweep(x, SweepTo::Now);
+            let kernel = self.cpus[x].debt - debt0;
+            if kernel > 0 {
+                // owed within the running segment, before its user work
+                self.cpus[x].debt = debt0;
+                let seg = &mut self.cpus[x].seg;
+                let d = if seg.mem_speed == 1024 {
+                    kernel
+                } else {
+                    kernel * seg.mem_speed / 1024
+                };
+                seg.debt += d;
+                seg.work += d;
+                self.arm_segment(x);
+            }
+        }
     }
 
     /// `c` starts streaming `bytes` (by node) alongside `work`: it takes a

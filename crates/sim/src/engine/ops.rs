@@ -254,7 +254,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         if work == 0 && self.cpus[c].debt == 0 {
             if self.numa.is_some() {
-                // an instant ComputeMem streams nothing
+                // an instant ComputeMem streams nothing and reaches no page
+                self.numa_sweep(c, super::numa::SweepTo::End);
                 self.numa_release(c);
             }
             // effect-only op: apply at once

@@ -71,6 +71,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     pub(super) fn segment_done(&mut self, c: usize) {
         self.note_user_time(c);
         if self.numa.is_some() {
+            // the op is done: its loop reached the rest of its chunks
+            self.numa_sweep(c, super::numa::SweepTo::End);
             self.numa_release(c);
         }
         // one borrow of the segment: each `self.cpus[c]` after a store

@@ -35,8 +35,9 @@ pub struct AccessId(pub u32);
 pub struct NodeId(pub u16);
 
 /// Part of an access: the byte range `[offset, offset + len)` of a region
-/// that an op touches, and the DRAM traffic it moves within it (what
-/// misses the caches, not every load).
+/// that an op touches, the DRAM traffic it moves within it (what misses
+/// the caches, not every load), and the order in which the op's loop
+/// reaches the range's pages over its duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
     /// The region.
@@ -47,6 +48,19 @@ pub struct Span {
     pub len: u64,
     /// DRAM traffic within the range, bytes.
     pub bytes: u64,
+    /// How many times the op walks the range in address order over its
+    /// duration, evenly: 1 for a loop over the range's outer index (a
+    /// slab swept once), `n` for a loop whose outer index is an inner
+    /// index of the array (each of its `n` iterations walks the whole
+    /// range); [`Span::ANY_ORDER`] for a gather or scatter that reaches
+    /// every page of the range all through the op.
+    pub sweeps: u32,
+}
+
+impl Span {
+    /// `sweeps` of an access in no address order (a gather or scatter):
+    /// every page of the range is touched all through the op.
+    pub const ANY_ORDER: u32 = 0;
 }
 
 /// Where new pages go: the task's memory policy as `numactl` sets it
@@ -140,6 +154,10 @@ pub const CHUNK_STATE_BYTES: u64 = std::mem::size_of::<Chunk>() as u64;
 pub(crate) struct Chunk {
     /// Its node (`NO_NODE`: not yet touched).
     pub(crate) node: u16,
+    /// Base pages it stands for: 512, fewer for the tail of a region
+    /// whose size is not a multiple of 2 MiB (such a tail is never a huge
+    /// page: a PMD-sized page must lie wholly inside its VMA).
+    pub(crate) pages: u16,
     /// Marked by the scanner (`change_prot_numa`): the next touch faults.
     pub(crate) prot_none: bool,
     /// The last hinting fault's CPU and pid bits (None: unset).
@@ -159,8 +177,8 @@ pub(crate) struct Region {
     pub(crate) name: String,
 }
 
-/// A span resolved to chunks: its space, chunk range, and traffic per
-/// chunk.
+/// A span resolved to chunks: its space, chunk range, traffic per chunk,
+/// and sweeps (`Span::sweeps`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ChunkSpan {
     pub(crate) space: u32,
@@ -168,6 +186,46 @@ pub(crate) struct ChunkSpan {
     pub(crate) count: u32,
     /// DRAM traffic per chunk, bytes.
     pub(crate) bytes_per_chunk: u64,
+    /// Walks of the range over the op (`Span::ANY_ORDER`: none, every
+    /// chunk throughout).
+    pub(crate) sweeps: u32,
+}
+
+impl ChunkSpan {
+    /// The chunks (indices into the space's list, in the order reached)
+    /// that the op's loop reaches while its progress goes from `from` to
+    /// `to` of `total` (work units): `f(chunk)` for each, a chunk at most
+    /// once. Reaching is uniform in the op's work: in a walk of `count`
+    /// chunks, chunk `i` is reached as progress passes `i / count` of the
+    /// walk's share. A range in no order is reached whole by any progress.
+    pub(crate) fn reached(&self, from: u64, to: u64, total: u64, mut f: impl FnMut(u32)) {
+        if to <= from || total == 0 || self.count == 0 {
+            return;
+        }
+        let n = self.count as u128;
+        // the chunk-steps begun by progress x (a chunk is reached as the
+        // walk enters it): x / total x sweeps x count, rounded up
+        let units = |x: u64| -> u128 {
+            (x.min(total) as u128 * self.sweeps as u128 * n).div_ceil(total as u128)
+        };
+        let (a, b) = if self.sweeps == Span::ANY_ORDER {
+            (0, n)
+        } else {
+            (units(from), units(to))
+        };
+        if b <= a {
+            return;
+        }
+        if b - a >= n {
+            for i in 0..self.count {
+                f(self.first + i);
+            }
+            return;
+        }
+        for u in a..b {
+            f(self.first + (u % n) as u32);
+        }
+    }
 }
 
 /// One address space (an mm): its chunks and the NUMA scanner's position.
@@ -230,10 +288,16 @@ impl Memory {
         let s = &mut self.spaces[space];
         let first_chunk = s.chunks.len() as u32;
         let n = bytes.div_ceil(CHUNK_BYTES).max(1);
-        s.chunks.extend((0..n).map(|_| Chunk {
-            node: NO_NODE,
-            prot_none: false,
-            last_cpupid: None,
+        s.chunks.extend((0..n).map(|i| {
+            Chunk {
+                node: NO_NODE,
+                pages: (bytes.saturating_sub(i * CHUNK_BYTES))
+                    .min(CHUNK_BYTES)
+                    .div_ceil(PAGE_BYTES)
+                    .max(1) as u16,
+                prot_none: false,
+                last_cpupid: None,
+            }
         }));
         self.regions.push(Region {
             space,
@@ -266,6 +330,7 @@ impl Memory {
                 first: r.first_chunk + first as u32,
                 count,
                 bytes_per_chunk: s.bytes / count as u64,
+                sweeps: s.sweeps,
             });
         }
         self.accesses.push(out);
@@ -294,7 +359,7 @@ impl Memory {
         for s in &self.spaces {
             for c in &s.chunks {
                 if let Some(x) = v.get_mut(c.node as usize) {
-                    *x += PAGES_PER_CHUNK;
+                    *x += c.pages as u64;
                 }
             }
         }
@@ -353,6 +418,25 @@ pub struct NumaCounters {
     /// CPU time spent scanning, faulting and migrating pages, ns (part of
     /// the system time).
     pub numa_kernel_ns: u64,
+    /// PTEs of base pages the scanner changed: `numa_pte_updates` less
+    /// 512 per huge PMD (derived).
+    pub base_page_pte_updates: u64,
+    /// mmtests' "NUMA page range updates" (MonitorMmtestsvmstat.pm):
+    /// `numa_pte_updates` plus 512 per huge PMD, although the kernel's
+    /// `numa_pte_updates` already counts a huge PMD as 512 (derived; its
+    /// "NUMA base PTE updates" row is `numa_pte_updates` itself and "NUMA
+    /// huge PMD updates" is `numa_huge_pte_updates`).
+    pub mmtests_numa_pte_updates: u64,
+}
+
+impl NumaCounters {
+    /// Fill in the derived fields from the kernel's counters.
+    pub fn derive(mut self) -> NumaCounters {
+        let huge_pages = self.numa_huge_pte_updates * PAGES_PER_CHUNK;
+        self.base_page_pte_updates = self.numa_pte_updates.saturating_sub(huge_pages);
+        self.mmtests_numa_pte_updates = self.numa_pte_updates + huge_pages;
+        self
+    }
 }
 
 #[cfg(test)]
@@ -391,12 +475,14 @@ mod tests {
                     offset: CHUNK_BYTES - 1,
                     len: 2,
                     bytes: 1000,
+                    sweeps: 1,
                 },
                 Span {
                     region: b,
                     offset: 0,
                     len: CHUNK_BYTES,
                     bytes: 10,
+                    sweeps: 1,
                 },
             ])
             .unwrap();
@@ -408,6 +494,7 @@ mod tests {
             offset: 1,
             len: CHUNK_BYTES,
             bytes: 0,
+            sweeps: 1,
         }]);
         assert!(bad.unwrap_err().contains("outside region 'b'"));
     }

@@ -330,6 +330,7 @@ impl RtappSim {
                             offset: 0,
                             len: bytes.min(size),
                             bytes,
+                            sweeps: 1,
                         }]);
                         p.push(Op::ComputeMem { work: 0, access });
                     }

@@ -58,6 +58,7 @@ pub fn build<R: RunQueue>(s: &Spin, cpu: usize, e: &mut Engine<'_, R>) {
                 offset: 0,
                 len: bytes,
                 bytes,
+                sweeps: 1,
             }]);
             program.push(Op::ComputeMem {
                 work: 0,
@@ -72,6 +73,7 @@ pub fn build<R: RunQueue>(s: &Spin, cpu: usize, e: &mut Engine<'_, R>) {
                     offset: k * eighth,
                     len: eighth.max(1),
                     bytes: eighth,
+                    sweeps: 1,
                 }]);
                 program.push(Op::ComputeMem { work, access });
             }

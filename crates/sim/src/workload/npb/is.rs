@@ -67,7 +67,7 @@ pub fn build<R: RunQueue>(c: Class, t: &mut Team<'_, '_, R>) {
         t.pfor(
             keys,
             4.0,
-            &[Touch::Slab(key_array, 1.0), Touch::Spread(key_buff2, 1.0)],
+            &[Touch::Slab(key_array, 1.0), Touch::Scatter(key_buff2, 1.0)],
             false,
         );
         t.pfor(

@@ -84,6 +84,8 @@ pub fn build<R: RunQueue>(c: Class, t: &mut Team<'_, '_, R>) {
         offset: k * plane + j0 * row,
         len: (rows * row).max(1),
         bytes: rows * row * passes,
+        // the rows of one plane, walked in order
+        sweeps: 1,
     };
     // one sweep: thread i's rows of plane k, k going up (lower) or down
     // (upper, whose j loop also runs backwards so thread 0 has the top

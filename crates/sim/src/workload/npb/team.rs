@@ -63,10 +63,19 @@ pub enum Touch {
     /// A `1/threads` share spread over the whole array (the loop runs
     /// over an inner index of the array, e.g. z_solve's `j` loop over a
     /// `k`-major array): the range is the whole array, the traffic
-    /// `passes` times the thread's share.
+    /// `passes` times the thread's share. Each of the thread's iterations
+    /// walks the whole array in address order (its `j` line through every
+    /// `k`-plane), so the op walks it once per iteration.
     Spread(Array, f64),
+    /// A `1/threads` share spread over the whole array and reached in no
+    /// address order (an indirect scatter or gather: IS's key scatter,
+    /// UA's mortar gather and remap): the range is the whole array, the
+    /// traffic `passes` times the thread's share, every page reached all
+    /// through the op.
+    Scatter(Array, f64),
     /// The whole array, with this many bytes of traffic per thread (a
-    /// shared vector gathered by every thread, e.g. CG's `p`).
+    /// shared vector gathered by every thread, e.g. CG's `p`), reached in
+    /// no address order.
     Shared(Array, u64),
 }
 
@@ -178,11 +187,13 @@ impl<'e, 't, R: RunQueue> Team<'e, 't, R> {
                 Touch::Slab(a, passes) => {
                     let off = mul_div(a.bytes, start, n);
                     let end = mul_div(a.bytes, start + len, n);
+                    // the slab, walked once in address order
                     Span {
                         region: a.region,
                         offset: off,
                         len: (end - off).max(1),
                         bytes: ((end - off) as f64 * passes) as u64,
+                        sweeps: 1,
                     }
                 }
                 Touch::Spread(a, passes) => Span {
@@ -190,12 +201,21 @@ impl<'e, 't, R: RunQueue> Team<'e, 't, R> {
                     offset: 0,
                     len: a.bytes,
                     bytes: (mul_div(a.bytes, len, n) as f64 * passes) as u64,
+                    sweeps: len.clamp(1, u32::MAX as u64) as u32,
+                },
+                Touch::Scatter(a, passes) => Span {
+                    region: a.region,
+                    offset: 0,
+                    len: a.bytes,
+                    bytes: (mul_div(a.bytes, len, n) as f64 * passes) as u64,
+                    sweeps: Span::ANY_ORDER,
                 },
                 Touch::Shared(a, bytes) => Span {
                     region: a.region,
                     offset: 0,
                     len: a.bytes,
                     bytes: if len > 0 { bytes } else { 0 },
+                    sweeps: Span::ANY_ORDER,
                 },
             })
             .collect();

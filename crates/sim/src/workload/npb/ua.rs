@@ -76,7 +76,7 @@ pub fn build<R: RunQueue>(c: Class, t: &mut Team<'_, '_, R>) {
             t.pfor(
                 nmor,
                 0.2 * cg * nelt as f64 / nmor as f64,
-                &[Touch::Slab(mortar, 2.0), Touch::Spread(fields, 0.05)],
+                &[Touch::Slab(mortar, 2.0), Touch::Scatter(fields, 0.05)],
                 false,
             );
             t.pfor(nelt, 0.15 * cg, &[Touch::Slab(fields, 0.1)], false);
@@ -94,7 +94,7 @@ pub fn build<R: RunQueue>(c: Class, t: &mut Team<'_, '_, R>) {
         t.pfor(
             nelt,
             500.0,
-            &[Touch::Spread(fields, 1.0), Touch::Slab(fields, 1.0)],
+            &[Touch::Scatter(fields, 1.0), Touch::Slab(fields, 1.0)],
             false,
         );
         t.join();
