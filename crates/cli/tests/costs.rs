@@ -254,3 +254,38 @@ fn calibrate_quick_writes_a_profile_that_loads() {
     let text = run(&["calibrate", "--quick"]);
     assert!(text.contains("\nhz = "), "{text}");
 }
+
+/// A profile whose every figure is 0 (and `hz = 1`): tbench's loop then
+/// takes no simulated time, and the run stops with one line naming the
+/// cause instead of spinning forever at 0 s.
+#[test]
+fn a_zero_cost_profile_stops_when_time_stops_advancing() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = run(&["costs", "show", "kunpeng920", "--toml"]);
+    let zero: String = text
+        .lines()
+        .map(|l| {
+            let Some((key, value)) = l.split_once(" = ") else {
+                return format!("{l}\n");
+            };
+            let v = value.trim();
+            let number = v.chars().next().is_some_and(|c| c.is_ascii_digit());
+            let list = v.starts_with('[') && v[1..].starts_with(|c: char| c.is_ascii_digit());
+            if key.trim() == "hz" {
+                format!("{key} = 1\n")
+            } else if number {
+                format!("{key} = 0\n")
+            } else if list {
+                let n = v.matches(',').count() + 1;
+                format!("{key} = [{}]\n", vec!["0"; n].join(", "))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let f = write(dir.path(), "zero.toml", &zero);
+    let err = fails(&["sim", "tbench", "2", "-t", "1", "--cost-profile", &f]);
+    assert!(err.contains("simulated time stopped advancing"), "{err}");
+    assert!(err.contains("--cost-profile"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

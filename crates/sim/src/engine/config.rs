@@ -129,6 +129,15 @@ pub enum Bound {
         /// Tasks still alive.
         alive: usize,
     },
+    /// Simulated time stopped advancing ([`super::STALL_EVENTS`] events at
+    /// one instant).
+    #[error("simulated time stopped advancing at {:.3} s: {events} events in a row took no time (a cost profile whose figures are all 0 lets work take none; check --cost-profile)", *now as f64 / 1e9)]
+    Stalled {
+        /// Events handled at that instant.
+        events: u64,
+        /// The instant, ns.
+        now: Nanos,
+    },
 }
 
 /// Why [`Engine::run`] stopped before the workload finished.

@@ -145,6 +145,12 @@ struct Task {
     held_lock: Option<(crate::task::LockSetId, usize)>,
 }
 
+/// Events in a row at one simulated instant after which a run stops
+/// (`Bound::Stalled`), or 16 per task when that is more: far more than any
+/// instant of a real run holds (every task forking, waking and switching at
+/// once), reached within a second or two when time has stopped.
+pub const STALL_EVENTS: u64 = 1 << 20;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
     /// In an idle state since the given time.
@@ -377,6 +383,9 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     /// Per `ChanKind`: its depth table is all zero (no lookup needed).
     depth_flat: [bool; 3],
     violation: Option<InvariantError>,
+    /// The simulated time at the last progress mark, and the event count
+    /// since when it has not moved (`STALL_EVENTS`).
+    stall: (Nanos, u64),
     /// Host time and scan work of the policy's calls (`--stats`).
     pub phases: PhaseTimes,
     idle_wait_clock: IdleWaitClock,
@@ -529,6 +538,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             depth_free_bytes: (crate::costs::DEPTH_BASE_BYTES + 1).saturating_mul(run_cpus),
             depth_flat,
             violation: None,
+            stall: (0, 0),
             phases: PhaseTimes::default(),
             idle_wait_clock: IdleWaitClock {
                 idle_cpus,
@@ -834,6 +844,25 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         Ok(())
     }
 
+    /// Every `Progress::EVERY` events: the run stops when simulated time
+    /// has not moved for `STALL_EVENTS` events (work that takes no time, as
+    /// under a cost profile whose figures are all 0, would loop forever).
+    #[cold]
+    fn check_time_advances(&mut self, t: Nanos) -> Result<(), RunError> {
+        if t != self.stall.0 {
+            self.stall = (t, self.counters.events);
+        } else if self.counters.events - self.stall.1
+            >= STALL_EVENTS.max(16 * self.tasks.len() as u64)
+        {
+            return Err(Bound::Stalled {
+                events: self.counters.events - self.stall.1,
+                now: t,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// Advance to `t` and handle `ev`: count it, publish progress, dispatch
     /// it, and report an invariant violation (`--check` every 64 events).
     #[inline]
@@ -845,6 +874,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             if let Some(p) = &self.cfg.progress {
                 p.publish(self.counters.events, t);
             }
+            self.check_time_advances(t)?;
         }
         self.dispatch(ev);
         if let Some(v) = self.violation.take() {
