@@ -169,7 +169,12 @@ fn scenario_host() -> HostSpec {
 }
 
 fn with_check(on: bool) -> SimOptions {
-    let mut f = sim::placement::linux::Features::kernel("latest").unwrap();
+    kernel_with_check("latest", on)
+}
+
+/// Guest kernel `kernel` with the vCPU-preempted check on or off, checked.
+fn kernel_with_check(kernel: &str, on: bool) -> SimOptions {
+    let mut f = sim::placement::linux::Features::kernel(kernel).unwrap();
     f.set("vcpu_preempt_check", if on { "on" } else { "off" })
         .unwrap();
     SimOptions {
@@ -384,14 +389,7 @@ fn small_hb(groups: u32) -> Hackbench {
 }
 
 fn check_on_418(on: bool) -> SimOptions {
-    let mut f = sim::placement::linux::Features::kernel("linux-4.18").unwrap();
-    f.set("vcpu_preempt_check", if on { "on" } else { "off" })
-        .unwrap();
-    SimOptions {
-        check: true,
-        policy: sim::run::PolicyChoice::Linux(Box::new(f)),
-        ..Default::default()
-    }
+    kernel_with_check("linux-4.18", on)
 }
 
 #[test]
