@@ -420,13 +420,15 @@ fn merge_refuses_logs_that_disagree_and_resume_adds_iterations() {
     let (text0, json0, csv0) = compare(d, &file, "fresh", &[]);
     assert_eq!((text, json, csv), (text0, json0, csv0));
 
-    // a copy of the log with one value changed cannot be merged with it
+    // a copy of the log with one value changed (and its checksum made
+    // again) cannot be merged with it
     let changed = d.join("b.runs.jsonl");
     let lines: Vec<String> = read(&log).lines().map(String::from).collect();
     let mut rec: Value = serde_json::from_str(&lines[1]).unwrap();
     rec["metrics"]["time"] = Value::from(999.0);
+    rec.as_object_mut().unwrap().remove("sum");
     let mut out = lines.clone();
-    out[1] = rec.to_string();
+    out[1] = lab::runlog::seal(&rec.to_string());
     std::fs::write(&changed, out.join("\n") + "\n").unwrap();
     let e = fails(&["compare", "--merge", l, changed.to_str().unwrap()]);
     assert!(e.contains("appears twice with different results"), "{e}");
@@ -439,7 +441,7 @@ fn merge_refuses_logs_that_disagree_and_resume_adds_iterations() {
     run(&["compare", &file, "--resume", "--log", l]);
     assert_eq!(read(&log).lines().count(), 1 + 12);
     // a log of an unknown format is refused
-    let bumped = read(&log).replacen("\"schedlab_runlog\":1", "\"schedlab_runlog\":99", 1);
+    let bumped = read(&log).replacen("\"schedlab_runlog\":2", "\"schedlab_runlog\":99", 1);
     std::fs::write(&log, bumped).unwrap();
     let e = fails(&["compare", "--merge", l]);
     assert!(e.contains("run-log format 99"), "{e}");
@@ -586,4 +588,43 @@ fn the_vcpu_preempted_suite_runs_its_three_setups_into_one_json_and_csv() {
         "1/2",
     ]);
     assert!(err.contains("--shard takes one of them"), "{err}");
+}
+
+/// A run log edited by hand is refused by `--resume` and `--merge`, in one
+/// line naming the file and the line, instead of changing the report.
+#[test]
+fn an_edited_run_log_is_refused_by_resume_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = write(d, "tiny.toml", TINY);
+    let log = d.join("a.runs.jsonl");
+    let l = log.to_str().unwrap();
+    run(&["compare", &file, "--iterations", "1", "--log", l]);
+    let text = read(&log);
+    let lines: Vec<&str> = text.lines().collect();
+    // the third line's time, as a hand would change it in an editor
+    let rec: Value = serde_json::from_str(lines[2]).unwrap();
+    let time = &rec["metrics"]["time"];
+    let twice = Value::from(time.as_f64().unwrap() * 2.0);
+    let mut edited: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    edited[2] = lines[2].replacen(&format!("\"time\":{time}"), &format!("\"time\":{twice}"), 1);
+    assert_ne!(edited[2], lines[2]);
+    std::fs::write(&log, edited.join("\n") + "\n").unwrap();
+    let want = format!("{l}: line 3: run line: changed since schedlab wrote it");
+    let e = fails(&["compare", &file, "--iterations", "2", "--resume", "--log", l]);
+    assert!(e.contains(&want), "{e}");
+    assert_eq!(read(&log), edited.join("\n") + "\n", "the log is left alone");
+    let e = fails(&["compare", "--merge", l]);
+    assert!(e.contains(&want), "{e}");
+}
+
+/// A run log that cannot be created is named once, in one line (the I/O
+/// error was printed twice).
+#[test]
+fn a_log_that_cannot_be_created_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "tiny.toml", TINY);
+    let e = fails(&["compare", &file, "--log", "/nonexistent/x.jsonl"]);
+    assert!(e.starts_with("schedlab: error: /nonexistent/x.jsonl: "), "{e}");
+    assert_eq!(e.matches("(os error 2)").count(), 1, "{e}");
 }
