@@ -32,6 +32,40 @@ pub fn int_in<T: TryFrom<i128>>(
     }
 }
 
+/// The bounds of a simulated run, the same for `sim` and for every
+/// simulated run of `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct BoundArgs {
+    /// Stop with an error after this many events (default: no limit).
+    #[arg(long, value_name = "N", value_parser = int_in::<u64>(1, u64::MAX.into()))]
+    pub max_events: Option<u64>,
+    /// Stop with an error when the simulated time passes S seconds.
+    #[arg(long, value_name = "S", default_value_t = sim::run::DEFAULT_TIME_LIMIT_S,
+          value_parser = int_in::<u64>(1, MAX_TIME_LIMIT_S))]
+    pub time_limit: u64,
+    /// Refuse a run whose estimated memory exceeds MIB mebibytes (checked before anything is allocated).
+    #[arg(long, value_name = "MIB", default_value_t = sim::run::DEFAULT_MAX_MEMORY_MIB,
+          value_parser = int_in::<u64>(1, MAX_MEMORY_MIB))]
+    pub max_memory: u64,
+}
+
+/// The highest `--time-limit`, seconds (about 31 years; simulated time
+/// is counted in u64 nanoseconds).
+const MAX_TIME_LIMIT_S: i128 = 1_000_000_000;
+/// The highest `--max-memory`, MiB (16 TiB).
+const MAX_MEMORY_MIB: i128 = 16 << 20;
+
+impl BoundArgs {
+    /// The bounds these flags set.
+    pub fn bounds(&self) -> lab::exec::Bounds {
+        lab::exec::Bounds {
+            max_events: self.max_events,
+            time_limit_s: self.time_limit,
+            max_memory_mib: self.max_memory,
+        }
+    }
+}
+
 /// Repeatable `NAME=VALUE` flags (`--feature`, `--kernel-config`) as a
 /// map; a name given twice with different values is an error naming both
 /// (the same value twice is harmless). `form` is what one must look like.

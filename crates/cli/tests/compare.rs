@@ -628,3 +628,65 @@ fn a_log_that_cannot_be_created_is_named_once() {
     assert!(e.starts_with("schedlab: error: /nonexistent/x.jsonl: "), "{e}");
     assert_eq!(e.matches("(os error 2)").count(), 1, "{e}");
 }
+
+/// A few simulated seconds of compute on two CPUs (a handful of events).
+const SPIN: &str = r#"
+name = "spin"
+iterations = 1
+[run]
+machine = "xeon-12c24t"
+cpus = "0-1"
+benchmark = "spin"
+tasks = 2
+work_ms = 1500
+[[variant]]
+name = "a"
+"#;
+
+/// The bounds a run's messages tell the user to raise are `compare`'s own
+/// options, taken and checked as `sim` takes them, and applied to every
+/// simulated run of the experiment.
+#[test]
+fn compare_takes_the_run_bounds_its_messages_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = write(d, "tiny.toml", TINY);
+    let spin = write(d, "spin.toml", SPIN);
+    let log = d.join("x.runs.jsonl");
+    let l = log.to_str().unwrap();
+    let e = fails(&["compare", &tiny, "--max-events", "1000", "--log", l]);
+    assert!(
+        e.contains("--max-events: the run reached the limit of 1000 events")
+            && e.trim_end().ends_with("(raise it with --max-events N)"),
+        "{e}"
+    );
+    let e = fails(&["compare", &spin, "--time-limit", "1", "--log", l]);
+    assert!(
+        e.contains("--time-limit: the run reached the simulated-time limit of 1 s")
+            && e.trim_end().ends_with("(raise it with --time-limit S)"),
+        "{e}"
+    );
+    let big = write(
+        d,
+        "big.toml",
+        &TINY.replace("fds = 4", "fds = 40").replace("groups = [1, 3]", "groups = [20]"),
+    );
+    let e = fails(&["compare", &big, "--max-memory", "1", "--log", l]);
+    assert!(e.trim_end().ends_with("(raise it with --max-memory MIB)"), "{e}");
+    // raised, the same runs finish
+    let out = run(&["compare", &spin, "--time-limit", "3", "--log", l]);
+    assert!(out.starts_with("spin"), "{out}");
+    run(&["compare", &tiny, "--max-events", "100000000", "--log", l]);
+    // the same validation as sim's, in the same words
+    for (flag, bad) in [
+        ("--time-limit", "0"),
+        ("--time-limit", "1000000001"),
+        ("--max-events", "0"),
+        ("--max-memory", "x"),
+    ] {
+        let c = fails(&["compare", &tiny, flag, bad, "--log", l]);
+        let s = fails(&["sim", "hackbench", flag, bad]);
+        assert_eq!(c, s, "{flag} {bad}");
+        assert!(c.contains(flag), "{c}");
+    }
+}

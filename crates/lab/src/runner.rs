@@ -88,6 +88,8 @@ pub struct RunOptions<'a> {
     pub resume: bool,
     /// The run log.
     pub log: PathBuf,
+    /// The bounds of every simulated run.
+    pub bounds: exec::Bounds,
     /// Called once with (runs to do, runs already in the log).
     pub on_start: &'a (dyn Fn(usize, usize) + Sync),
     /// Called after each run finishes.
@@ -112,11 +114,15 @@ fn record_key(r: &RunRecord) -> (String, String, u32) {
     (r.variant.clone(), r.point.clone(), r.iteration)
 }
 
-fn do_run(exp: &Experiment, run: &PlannedRun) -> Result<RunRecord, LabError> {
+fn do_run(
+    exp: &Experiment,
+    run: &PlannedRun,
+    bounds: &exec::Bounds,
+) -> Result<RunRecord, LabError> {
     let cell = &exp.cells[run.cell];
     let variant = &exp.variants[cell.variant].name;
     let point = &exp.points[cell.point].key;
-    let json = exec::run(&exp.spec_of(run)).map_err(|source| LabError::Run {
+    let json = exec::run_bounded(&exp.spec_of(run), bounds).map_err(|source| LabError::Run {
         variant: variant.clone(),
         point: if point.is_empty() {
             String::new()
@@ -201,7 +207,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
     // Native runs measure this host, and a kernel run's qemu takes its
     // CPUs: one at a time, with nothing else of ours running.
     for r in native {
-        let rec = do_run(exp, r)?;
+        let rec = do_run(exp, r, &opts.bounds)?;
         log.append(&rec)?;
         (opts.on_done)(&rec);
         done.push(rec);
@@ -213,7 +219,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
     let shared = Mutex::new((log, done));
     pool.install(|| {
         simulated.par_iter().with_max_len(1).try_for_each(|r| {
-            let rec = do_run(exp, r)?;
+            let rec = do_run(exp, r, &opts.bounds)?;
             let mut g = shared.lock().expect("no run panics while holding the log");
             g.0.append(&rec)?;
             (opts.on_done)(&rec);
@@ -300,7 +306,7 @@ pub fn run_all(
             .par_iter()
             .with_max_len(1)
             .map(|(ei, r)| {
-                let rec = do_run(exps[*ei], r)?;
+                let rec = do_run(exps[*ei], r, &exec::Bounds::default())?;
                 on_done(&rec);
                 Ok(rec)
             })
