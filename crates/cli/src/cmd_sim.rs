@@ -166,7 +166,7 @@ pub struct CommonSimArgs {
     /// Kernel profile of the Linux wake-up path (see --list-kernels).
     #[arg(long, default_value = "latest")]
     pub kernel: String,
-    /// Override a wake-up path or load-balancer feature, NAME=VALUE (repeatable; see --list-features).
+    /// Override a wake-up path or load-balancer feature, NAME=VALUE (repeatable; see --list-features); also as the kernel's sched_features spells it: SIS_PROP=off, SIS_PROP (on), NO_SIS_PROP (off).
     #[arg(long = "feature", value_name = "NAME=VALUE")]
     pub features: Vec<String>,
     /// Override a kernel build option, NAME=y|n (repeatable; see --list-kernels).
@@ -294,7 +294,7 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         cpus: c.cpus.clone(),
         node: c.node,
         kernel: c.kernel.clone(),
-        features: pairs(&c.features, "--feature", "NAME=VALUE")?,
+        features: crate::args::feature_values(&c.features)?,
         kernel_config: pairs(&c.kernel_config, "--kernel-config", "NAME=y|n")?,
         policy,
         costs: c.costs == "on",
