@@ -281,10 +281,18 @@ mod tests {
         assert!(e.contains("sis_prop: given twice"), "{e}");
         // an unknown name alone is refused naming the flag; with a value
         // it is passed on as given, for Features::set to refuse
-        let e = feature_values(&l(&["NO_SUCH_THING"])).unwrap_err().to_string();
-        assert!(e.starts_with("--feature \"NO_SUCH_THING\": expected NAME=VALUE"), "{e}");
+        let e = feature_values(&l(&["NO_SUCH_THING"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--feature \"NO_SUCH_THING\": expected NAME=VALUE"),
+            "{e}"
+        );
         let e = feature_values(&l(&["sis_prop"])).unwrap_err().to_string();
-        assert!(e.starts_with("--feature \"sis_prop\": expected NAME=VALUE"), "{e}");
+        assert!(
+            e.starts_with("--feature \"sis_prop\": expected NAME=VALUE"),
+            "{e}"
+        );
         let m = feature_values(&l(&["NO_SUCH=off"])).unwrap();
         assert_eq!(m["NO_SUCH"], "off");
     }

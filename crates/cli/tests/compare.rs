@@ -611,9 +611,21 @@ fn an_edited_run_log_is_refused_by_resume_and_merge() {
     assert_ne!(edited[2], lines[2]);
     std::fs::write(&log, edited.join("\n") + "\n").unwrap();
     let want = format!("{l}: line 3: run line: changed since schedlab wrote it");
-    let e = fails(&["compare", &file, "--iterations", "2", "--resume", "--log", l]);
+    let e = fails(&[
+        "compare",
+        &file,
+        "--iterations",
+        "2",
+        "--resume",
+        "--log",
+        l,
+    ]);
     assert!(e.contains(&want), "{e}");
-    assert_eq!(read(&log), edited.join("\n") + "\n", "the log is left alone");
+    assert_eq!(
+        read(&log),
+        edited.join("\n") + "\n",
+        "the log is left alone"
+    );
     let e = fails(&["compare", "--merge", l]);
     assert!(e.contains(&want), "{e}");
 }
@@ -625,7 +637,10 @@ fn a_log_that_cannot_be_created_is_named_once() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "tiny.toml", TINY);
     let e = fails(&["compare", &file, "--log", "/nonexistent/x.jsonl"]);
-    assert!(e.starts_with("schedlab: error: /nonexistent/x.jsonl: "), "{e}");
+    assert!(
+        e.starts_with("schedlab: error: /nonexistent/x.jsonl: "),
+        "{e}"
+    );
     assert_eq!(e.matches("(os error 2)").count(), 1, "{e}");
 }
 
@@ -669,10 +684,15 @@ fn compare_takes_the_run_bounds_its_messages_name() {
     let big = write(
         d,
         "big.toml",
-        &TINY.replace("fds = 4", "fds = 40").replace("groups = [1, 3]", "groups = [20]"),
+        &TINY
+            .replace("fds = 4", "fds = 40")
+            .replace("groups = [1, 3]", "groups = [20]"),
     );
     let e = fails(&["compare", &big, "--max-memory", "1", "--log", l]);
-    assert!(e.trim_end().ends_with("(raise it with --max-memory MIB)"), "{e}");
+    assert!(
+        e.trim_end().ends_with("(raise it with --max-memory MIB)"),
+        "{e}"
+    );
     // raised, the same runs finish
     let out = run(&["compare", &spin, "--time-limit", "3", "--log", l]);
     assert!(out.starts_with("spin"), "{out}");

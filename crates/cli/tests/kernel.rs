@@ -200,7 +200,8 @@ fn a_dynamic_guest_binary_is_refused() {
 #[test]
 #[ignore = "needs a static /bin/busybox (apt-get install busybox-static; .ci/run installs it): run with --ignored"]
 fn missing_qemu_is_one_line() {
-    let bb = static_binary().expect("this test needs a static /bin/busybox (apt-get install busybox-static)");
+    let bb = static_binary()
+        .expect("this test needs a static /bin/busybox (apt-get install busybox-static)");
     let dir = tempfile::tempdir().unwrap();
     let img = hanging_kernel(dir.path());
     let bb = bb.to_str().unwrap();
@@ -233,7 +234,8 @@ fn guests_that_fail_are_killed() {
         have_qemu(),
         "this test needs qemu-system-x86_64 (apt-get install qemu-system-x86)"
     );
-    let bb = static_binary().expect("this test needs a static /bin/busybox (apt-get install busybox-static)");
+    let bb = static_binary()
+        .expect("this test needs a static /bin/busybox (apt-get install busybox-static)");
     let bb = bb.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let hang = hanging_kernel(dir.path());

@@ -420,7 +420,11 @@ fn features_in_the_kernels_spelling() {
         json(&a)
     };
     let ours = run_with(&["sis_prop=off", "wa_bias=on"]);
-    assert_eq!(ours["kernel"], "linux-5.15+sis_prop=off", "{}", ours["kernel"]);
+    assert_eq!(
+        ours["kernel"], "linux-5.15+sis_prop=off",
+        "{}",
+        ours["kernel"]
+    );
     for kernels in [["SIS_PROP=off", "WA_BIAS=on"], ["NO_SIS_PROP", "WA_BIAS"]] {
         let v = run_with(&kernels);
         assert_eq!(v["kernel"], ours["kernel"], "{kernels:?}");

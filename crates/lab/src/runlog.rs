@@ -439,8 +439,12 @@ mod tests {
         assert_eq!(unseal(line.as_bytes()).unwrap(), json.as_bytes());
         assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok());
         let edited = line.replacen("1.5", "1.6", 1);
-        assert!(unseal(edited.as_bytes()).unwrap_err().starts_with("changed"));
-        assert!(unseal(json.as_bytes()).unwrap_err().starts_with("no checksum"));
+        assert!(unseal(edited.as_bytes())
+            .unwrap_err()
+            .starts_with("changed"));
+        assert!(unseal(json.as_bytes())
+            .unwrap_err()
+            .starts_with("no checksum"));
     }
 
     #[test]

@@ -602,7 +602,8 @@ mode = "native"
         let v1 = old(lines[0]).replacen("\"schedlab_runlog\":2", "\"schedlab_runlog\":1", 1);
         let e = refused(&format!("{v1}\n{}\n", old(lines[1])));
         assert!(
-            e.contains(": line 1: run-log format 1") && e.contains("run the experiment again into a new log"),
+            e.contains(": line 1: run-log format 1")
+                && e.contains("run the experiment again into a new log"),
             "{e}"
         );
         // --resume refuses it the same way (and leaves the file alone)
