@@ -63,7 +63,7 @@ dump() {
     done
   } > "$file"
   BTF_DUMP="$file" BTF_OUT="$PWD/$OUT/$release.tsv" \
-    cargo test -q -p sim --lib costs::kernel_objects::tests::trim_btf_dump -- --ignored --exact >/dev/null
+    cargo test -q -p sim --features procedures --lib costs::kernel_objects::tests::trim_btf_dump -- --exact >/dev/null
   echo "wrote $OUT/$release.tsv" >&2
 }
 

@@ -32,6 +32,40 @@ pub fn int_in<T: TryFrom<i128>>(
     }
 }
 
+/// The bounds of a simulated run, the same for `sim` and for every
+/// simulated run of `compare`.
+#[derive(Args, Debug, Clone)]
+pub struct BoundArgs {
+    /// Stop with an error after this many events (default: no limit).
+    #[arg(long, value_name = "N", value_parser = int_in::<u64>(1, u64::MAX.into()))]
+    pub max_events: Option<u64>,
+    /// Stop with an error when the simulated time passes S seconds.
+    #[arg(long, value_name = "S", default_value_t = sim::run::DEFAULT_TIME_LIMIT_S,
+          value_parser = int_in::<u64>(1, MAX_TIME_LIMIT_S))]
+    pub time_limit: u64,
+    /// Refuse a run whose estimated memory exceeds MIB mebibytes (checked before anything is allocated).
+    #[arg(long, value_name = "MIB", default_value_t = sim::run::DEFAULT_MAX_MEMORY_MIB,
+          value_parser = int_in::<u64>(1, MAX_MEMORY_MIB))]
+    pub max_memory: u64,
+}
+
+/// The highest `--time-limit`, seconds (about 31 years; simulated time
+/// is counted in u64 nanoseconds).
+const MAX_TIME_LIMIT_S: i128 = 1_000_000_000;
+/// The highest `--max-memory`, MiB (16 TiB).
+const MAX_MEMORY_MIB: i128 = 16 << 20;
+
+impl BoundArgs {
+    /// The bounds these flags set.
+    pub fn bounds(&self) -> lab::exec::Bounds {
+        lab::exec::Bounds {
+            max_events: self.max_events,
+            time_limit_s: self.time_limit,
+            max_memory_mib: self.max_memory,
+        }
+    }
+}
+
 /// Repeatable `NAME=VALUE` flags (`--feature`, `--kernel-config`) as a
 /// map; a name given twice with different values is an error naming both
 /// (the same value twice is harmless). `form` is what one must look like.
@@ -52,6 +86,61 @@ pub fn name_values(
         }
     }
     Ok(map)
+}
+
+/// `--feature` flags as a map of schedlab's feature names to values. Each
+/// is `NAME=VALUE` or written as the kernel spells its sched_features
+/// (the names /sys/kernel/debug/sched/features lists, in upper case):
+/// `SIS_PROP=off`, or alone `SIS_PROP` (on) and `NO_SIS_PROP` (off), as
+/// written to that file. The kernel's names are mapped here, before
+/// `Features::set` sees them ([`feature_name`]).
+pub fn feature_values(list: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut pairs = Vec::with_capacity(list.len());
+    for f in list {
+        let pair = match f.split_once('=') {
+            Some((k, v)) => format!("{}={v}", feature_name(k).unwrap_or(k)),
+            // alone, only in the kernel's upper case (`sis_prop` alone is
+            // a value left out, not a spelling)
+            None => {
+                let kernel = *f == f.to_ascii_uppercase();
+                match (
+                    feature_name(f).filter(|_| kernel),
+                    f.strip_prefix("NO_").and_then(feature_name).filter(|_| kernel),
+                ) {
+                    (Some(name), _) => format!("{name}=on"),
+                    (None, Some(name)) => format!("{name}=off"),
+                    (None, None) => anyhow::bail!(
+                        "--feature {f:?}: expected NAME=VALUE, or a feature's kernel name alone (on) or after NO_ (off), as sched_features spells them (e.g. SIS_PROP, NO_SIS_PROP; see --list-features)"
+                    ),
+                }
+            }
+        };
+        pairs.push(pair);
+    }
+    name_values(&pairs, "--feature", "NAME=VALUE")
+}
+
+/// schedlab's name of feature `name`, given as schedlab spells it or as
+/// the kernel's sched_features does: in upper case (`SIS_PROP` is
+/// `sis_prop`), or, where the two differ, the kernel's name that opens the
+/// feature's description (`CFS BASE_SLICE: ...` is `cfs_base_slice`).
+/// `None`: no such feature.
+pub fn feature_name(name: &str) -> Option<&'static str> {
+    let all = sim::placement::linux::Features::features();
+    let lower = name.to_ascii_lowercase();
+    if let Some(f) = all.iter().find(|f| f.0 == lower) {
+        return Some(f.0);
+    }
+    let upper = name.to_ascii_uppercase();
+    all.iter()
+        .find(|(_, _, desc)| {
+            let d = desc
+                .strip_prefix("CFS ")
+                .or_else(|| desc.strip_prefix("EEVDF "))
+                .unwrap_or(desc);
+            d.split_once(':').is_some_and(|(kernel, _)| kernel == upper)
+        })
+        .map(|f| f.0)
 }
 
 /// rt-tests `hackbench` flags (same letters, same defaults).
@@ -159,6 +248,53 @@ mod tests {
             .try_get_matches_from(std::iter::once("t").chain(args.iter().copied()))
             .map_err(|e| e.render().to_string().lines().next().unwrap().to_string())?;
         Ok(<HackbenchArgs as clap::FromArgMatches>::from_arg_matches(&m).unwrap())
+    }
+
+    #[test]
+    fn features_as_the_kernel_spells_them() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let m = feature_values(&l(&[
+            "SIS_PROP=off",
+            "NO_WA_BIAS",
+            "SIS_UTIL",
+            "BASE_SLICE=on",
+            "fair_class=cfs",
+            "LB_ALGORITHM=legacy",
+        ]))
+        .unwrap();
+        let want: BTreeMap<String, String> = [
+            ("sis_prop", "off"),
+            ("wa_bias", "off"),
+            ("sis_util", "on"),
+            ("cfs_base_slice", "on"),
+            ("fair_class", "cfs"),
+            ("lb_algorithm", "legacy"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(m, want);
+        // the two spellings of one feature are one feature
+        let e = feature_values(&l(&["NO_SIS_PROP", "sis_prop=on"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sis_prop: given twice"), "{e}");
+        // an unknown name alone is refused naming the flag; with a value
+        // it is passed on as given, for Features::set to refuse
+        let e = feature_values(&l(&["NO_SUCH_THING"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--feature \"NO_SUCH_THING\": expected NAME=VALUE"),
+            "{e}"
+        );
+        let e = feature_values(&l(&["sis_prop"])).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--feature \"sis_prop\": expected NAME=VALUE"),
+            "{e}"
+        );
+        let m = feature_values(&l(&["NO_SUCH=off"])).unwrap();
+        assert_eq!(m["NO_SUCH"], "off");
     }
 
     #[test]

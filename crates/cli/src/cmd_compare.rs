@@ -71,8 +71,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "S", requires = "trace", value_parser = crate::cmd_sim::trace::sim_seconds)]
     pub trace_to: Option<u64>,
     /// Build the report from the run logs of an experiment's shards instead of running.
-    #[arg(long, value_name = "LOG", num_args = 1.., conflicts_with_all = ["experiment", "shard", "resume", "quick", "iterations", "jobs", "log"])]
+    #[arg(long, value_name = "LOG", num_args = 1.., conflicts_with_all = ["experiment", "shard", "resume", "quick", "iterations", "jobs", "log", "max_events", "time_limit", "max_memory"])]
     pub merge: Vec<PathBuf>,
+    /// The bounds of every simulated run of the experiment (and of the --trace run), as `sim` takes them.
+    #[command(flatten)]
+    pub bounds: crate::args::BoundArgs,
 }
 
 /// The signal that stopped a native run of the experiment, if one did.
@@ -159,6 +162,7 @@ pub fn run(a: CompareArgs) -> Result<ExitCode> {
         crate::cmd_compare_trace::trace_run(
             &exp,
             a.trace_run.as_deref(),
+            &a.bounds.bounds(),
             crate::cmd_sim::trace::TraceArgs {
                 trace: Some(path.clone()),
                 trace_from: a.trace_from,
@@ -209,6 +213,7 @@ fn run_experiment(
         shard: a.shard,
         resume: a.resume,
         log: log.to_path_buf(),
+        bounds: a.bounds.bounds(),
         on_start: &|todo, done| {
             bar.set_length((todo + done) as u64);
             bar.set_position(done as u64);

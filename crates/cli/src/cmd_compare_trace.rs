@@ -71,10 +71,12 @@ pub fn pick(exp: &Experiment, sel: Option<&str>) -> Result<PlannedRun> {
     Ok(run)
 }
 
-/// Trace the run `sel` names to the file `args` names.
+/// Trace the run `sel` names to the file `args` names, within `bounds`
+/// (those of the experiment's runs).
 pub fn trace_run(
     exp: &Experiment,
     sel: Option<&str>,
+    bounds: &lab::exec::Bounds,
     args: crate::cmd_sim::trace::TraceArgs,
 ) -> Result<()> {
     let run = pick(exp, sel)?;
@@ -83,7 +85,10 @@ pub fn trace_run(
         return Ok(());
     };
     let slot = trace.slot();
-    lab::exec::simulate_with(&spec, |o| o.trace = Some(slot.clone()))?;
+    lab::exec::simulate_with(&spec, |o| {
+        bounds.apply(o);
+        o.trace = Some(slot.clone());
+    })?;
     trace.finish()?;
     Ok(())
 }

@@ -146,17 +146,8 @@ pub struct CommonSimArgs {
     /// Seed of every random stream.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = int_in::<u64>(0, u64::MAX.into()))]
     pub seed: u64,
-    /// Stop with an error after this many events (default: no limit).
-    #[arg(long, value_name = "N", value_parser = int_in::<u64>(1, u64::MAX.into()))]
-    pub max_events: Option<u64>,
-    /// Stop with an error when the simulated time passes S seconds.
-    #[arg(long, value_name = "S", default_value_t = sim::run::DEFAULT_TIME_LIMIT_S,
-          value_parser = int_in::<u64>(1, MAX_TIME_LIMIT_S))]
-    pub time_limit: u64,
-    /// Refuse a run whose estimated memory exceeds MIB mebibytes (checked before anything is allocated).
-    #[arg(long, value_name = "MIB", default_value_t = sim::run::DEFAULT_MAX_MEMORY_MIB,
-          value_parser = int_in::<u64>(1, MAX_MEMORY_MIB))]
-    pub max_memory: u64,
+    #[command(flatten)]
+    pub bounds: crate::args::BoundArgs,
     /// Print one JSON object instead of the text report.
     #[arg(long)]
     pub json: bool,
@@ -175,7 +166,7 @@ pub struct CommonSimArgs {
     /// Kernel profile of the Linux wake-up path (see --list-kernels).
     #[arg(long, default_value = "latest")]
     pub kernel: String,
-    /// Override a wake-up path or load-balancer feature, NAME=VALUE (repeatable; see --list-features).
+    /// Override a wake-up path or load-balancer feature, NAME=VALUE (repeatable; see --list-features); also as the kernel's sched_features spells it: SIS_PROP=off, SIS_PROP (on), NO_SIS_PROP (off).
     #[arg(long = "feature", value_name = "NAME=VALUE")]
     pub features: Vec<String>,
     /// Override a kernel build option, NAME=y|n (repeatable; see --list-kernels).
@@ -215,19 +206,12 @@ pub struct CommonSimArgs {
 /// The highest `--node`: Linux's MAX_NUMNODES with the largest
 /// CONFIG_NODES_SHIFT (10).
 const MAX_NODE: i128 = 1023;
-/// The highest `--time-limit`, seconds (about 31 years; simulated time
-/// is counted in u64 nanoseconds).
-const MAX_TIME_LIMIT_S: i128 = 1_000_000_000;
-/// The highest `--max-memory`, MiB (16 TiB).
-const MAX_MEMORY_MIB: i128 = 16 << 20;
 
 impl CommonSimArgs {
     /// Apply the run's bounds (`--max-events`, `--time-limit`,
     /// `--max-memory`) to its options.
     fn bound(&self, o: &mut sim::run::SimOptions) {
-        o.max_events = self.max_events;
-        o.time_limit = self.time_limit * 1_000_000_000;
-        o.max_memory = self.max_memory << 20;
+        self.bounds.bounds().apply(o);
         o.phase_timing = self.stats;
     }
 }
@@ -310,7 +294,7 @@ fn spec(c: &CommonSimArgs, workload: WorkloadSpec) -> Result<RunSpec> {
         cpus: c.cpus.clone(),
         node: c.node,
         kernel: c.kernel.clone(),
-        features: pairs(&c.features, "--feature", "NAME=VALUE")?,
+        features: crate::args::feature_values(&c.features)?,
         kernel_config: pairs(&c.kernel_config, "--kernel-config", "NAME=y|n")?,
         policy,
         costs: c.costs == "on",

@@ -64,7 +64,7 @@ pub enum TopologyCommand {
         /// The machine: a preset name (see `topology list`), smp:KEY=VALUE,... (below), sysfs:DIR or hwloc:FILE; default kunpeng920.
         #[arg(value_name = "MACHINE", conflicts_with_all = ["sysfs", "hwloc"])]
         preset: Option<String>,
-        /// Read the machine from a sysfs tree rooted at DIR (DIR/sys/devices/system/...; `/` for this host).
+        /// Read the machine from a sysfs tree: DIR is the sysfs mount (DIR/devices/system/...; `/sys` for this host) or the directory above its sys/ (DIR/sys/devices/system/...; `/`).
         #[arg(long, value_name = "DIR", conflicts_with = "hwloc")]
         sysfs: Option<PathBuf>,
         /// Read the machine from hwloc XML (`lstopo --of xml`).

@@ -420,13 +420,15 @@ fn merge_refuses_logs_that_disagree_and_resume_adds_iterations() {
     let (text0, json0, csv0) = compare(d, &file, "fresh", &[]);
     assert_eq!((text, json, csv), (text0, json0, csv0));
 
-    // a copy of the log with one value changed cannot be merged with it
+    // a copy of the log with one value changed (and its checksum made
+    // again) cannot be merged with it
     let changed = d.join("b.runs.jsonl");
     let lines: Vec<String> = read(&log).lines().map(String::from).collect();
     let mut rec: Value = serde_json::from_str(&lines[1]).unwrap();
     rec["metrics"]["time"] = Value::from(999.0);
+    rec.as_object_mut().unwrap().remove("sum");
     let mut out = lines.clone();
-    out[1] = rec.to_string();
+    out[1] = lab::runlog::seal(&rec.to_string());
     std::fs::write(&changed, out.join("\n") + "\n").unwrap();
     let e = fails(&["compare", "--merge", l, changed.to_str().unwrap()]);
     assert!(e.contains("appears twice with different results"), "{e}");
@@ -439,7 +441,7 @@ fn merge_refuses_logs_that_disagree_and_resume_adds_iterations() {
     run(&["compare", &file, "--resume", "--log", l]);
     assert_eq!(read(&log).lines().count(), 1 + 12);
     // a log of an unknown format is refused
-    let bumped = read(&log).replacen("\"schedlab_runlog\":1", "\"schedlab_runlog\":99", 1);
+    let bumped = read(&log).replacen("\"schedlab_runlog\":2", "\"schedlab_runlog\":99", 1);
     std::fs::write(&log, bumped).unwrap();
     let e = fails(&["compare", "--merge", l]);
     assert!(e.contains("run-log format 99"), "{e}");
@@ -586,4 +588,125 @@ fn the_vcpu_preempted_suite_runs_its_three_setups_into_one_json_and_csv() {
         "1/2",
     ]);
     assert!(err.contains("--shard takes one of them"), "{err}");
+}
+
+/// A run log edited by hand is refused by `--resume` and `--merge`, in one
+/// line naming the file and the line, instead of changing the report.
+#[test]
+fn an_edited_run_log_is_refused_by_resume_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = write(d, "tiny.toml", TINY);
+    let log = d.join("a.runs.jsonl");
+    let l = log.to_str().unwrap();
+    run(&["compare", &file, "--iterations", "1", "--log", l]);
+    let text = read(&log);
+    let lines: Vec<&str> = text.lines().collect();
+    // the third line's time, as a hand would change it in an editor
+    let rec: Value = serde_json::from_str(lines[2]).unwrap();
+    let time = &rec["metrics"]["time"];
+    let twice = Value::from(time.as_f64().unwrap() * 2.0);
+    let mut edited: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    edited[2] = lines[2].replacen(&format!("\"time\":{time}"), &format!("\"time\":{twice}"), 1);
+    assert_ne!(edited[2], lines[2]);
+    std::fs::write(&log, edited.join("\n") + "\n").unwrap();
+    let want = format!("{l}: line 3: run line: changed since schedlab wrote it");
+    let e = fails(&[
+        "compare",
+        &file,
+        "--iterations",
+        "2",
+        "--resume",
+        "--log",
+        l,
+    ]);
+    assert!(e.contains(&want), "{e}");
+    assert_eq!(
+        read(&log),
+        edited.join("\n") + "\n",
+        "the log is left alone"
+    );
+    let e = fails(&["compare", "--merge", l]);
+    assert!(e.contains(&want), "{e}");
+}
+
+/// A run log that cannot be created is named once, in one line (the I/O
+/// error was printed twice).
+#[test]
+fn a_log_that_cannot_be_created_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "tiny.toml", TINY);
+    let e = fails(&["compare", &file, "--log", "/nonexistent/x.jsonl"]);
+    assert!(
+        e.starts_with("schedlab: error: /nonexistent/x.jsonl: "),
+        "{e}"
+    );
+    assert_eq!(e.matches("(os error 2)").count(), 1, "{e}");
+}
+
+/// A few simulated seconds of compute on two CPUs (a handful of events).
+const SPIN: &str = r#"
+name = "spin"
+iterations = 1
+[run]
+machine = "xeon-12c24t"
+cpus = "0-1"
+benchmark = "spin"
+tasks = 2
+work_ms = 1500
+[[variant]]
+name = "a"
+"#;
+
+/// The bounds a run's messages tell the user to raise are `compare`'s own
+/// options, taken and checked as `sim` takes them, and applied to every
+/// simulated run of the experiment.
+#[test]
+fn compare_takes_the_run_bounds_its_messages_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = write(d, "tiny.toml", TINY);
+    let spin = write(d, "spin.toml", SPIN);
+    let log = d.join("x.runs.jsonl");
+    let l = log.to_str().unwrap();
+    let e = fails(&["compare", &tiny, "--max-events", "1000", "--log", l]);
+    assert!(
+        e.contains("--max-events: the run reached the limit of 1000 events")
+            && e.trim_end().ends_with("(raise it with --max-events N)"),
+        "{e}"
+    );
+    let e = fails(&["compare", &spin, "--time-limit", "1", "--log", l]);
+    assert!(
+        e.contains("--time-limit: the run reached the simulated-time limit of 1 s")
+            && e.trim_end().ends_with("(raise it with --time-limit S)"),
+        "{e}"
+    );
+    let big = write(
+        d,
+        "big.toml",
+        &TINY
+            .replace("fds = 4", "fds = 40")
+            .replace("groups = [1, 3]", "groups = [20]"),
+    );
+    let e = fails(&["compare", &big, "--max-memory", "1", "--log", l]);
+    assert!(
+        e.trim_end().ends_with("(raise it with --max-memory MIB)"),
+        "{e}"
+    );
+    // raised, the same runs finish
+    let out = run(&["compare", &spin, "--time-limit", "3", "--log", l]);
+    assert!(out.starts_with("spin"), "{out}");
+    run(&["compare", &tiny, "--max-events", "100000000", "--log", l]);
+    // the same validation as sim's, in the same words
+    for (flag, bad) in [
+        ("--time-limit", "0"),
+        ("--time-limit", "1000000001"),
+        ("--max-events", "0"),
+        ("--max-memory", "x"),
+    ] {
+        let c = fails(&["compare", &tiny, flag, bad, "--log", l]);
+        let s = fails(&["sim", "hackbench", flag, bad]);
+        assert_eq!(c, s, "{flag} {bad}");
+        assert!(c.contains(flag), "{c}");
+    }
 }

@@ -1,16 +1,15 @@
 //! `schedlab compare` with an rt-app workload simulated and run by the real
-//! rt-app: the report prints both, per thread. Skips (saying so) when rt-app
-//! is not installed; .ci/run installs it.
+//! rt-app: the report prints both, per thread. Ignored unless asked for
+//! (`--ignored`, `--include-ignored`): it needs rt-app, which .ci/run
+//! installs, and fails saying so without it.
 
 mod common;
 use common::run;
 
 #[test]
+#[ignore = "needs rt-app (apt-get install rt-app; .ci/run installs it): run with --ignored"]
 fn sim_and_rt_app_side_by_side() {
-    if native::rtapp::find_rtapp().is_err() {
-        eprintln!("skipped: rt-app is not installed (apt-get install rt-app)");
-        return;
-    }
+    native::rtapp::find_rtapp().expect("this test needs rt-app (apt-get install rt-app)");
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("w.json");
     std::fs::write(

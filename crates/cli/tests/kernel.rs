@@ -1,11 +1,12 @@
 //! `schedlab kernel ...`: the scenario list, the guest-side runner on this
 //! host, the host-side trace and domain readers, and `kernel run`'s error
 //! paths, which must end in one line, exit status 2 and no qemu left
-//! running. The boots that need qemu skip with a printed reason when
-//! `qemu-system-x86_64` is absent (.ci/run installs it); the full boot of a
-//! real kernel runs when SCHEDLAB_TEST_KERNEL and SCHEDLAB_TEST_GUEST name
-//! a kernel image and a static schedlab (.ci/run sets both;
-//! scripts/kernel-oracle.sh runs the full set).
+//! running. The tests that need qemu, a static busybox or a kernel image
+//! are ignored unless asked for (`--ignored`, `--include-ignored`), the
+//! reason naming what they need, and fail saying what is missing: .ci/run
+//! installs qemu and busybox-static, downloads a Debian cloud kernel and
+//! sets SCHEDLAB_TEST_KERNEL and SCHEDLAB_TEST_GUEST (a static schedlab);
+//! scripts/kernel-oracle.sh runs the full set.
 
 mod common;
 use common::{fails, run, schedlab};
@@ -197,11 +198,10 @@ fn a_dynamic_guest_binary_is_refused() {
 }
 
 #[test]
+#[ignore = "needs a static /bin/busybox (apt-get install busybox-static; .ci/run installs it): run with --ignored"]
 fn missing_qemu_is_one_line() {
-    let Some(bb) = static_binary() else {
-        eprintln!("skipped: no static /bin/busybox (apt-get install busybox-static)");
-        return;
-    };
+    let bb = static_binary()
+        .expect("this test needs a static /bin/busybox (apt-get install busybox-static)");
     let dir = tempfile::tempdir().unwrap();
     let img = hanging_kernel(dir.path());
     let bb = bb.to_str().unwrap();
@@ -228,15 +228,14 @@ fn missing_qemu_is_one_line() {
 /// qemu's own refusals, a kernel that is not one, and a kernel that never
 /// comes up: one line each, and no qemu left behind.
 #[test]
+#[ignore = "needs qemu-system-x86_64 and a static /bin/busybox (apt-get install qemu-system-x86 busybox-static; .ci/run installs them): run with --ignored"]
 fn guests_that_fail_are_killed() {
-    if !have_qemu() {
-        eprintln!("skipped: qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)");
-        return;
-    }
-    let Some(bb) = static_binary() else {
-        eprintln!("skipped: no static /bin/busybox (apt-get install busybox-static)");
-        return;
-    };
+    assert!(
+        have_qemu(),
+        "this test needs qemu-system-x86_64 (apt-get install qemu-system-x86)"
+    );
+    let bb = static_binary()
+        .expect("this test needs a static /bin/busybox (apt-get install busybox-static)");
     let bb = bb.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let hang = hanging_kernel(dir.path());
@@ -340,25 +339,33 @@ fn saved_guest_domains_match() {
     assert!(n >= 6, "three presets on two kernels, found {n}");
 }
 
+/// The kernel image and static guest binary of the real-kernel tests
+/// (SCHEDLAB_TEST_KERNEL, SCHEDLAB_TEST_GUEST), with qemu there to boot
+/// them; a test asked to run without them fails saying what is missing.
+fn real_kernel() -> (String, String) {
+    let (Ok(k), Ok(g)) = (
+        std::env::var("SCHEDLAB_TEST_KERNEL"),
+        std::env::var("SCHEDLAB_TEST_GUEST"),
+    ) else {
+        panic!("this test needs SCHEDLAB_TEST_KERNEL (a vmlinuz) and SCHEDLAB_TEST_GUEST (a static schedlab); .ci/run sets both");
+    };
+    assert!(
+        have_qemu(),
+        "this test needs qemu-system-x86_64 (apt-get install qemu-system-x86)"
+    );
+    (k, g)
+}
+
 /// The tests that boot the real kernel, one at a time: each checks that no
 /// qemu of its kernel is left, and two TCG guests at once would only be slower.
 static REAL_KERNEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The whole path on a real kernel, when one is provided.
 #[test]
+#[ignore = "needs qemu-system-x86_64 and a kernel image, SCHEDLAB_TEST_KERNEL and SCHEDLAB_TEST_GUEST (.ci/run downloads and sets them): run with --ignored"]
 fn real_kernel_scenarios() {
     let _one = REAL_KERNEL.lock().unwrap_or_else(|e| e.into_inner());
-    let (Ok(k), Ok(g)) = (
-        std::env::var("SCHEDLAB_TEST_KERNEL"),
-        std::env::var("SCHEDLAB_TEST_GUEST"),
-    ) else {
-        eprintln!("skipped: set SCHEDLAB_TEST_KERNEL (a vmlinuz) and SCHEDLAB_TEST_GUEST (a static schedlab); .ci/run does");
-        return;
-    };
-    if !have_qemu() {
-        eprintln!("skipped: qemu-system-x86_64 is not installed");
-        return;
-    }
+    let (k, g) = real_kernel();
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");
     let out = schedlab()
@@ -455,18 +462,9 @@ fn kernel_agreement_without_a_kernel_is_one_line() {
 /// `compare builtin:kernel-agreement --quick` on a real 6.1 kernel: the
 /// simulator and the kernel side by side, the agreement for the kernel.
 #[test]
+#[ignore = "needs qemu-system-x86_64 and a kernel image, SCHEDLAB_TEST_KERNEL and SCHEDLAB_TEST_GUEST (.ci/run downloads and sets them): run with --ignored"]
 fn kernel_agreement_quick_on_a_real_kernel() {
-    let (Ok(k), Ok(g)) = (
-        std::env::var("SCHEDLAB_TEST_KERNEL"),
-        std::env::var("SCHEDLAB_TEST_GUEST"),
-    ) else {
-        eprintln!("skipped: set SCHEDLAB_TEST_KERNEL (a vmlinuz) and SCHEDLAB_TEST_GUEST (a static schedlab); .ci/run does");
-        return;
-    };
-    if !have_qemu() {
-        eprintln!("skipped: qemu-system-x86_64 is not installed");
-        return;
-    }
+    let (k, g) = real_kernel();
     let _one = REAL_KERNEL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let j = dir.path().join("r.json");

@@ -391,3 +391,56 @@ fn stats_go_to_stderr_and_leave_stdout_unchanged() {
     assert!(field("balance_rq_reads_per_event") > 0.0, "{line}");
     assert!(field("peak_rss_mib") > 0.0, "{line}");
 }
+
+/// `--feature` as the kernel's sched_features spells it (upper case,
+/// `NO_` for off, as written to /sys/kernel/debug/sched/features) is the
+/// same run as schedlab's own spelling; an unknown bare name is one line.
+#[test]
+fn features_in_the_kernels_spelling() {
+    let run_with = |feature: &[&str]| {
+        let mut a = vec![
+            "sim",
+            "hackbench",
+            "-p",
+            "-T",
+            "-g",
+            "1",
+            "-l",
+            "20",
+            "--machine",
+            "kunpeng920-node",
+            "--kernel",
+            "linux-5.15",
+            "--costs",
+            "off",
+        ];
+        for f in feature {
+            a.extend_from_slice(&["--feature", f]);
+        }
+        json(&a)
+    };
+    let ours = run_with(&["sis_prop=off", "wa_bias=on"]);
+    assert_eq!(
+        ours["kernel"], "linux-5.15+sis_prop=off",
+        "{}",
+        ours["kernel"]
+    );
+    for kernels in [["SIS_PROP=off", "WA_BIAS=on"], ["NO_SIS_PROP", "WA_BIAS"]] {
+        let v = run_with(&kernels);
+        assert_eq!(v["kernel"], ours["kernel"], "{kernels:?}");
+        assert_eq!(
+            v["placement"]["decision_digest"], ours["placement"]["decision_digest"],
+            "{kernels:?}"
+        );
+    }
+    // a kernel name that schedlab spells differently (CFS BASE_SLICE)
+    let v = run_with(&["NO_BASE_SLICE"]);
+    assert_eq!(v["kernel"], "linux-5.15+cfs_base_slice=off");
+    let e = common::fails(&["sim", "hackbench", "--feature", "NO_SUCH_FEATURE"]);
+    assert!(
+        e.contains("--feature \"NO_SUCH_FEATURE\": expected NAME=VALUE"),
+        "{e}"
+    );
+    let e = common::fails(&["sim", "hackbench", "--feature", "SIS_PROP=maybe"]);
+    assert!(e.contains("--feature sis_prop"), "{e}");
+}

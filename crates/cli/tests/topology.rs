@@ -415,3 +415,28 @@ fn closed_stdout_stops_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--sysfs` takes the sysfs mount itself (`/sys`: DIR/devices/system/cpu)
+/// as well as the directory above its `sys/` (`/`), and reads the same
+/// machine from both; a directory that is neither is one line naming it.
+#[test]
+fn sysfs_takes_the_mount_or_the_directory_above_it() {
+    let root = fixtures().join("sysfs/xeon-12c24t");
+    let above = show_json(&["--sysfs", root.to_str().unwrap()]);
+    let mount = show_json(&["--sysfs", root.join("sys").to_str().unwrap()]);
+    assert_eq!(mount["nr_cpus"], 24);
+    for (key, v) in above.as_object().unwrap() {
+        if key != "name" {
+            assert_eq!(&mount[key], v, "{key}");
+        }
+    }
+    // as a machine anywhere one is taken
+    let m = format!("sysfs:{}", root.join("sys").display());
+    let v = show_json(&[&m]);
+    assert_eq!(v["levels"], above["levels"]);
+    let dir = tempfile::tempdir().unwrap();
+    one_line_error(
+        &["topology", "show", "--sysfs", dir.path().to_str().unwrap()],
+        "sys/devices/system/cpu: not a directory (give the sysfs mount, e.g. /sys, or the directory above its sys/)",
+    );
+}

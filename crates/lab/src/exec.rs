@@ -16,6 +16,39 @@ fn to_json(v: &impl serde::Serialize) -> Value {
     serde_json::to_value(v).expect("plain data serialises")
 }
 
+/// The bounds of a simulated run (`--max-events`, `--time-limit`,
+/// `--max-memory`): not part of its specification, since they do not
+/// change what it computes, only whether it may finish. The default is
+/// the simulator's (no event limit, 3600 simulated seconds, 4096 MiB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Stop with an error after this many events.
+    pub max_events: Option<u64>,
+    /// Stop with an error past this many simulated seconds.
+    pub time_limit_s: u64,
+    /// Refuse a run whose estimated memory exceeds this many MiB.
+    pub max_memory_mib: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            max_events: None,
+            time_limit_s: sim::run::DEFAULT_TIME_LIMIT_S,
+            max_memory_mib: sim::run::DEFAULT_MAX_MEMORY_MIB,
+        }
+    }
+}
+
+impl Bounds {
+    /// Set these bounds in `o`.
+    pub fn apply(&self, o: &mut sim::run::SimOptions) {
+        o.max_events = self.max_events;
+        o.time_limit = self.time_limit_s.saturating_mul(1_000_000_000);
+        o.max_memory = self.max_memory_mib.saturating_mul(1 << 20);
+    }
+}
+
 /// Simulate `spec` (its mode is not consulted).
 pub fn simulate(spec: &RunSpec) -> Result<Simulated, RunError> {
     simulate_with(spec, |_| {})
@@ -267,11 +300,17 @@ pub fn check(spec: &RunSpec) -> Result<(), RunError> {
 
 /// Run `spec` in its mode and return its JSON record.
 pub fn run(spec: &RunSpec) -> Result<Value, RunError> {
+    run_bounded(spec, &Bounds::default())
+}
+
+/// Run `spec` in its mode and return its JSON record; a simulated run
+/// within `bounds` (a placement scenario is one decision, not bounded).
+pub fn run_bounded(spec: &RunSpec, bounds: &Bounds) -> Result<Value, RunError> {
     match spec.mode {
         Mode::Sim if matches!(spec.workload, WorkloadSpec::Scenario(_)) => {
             crate::scenario::simulate(spec)
         }
-        Mode::Sim => Ok(sim_json(&simulate(spec)?)),
+        Mode::Sim => Ok(sim_json(&simulate_with(spec, |o| bounds.apply(o))?)),
         Mode::Native => run_native(spec),
         Mode::Kernel => crate::kernel::run(spec),
     }

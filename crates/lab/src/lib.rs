@@ -36,6 +36,7 @@
 //! let records = runner::run(&exp, &runner::RunOptions {
 //!     jobs: 2, shard: None, resume: false,
 //!     log: dir.path().join("tiny.runs.jsonl"),
+//!     bounds: lab::exec::Bounds::default(),
 //!     on_start: &|_, _| {}, on_done: &|_| {},
 //! })?;
 //! assert!(records.iter().all(|r| r.metrics["time"] > 0.0));

@@ -7,6 +7,16 @@
 //! run ends, so a crash or Ctrl-C leaves at worst a final line without its
 //! newline, which reading ignores. A resume rewrites the log (atomically)
 //! with the current header and the runs it keeps, then appends.
+//!
+//! Every line, the header too, ends in its own checksum: the line is a JSON
+//! object whose last member is `"sum":"HEX"`, the 64-bit FNV-1a of the line
+//! as written without that member ([`seal`]). A line changed by hand (a
+//! value edited, a run pasted from another log) is refused by `--resume`
+//! and `--merge` naming the file and the line, instead of changing the
+//! report silently. It guards against edits and damage, not against
+//! someone who recomputes the sum. Logs of format 1 (before checksums) are
+//! refused with a message that says to run the experiment again into a new
+//! log: their lines cannot be told apart from edited ones.
 
 use crate::experiment::Experiment;
 use report::RunRecord;
@@ -19,12 +29,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
     /// Reading or writing failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The log.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (not a `source`: the message already says it, once).
+        cause: std::io::Error,
     },
     /// The file is not a run log, or a line is damaged.
     #[error("{path}: line {line}: {message}")]
@@ -58,8 +68,9 @@ pub enum LogError {
 /// fails at once instead of filling memory.
 pub const MAX_LOG_BYTES: u64 = 1 << 30;
 
-/// The run-log format this build writes and reads.
-pub const FORMAT: u32 = 1;
+/// The run-log format this build writes and reads: 2, every line with its
+/// checksum (format 1 had none).
+pub const FORMAT: u32 = 2;
 
 /// The first line of a run log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -157,6 +168,40 @@ pub fn fingerprint(exp: &Experiment) -> String {
     format!("{h:016x}")
 }
 
+/// The member that ends every line: `,"sum":"` + 16 hex digits + `"}`.
+const SUM_KEY: &str = ",\"sum\":\"";
+
+/// `json` (one serialised JSON object) with its checksum as its last
+/// member, `"sum"`: the FNV-1a of `json` itself.
+pub fn seal(json: &str) -> String {
+    let body = json
+        .strip_suffix('}')
+        .expect("a serialised struct is an object");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a(&mut h, json.as_bytes());
+    format!("{body}{SUM_KEY}{h:016x}\"}}")
+}
+
+/// The line `line` without its checksum member, if the checksum is there
+/// and matches; else what is wrong.
+fn unseal(line: &[u8]) -> Result<Vec<u8>, &'static str> {
+    let text = std::str::from_utf8(line).map_err(|_| "not UTF-8")?;
+    let at = text.rfind(SUM_KEY).ok_or("no checksum (\"sum\")")?;
+    let (body, tail) = text.split_at(at);
+    let hex = tail[SUM_KEY.len()..]
+        .strip_suffix("\"}")
+        .filter(|h| h.len() == 16)
+        .ok_or("changed since schedlab wrote it (its checksum is not the line's last member)")?;
+    let want = u64::from_str_radix(hex, 16).map_err(|_| "a checksum that is not 16 hex digits")?;
+    let json = format!("{body}}}");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a(&mut h, json.as_bytes());
+    if h != want {
+        return Err("changed since schedlab wrote it (its checksum does not match)");
+    }
+    Ok(json.into_bytes())
+}
+
 /// Write `contents` to `path` atomically: a temporary file beside it, then
 /// a rename, so a reader never sees a partial file. A `path` that exists
 /// and is not a regular file (a device such as `/dev/null`, a FIFO, a
@@ -214,9 +259,9 @@ impl RunLog {
     /// resume keeps) as its whole content, atomically, and open it for
     /// appending.
     pub fn start(path: &Path, header: &Header, kept: &[RunRecord]) -> Result<RunLog, LogError> {
-        let io = |source| LogError::Io {
+        let io = |cause| LogError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         };
         // checked before the lock file is made beside it
         if let Some(kind) = not_a_regular_file(path) {
@@ -246,9 +291,9 @@ impl RunLog {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
-        let mut text = serde_json::to_string(header).expect("plain data serialises") + "\n";
+        let mut text = seal(&serde_json::to_string(header).expect("plain data serialises")) + "\n";
         for r in kept {
-            text += &(serde_json::to_string(r).expect("plain data serialises") + "\n");
+            text += &(seal(&serde_json::to_string(r).expect("plain data serialises")) + "\n");
         }
         write_atomic(path, text.as_bytes()).map_err(io)?;
         let file = OpenOptions::new().append(true).open(path).map_err(io)?;
@@ -262,13 +307,13 @@ impl RunLog {
 
     /// Append one finished run: one write, flushed at once.
     pub fn append(&mut self, rec: &RunRecord) -> Result<(), LogError> {
-        let line = serde_json::to_string(rec).expect("plain data serialises") + "\n";
+        let line = seal(&serde_json::to_string(rec).expect("plain data serialises")) + "\n";
         self.file
             .write_all(line.as_bytes())
             .and_then(|_| self.file.flush())
-            .map_err(|source| LogError::Io {
+            .map_err(|cause| LogError::Io {
                 path: self.path.clone(),
-                source,
+                cause,
             })
     }
 }
@@ -320,29 +365,54 @@ fn parse(path: &Path, text: &[u8]) -> Result<(Header, Vec<RunRecord>), LogError>
     };
     let complete = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut lines = text[..complete].split(|&b| b == b'\n');
-    let header: Header = match lines.next().filter(|l| !l.is_empty()) {
-        Some(l) => serde_json::from_slice(l)
-            .map_err(|e| format(1, format!("not a schedlab run log header ({e})")))?,
+    let first = match lines.next().filter(|l| !l.is_empty()) {
+        Some(l) => l,
         None if text.is_empty() => {
             return Err(format(1, "empty file, not a schedlab run log".into()))
         }
         None => return Err(format(1, "not a schedlab run log (no header line)".into())),
     };
-    if header.schedlab_runlog != FORMAT {
-        return Err(format(
-            1,
-            format!(
-                "run-log format {} (this schedlab reads format {FORMAT})",
-                header.schedlab_runlog
-            ),
-        ));
+    // the format first, so that an older log is named as one
+    let version = serde_json::from_slice::<serde_json::Value>(first)
+        .ok()
+        .and_then(|v| v.get("schedlab_runlog").and_then(|f| f.as_u64()));
+    match version {
+        Some(v) if v == FORMAT as u64 => {}
+        Some(1) => {
+            return Err(format(
+                1,
+                "run-log format 1, written by an older schedlab without line checksums: \
+                 this schedlab cannot tell its lines from edited ones; run the experiment \
+                 again into a new log (without --resume, or with another --log)"
+                    .into(),
+            ))
+        }
+        Some(v) => {
+            return Err(format(
+                1,
+                format!("run-log format {v} (this schedlab reads format {FORMAT})"),
+            ))
+        }
+        None => {
+            return Err(format(
+                1,
+                "not a schedlab run log header (no \"schedlab_runlog\" format number)".into(),
+            ))
+        }
     }
+    let header: Header = unseal(first)
+        .map_err(|m| format(1, format!("header line: {m}")))
+        .and_then(|l| {
+            serde_json::from_slice(&l)
+                .map_err(|e| format(1, format!("not a schedlab run log header ({e})")))
+        })?;
     let mut records = Vec::new();
     for (i, l) in lines.enumerate() {
         if l.is_empty() {
             continue;
         }
-        let r = serde_json::from_slice::<RunRecord>(l)
+        let l = unseal(l).map_err(|m| format(i + 2, format!("run line: {m}")))?;
+        let r = serde_json::from_slice::<RunRecord>(&l)
             .map_err(|e| format(i + 2, format!("damaged run line ({e})")))?;
         records.push(r);
     }
@@ -359,6 +429,22 @@ mod tests {
             .status()
             .unwrap();
         assert!(ok.success());
+    }
+
+    #[test]
+    fn a_sealed_line_reads_back_and_any_change_is_seen() {
+        let json = r#"{"variant":"a","point":"","iteration":0,"metrics":{"time":1.5}}"#;
+        let line = seal(json);
+        assert!(line.starts_with(&json[..json.len() - 1]), "{line}");
+        assert_eq!(unseal(line.as_bytes()).unwrap(), json.as_bytes());
+        assert!(serde_json::from_str::<serde_json::Value>(&line).is_ok());
+        let edited = line.replacen("1.5", "1.6", 1);
+        assert!(unseal(edited.as_bytes())
+            .unwrap_err()
+            .starts_with("changed"));
+        assert!(unseal(json.as_bytes())
+            .unwrap_err()
+            .starts_with("no checksum"));
     }
 
     #[test]

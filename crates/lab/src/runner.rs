@@ -88,6 +88,8 @@ pub struct RunOptions<'a> {
     pub resume: bool,
     /// The run log.
     pub log: PathBuf,
+    /// The bounds of every simulated run.
+    pub bounds: exec::Bounds,
     /// Called once with (runs to do, runs already in the log).
     pub on_start: &'a (dyn Fn(usize, usize) + Sync),
     /// Called after each run finishes.
@@ -112,11 +114,15 @@ fn record_key(r: &RunRecord) -> (String, String, u32) {
     (r.variant.clone(), r.point.clone(), r.iteration)
 }
 
-fn do_run(exp: &Experiment, run: &PlannedRun) -> Result<RunRecord, LabError> {
+fn do_run(
+    exp: &Experiment,
+    run: &PlannedRun,
+    bounds: &exec::Bounds,
+) -> Result<RunRecord, LabError> {
     let cell = &exp.cells[run.cell];
     let variant = &exp.variants[cell.variant].name;
     let point = &exp.points[cell.point].key;
-    let json = exec::run(&exp.spec_of(run)).map_err(|source| LabError::Run {
+    let json = exec::run_bounded(&exp.spec_of(run), bounds).map_err(|source| LabError::Run {
         variant: variant.clone(),
         point: if point.is_empty() {
             String::new()
@@ -201,7 +207,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
     // Native runs measure this host, and a kernel run's qemu takes its
     // CPUs: one at a time, with nothing else of ours running.
     for r in native {
-        let rec = do_run(exp, r)?;
+        let rec = do_run(exp, r, &opts.bounds)?;
         log.append(&rec)?;
         (opts.on_done)(&rec);
         done.push(rec);
@@ -213,7 +219,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
     let shared = Mutex::new((log, done));
     pool.install(|| {
         simulated.par_iter().with_max_len(1).try_for_each(|r| {
-            let rec = do_run(exp, r)?;
+            let rec = do_run(exp, r, &opts.bounds)?;
             let mut g = shared.lock().expect("no run panics while holding the log");
             g.0.append(&rec)?;
             (opts.on_done)(&rec);
@@ -300,7 +306,7 @@ pub fn run_all(
             .par_iter()
             .with_max_len(1)
             .map(|(ei, r)| {
-                let rec = do_run(exps[*ei], r)?;
+                let rec = do_run(exps[*ei], r, &exec::Bounds::default())?;
                 on_done(&rec);
                 Ok(rec)
             })
@@ -552,5 +558,57 @@ mode = "native"
         assert_eq!(records, [rec("linux", &[("time", 2.5)])]);
         // released: a second writer may start now
         RunLog::start(&path, &h, &records).unwrap();
+    }
+
+    /// Every line carries its checksum: a value edited by hand, a header
+    /// changed, a checksum removed, each is refused naming the file and
+    /// the line; a log of format 1 (no checksums) is refused naming the fix.
+    #[test]
+    fn a_changed_run_log_line_is_refused_naming_the_file_and_line() {
+        let exp = Experiment::parse("t.toml", EXP, false).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.runs.jsonl");
+        let h = Header::new(&exp, None);
+        let mut log = RunLog::start(&path, &h, &[]).unwrap();
+        log.append(&rec("linux", &[("time", 2.5)])).unwrap();
+        log.append(&rec("linux", &[("time", 3.5)])).unwrap();
+        drop(log);
+        let good = std::fs::read_to_string(&path).unwrap();
+        assert!(runlog::read(&path).is_ok());
+        assert!(good.lines().all(|l| l.contains(",\"sum\":\"")), "{good}");
+        let refused = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let e = runlog::read(&path).unwrap_err().to_string();
+            assert!(e.starts_with(&path.display().to_string()), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            e
+        };
+        // a value edited on the third line
+        let e = refused(&good.replacen("3.5", "1.5", 1));
+        assert!(
+            e.contains(": line 3: run line: changed since schedlab wrote it"),
+            "{e}"
+        );
+        // the header edited
+        let e = refused(&good.replacen("\"iterations\":", "\"iterations\": ", 1));
+        assert!(e.contains(": line 1: header line: changed"), "{e}");
+        // a line without its checksum
+        let lines: Vec<&str> = good.lines().collect();
+        let bare = lines[2].split(",\"sum\":").next().unwrap().to_string() + "}";
+        let e = refused(&format!("{}\n{}\n{bare}\n", lines[0], lines[1]));
+        assert!(e.contains(": line 3: run line: no checksum"), "{e}");
+        // a format-1 log, as an older schedlab wrote it: refused, naming the fix
+        let old = |l: &str| l.split(",\"sum\":").next().unwrap().to_string() + "}";
+        let v1 = old(lines[0]).replacen("\"schedlab_runlog\":2", "\"schedlab_runlog\":1", 1);
+        let e = refused(&format!("{v1}\n{}\n", old(lines[1])));
+        assert!(
+            e.contains(": line 1: run-log format 1")
+                && e.contains("run the experiment again into a new log"),
+            "{e}"
+        );
+        // --resume refuses it the same way (and leaves the file alone)
+        let e = runlog::read_to_resume(&path).unwrap_err().to_string();
+        assert!(e.contains("run-log format 1"), "{e}");
+        assert!(std::fs::read_to_string(&path).unwrap().starts_with(&v1));
     }
 }

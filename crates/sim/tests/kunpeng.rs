@@ -105,15 +105,17 @@ fn cluster_pair_under_latest() {
 /// (`c2c_busy_ns` between clusters) to the four-cluster time at that
 /// factor. Run it after any change to the OS costs or to what a message
 /// costs, and write the printed values into costs.rs; it asserts nothing
-/// about the model, so it is ignored. The mean moves by a few per cent
+/// about the model, so it is compiled only with the `procedures` feature:
+/// `cargo test --release -p sim --features procedures --test kunpeng refit_kunpeng -- --nocapture`.
+/// The mean moves by a few per cent
 /// from one step to the next (a different schedule, not a trend: the
 /// seeds' spread over ten runs), so the fit is as close as that allows.
 /// History: 1933, then 1897 with the rotation table (one factor, EEVDF),
 /// 1554 under CFS (2026-12-06, seeds 1-3); with the kernel objects charged
 /// as lines (2026-12-06, seeds 1-10) it printed 1433 (1432: 3.9566 s,
 /// 1433: 4.3690 s) and 74 ns (74: 5.3503 s, 75: 5.8459 s).
+#[cfg(feature = "procedures")]
 #[test]
-#[ignore = "a fitting procedure, not a check: run by hand"]
 fn refit_kunpeng() {
     // the first parameter on the one-cluster time: a run inside one
     // cluster moves no line between clusters, so the second parameter
@@ -134,6 +136,7 @@ fn refit_kunpeng() {
 /// The integer in `lo..hi` whose `time` is nearest `target`, by bisection
 /// (the time rises with the parameter, though not smoothly: a schedule can
 /// tip at one step), with both sides of the crossing printed.
+#[cfg(feature = "procedures")]
 fn bisect(mut lo: u32, mut hi: u32, target: f64, time: impl Fn(u32) -> f64) -> u32 {
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;

@@ -120,20 +120,26 @@ fn ids_from_masks(masks: &[(CpuMask, PathBuf)], what: &str) -> Result<Vec<usize>
     Ok(ids)
 }
 
-/// Read the topology of the machine whose sysfs is mounted at
-/// `<root>/sys` (use `/` for this machine).
+/// Read the topology of the machine whose sysfs is `root` itself (`/sys`
+/// for this machine: a directory that holds `devices/system/cpu`) or is
+/// mounted at `<root>/sys` (`/` for this machine).
 ///
 /// ```no_run
 /// let t = topology::from_sysfs(std::path::Path::new("/")).unwrap();
 /// println!("{} CPUs", t.nr_cpus());
 /// ```
 pub fn from_sysfs(root: &Path) -> Result<Topology> {
-    let sys = root.join("sys/devices/system");
+    // the sysfs mount itself (`/sys`), else the directory above its `sys/`
+    let sys = if root.join("devices/system/cpu").is_dir() {
+        root.join("devices/system")
+    } else {
+        root.join("sys/devices/system")
+    };
     let cpu_dir = sys.join("cpu");
     if !cpu_dir.is_dir() {
         return Err(TopologyError::file(
             &cpu_dir,
-            "not a directory (is the root right?)",
+            "not a directory (give the sysfs mount, e.g. /sys, or the directory above its sys/)",
         ));
     }
     let online_path = cpu_dir.join("online");

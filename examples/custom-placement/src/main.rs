@@ -67,6 +67,7 @@ fn run(args: Vec<String>) -> Result<String, Box<dyn Error>> {
             shard: None,
             resume: false,
             log: log.clone(),
+            bounds: lab::exec::Bounds::default(),
             on_start: &|_, _| {},
             on_done: &|_| {},
         },
