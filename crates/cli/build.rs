@@ -1,6 +1,13 @@
 //! Records the git commit schedlab is built from (`SCHEDLAB_GIT_COMMIT`),
 //! for the provenance of every JSON result. Outside a git checkout, or
 //! without git, the commit is "unknown"; the build never fails for it.
+//!
+//! Also tells the tests which outside tools this machine has (`cfg`s
+//! `has_rt_app`, `has_qemu`, `has_busybox`, `has_test_kernel`): a test that
+//! needs a missing one is `#[ignore]`d with the reason, so `cargo test`
+//! counts only what ran; where the tools are (as `.ci/run` installs them
+//! before it builds) the same command runs them. Looked up when the build
+//! script runs: after installing a tool, `touch crates/cli/build.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,4 +63,32 @@ fn main() {
         }
     }
     println!("cargo:rerun-if-changed=build.rs");
+    tools();
+}
+
+/// `name` is an executable file in a directory of PATH.
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+/// The tools the ignorable tests need, as `cfg`s.
+fn tools() {
+    let file = |var: &str| {
+        println!("cargo:rerun-if-env-changed={var}");
+        std::env::var_os(var).is_some_and(|p| Path::new(&p).is_file())
+    };
+    println!("cargo:rerun-if-env-changed=PATH");
+    let kernel = file("SCHEDLAB_TEST_KERNEL") && file("SCHEDLAB_TEST_GUEST");
+    for (cfg, present) in [
+        ("has_rt_app", on_path("rt-app")),
+        ("has_qemu", on_path("qemu-system-x86_64")),
+        ("has_busybox", Path::new("/bin/busybox").is_file()),
+        ("has_test_kernel", kernel),
+    ] {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if present {
+            println!("cargo:rustc-cfg={cfg}");
+        }
+    }
 }
