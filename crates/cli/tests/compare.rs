@@ -170,10 +170,19 @@ fn the_comparison_starts_with_its_verdict() {
         "--log",
         log.to_str().unwrap(),
     ]);
-    assert!(out.starts_with("Verdict on test-idle-cores-nosmt: "), "{out}");
+    assert!(
+        out.starts_with("Verdict on test-idle-cores-nosmt: "),
+        "{out}"
+    );
     let block: Vec<&str> = out.split("\n\n").next().unwrap().lines().collect();
-    assert!(block[1].starts_with("  each variant against 5.12-vanilla at 7 points, 2 iterations each"), "{out}");
-    assert!(block[2].contains("95% confidence interval of the gain"), "{out}");
+    assert!(
+        block[1].starts_with("  each variant against 5.12-vanilla at 7 points, 2 iterations each"),
+        "{out}"
+    );
+    assert!(
+        block[2].contains("95% confidence interval of the gain"),
+        "{out}"
+    );
     // one line per metric (one variant after the baseline), each a verdict
     let tables = out.matches(" is better").count() - 1;
     assert_eq!(block.len() - 3, tables, "{out}");
@@ -196,10 +205,21 @@ fn the_comparison_starts_with_its_verdict() {
         );
     }
     // the time is hackbench's, and no table says two directions
-    assert!(out.contains("time: s, lower is better (hackbench Time: seconds until every task exited)\n"), "{out}");
+    assert!(
+        out.contains(
+            "time: s, lower is better (hackbench Time: seconds until every task exited)\n"
+        ),
+        "{out}"
+    );
     assert!(!out.contains("NPB"), "{out}");
-    for heading in out.lines().filter(|l| l.starts_with("stage-") && l.contains(": %,")) {
-        assert!(heading.contains("neither direction is better") && !heading.contains("lower is better"), "{heading}");
+    for heading in out
+        .lines()
+        .filter(|l| l.starts_with("stage-") && l.contains(": %,"))
+    {
+        assert!(
+            heading.contains("neither direction is better") && !heading.contains("lower is better"),
+            "{heading}"
+        );
     }
 }
 

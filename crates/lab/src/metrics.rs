@@ -856,10 +856,16 @@ mod tests {
         assert!(n.starts_with("NPB Time") && !n.contains("hackbench"), "{n}");
         // both run: both, each its own
         let both = info("time", &["hackbench", "npb"]).description;
-        assert!(both.contains("hackbench Time") && both.contains("NPB Time"), "{both}");
+        assert!(
+            both.contains("hackbench Time") && both.contains("NPB Time"),
+            "{both}"
+        );
         assert_eq!(info("time", &[]).description, "the benchmark's time");
         // a metric with one description keeps it
-        assert_eq!(info("tput", &["tbench"]).description, "tbench throughput over the execute phase");
+        assert_eq!(
+            info("tput", &["tbench"]).description,
+            "tbench throughput over the execute phase"
+        );
     }
 
     #[test]
@@ -868,7 +874,11 @@ mod tests {
         for name in ["stage-prev_idle", "wake-same-llc", "wake4-other-llc"] {
             let i = info(name, &["hackbench"]);
             assert_eq!(i.better, Neither, "{name}");
-            assert!(!i.description.contains("better"), "{name}: {}", i.description);
+            assert!(
+                !i.description.contains("better"),
+                "{name}: {}",
+                i.description
+            );
         }
         // no other description claims a direction its metric lacks
         for m in METRICS {

@@ -478,7 +478,10 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
                 mode: v.mode.name().into(),
             })
             .collect(),
-        metrics: names.iter().map(|n| metrics::info(n, &benchmarks)).collect(),
+        metrics: names
+            .iter()
+            .map(|n| metrics::info(n, &benchmarks))
+            .collect(),
         iterations: exp.iterations,
     }
 }
@@ -541,7 +544,10 @@ mode = "native"
         // a hackbench experiment: hackbench's time, and the stages have
         // no better direction
         let time = &spec.metrics[0].description;
-        assert!(time.starts_with("hackbench Time") && !time.contains("NPB"), "{time}");
+        assert!(
+            time.starts_with("hackbench Time") && !time.contains("NPB"),
+            "{time}"
+        );
         assert_eq!(spec.metrics[1].better, report::Better::Neither);
     }
 

@@ -191,9 +191,16 @@ mod tests {
         );
         assert_eq!(h.matches("<pre>").count(), r.metrics.len());
         // the verdict first, before the experiment's facts
-        let verdict = h.find("<pre class=\"verdict\" data-compared=\"1\">Verdict on").unwrap();
+        let verdict = h
+            .find("<pre class=\"verdict\" data-compared=\"1\">Verdict on")
+            .unwrap();
         assert!(verdict < h.find("id=\"experiment\"").unwrap());
-        assert!(h.contains("time  sim-eevdf  worse at 1 of 2 points: -24.88% [-26.00%, -23.75%] at groups=4"), "{h}");
+        assert!(
+            h.contains(
+                "time  sim-eevdf  worse at 1 of 2 points: -24.88% [-26.00%, -23.75%] at groups=4"
+            ),
+            "{h}"
+        );
         // facts escaped
         assert!(h.contains("kunpeng920 &lt;node 0&gt;"));
         // nothing fetched: no script, no external reference

@@ -118,9 +118,7 @@ pub fn summarise(xs: &[f64], better: Better) -> Summary {
     // best-first data.
     let best = &sorted[..(n * BEST_PCT / 100).max(1)];
     let (mean, stddev, bmean95) = match better {
-        Better::Lower | Better::Neither => {
-            (amean(&sorted), sample_stddev(&sorted), amean(best))
-        }
+        Better::Lower | Better::Neither => (amean(&sorted), sample_stddev(&sorted), amean(best)),
         Better::Higher => {
             let h = hmean(&sorted);
             (h, hstddev(&sorted, h), hmean(best))
@@ -513,7 +511,10 @@ mod tests {
         let a = summarise(&[10.0, 11.0, 12.0, 13.0], Better::Lower);
         let b = summarise(&[12.0, 14.0, 15.0, 17.0, 19.0], Better::Lower);
         let (lo, hi) = welch_interval(&a, &b).expect("n ≥ 2");
-        assert!((lo - 0.542_685).abs() < 1e-4 && (hi - 7.257_315).abs() < 1e-4, "{lo} {hi}");
+        assert!(
+            (lo - 0.542_685).abs() < 1e-4 && (hi - 7.257_315).abs() < 1e-4,
+            "{lo} {hi}"
+        );
         // As a gain of a lower-is-better metric: −d·100/11.5, so
         // [−63.1071%, −4.7190%], centred on the table's pndiff −33.913%.
         let (glo, ghi) = gain_interval(Better::Lower, &a, &b).expect("interval");

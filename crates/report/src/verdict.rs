@@ -374,9 +374,7 @@ mod tests {
         let recs: Vec<RunRecord> = table
             .iter()
             .flat_map(|(v, p, lat, share)| {
-                (0..3).map(move |i| {
-                    run(v, p, i as u32, &[("lat", lat[i]), ("share", share[i])])
-                })
+                (0..3).map(move |i| run(v, p, i as u32, &[("lat", lat[i]), ("share", share[i])]))
             })
             .collect();
         Report::build(&spec, &recs).expect("complete runs")
@@ -396,7 +394,10 @@ mod tests {
         assert_eq!(best.key, "2");
         assert!((best.pct - (100.0 - 8100.0 / 101.0)).abs() < 1e-9);
         let (lo, hi) = best.interval.expect("three values a side");
-        assert!((lo - 17.5575).abs() < 1e-3 && (hi - 22.0465).abs() < 1e-3, "{lo} {hi}");
+        assert!(
+            (lo - 17.5575).abs() < 1e-3 && (hi - 22.0465).abs() < 1e-3,
+            "{lo} {hi}"
+        );
         // At 8: 404 against 424, stddev 4 each: −4.95%.
         let worst = v.worst.as_ref().expect("a loss");
         assert_eq!(worst.key, "8");
@@ -428,14 +429,22 @@ mod tests {
         );
         assert!(text.contains("share: %, neither direction is better, % is the change (+ up)\n"));
         assert!(!text.contains("share: %, lower is better"));
-        assert!(text.contains("Amean     share-4       11.00 (   0.00%)       31.00 * 181.82%*"), "{text}");
+        assert!(
+            text.contains("Amean     share-4       11.00 (   0.00%)       31.00 * 181.82%*"),
+            "{text}"
+        );
         assert_eq!(m.mean_kind, "amean");
     }
 
     #[test]
     fn the_verdict_comes_first() {
         let text = fixture().text();
-        assert!(text.starts_with("Verdict on v\n  each variant against base at 3 points, 3 iterations each;"), "{text}");
+        assert!(
+            text.starts_with(
+                "Verdict on v\n  each variant against base at 3 points, 3 iterations each;"
+            ),
+            "{text}"
+        );
         let verdict_end = text.find("\n\n").expect("a blank line after the verdict");
         assert!(text.find("lat: us, lower is better").expect("lat's table") > verdict_end);
     }
