@@ -1,8 +1,11 @@
 #!/bin/sh
 # Check a `schedlab compare --html` page in headless Chromium: it loads with
-# no console errors, fetches no resource (everything is inline), shows as
-# many plots (inline SVG) and tables as the page has metrics, and a
-# screenshot of its top is taken and is of a sane size.
+# no console errors, fetches no resource (everything is inline), starts
+# with the verdict (before the experiment's facts), shows as many plots of
+# the means (inline SVG), gain-per-point plots (one per metric when a
+# variant is compared with the baseline, each drawn: an 800x500 box with
+# its error bars) and tables as the page has metrics, and a screenshot of
+# its top is taken and is of a sane size.
 #
 #   scripts/check-html-report.sh r.html [shot.png]
 #   scripts/check-html-report.sh --demo [shot.png]  # makes the page with
@@ -33,12 +36,25 @@ h = open(src, encoding='utf-8').read()
 probe = '''<script>
 window.addEventListener('load', () => {
   const r = performance.getEntriesByType('resource').length;
-  const svg = document.querySelectorAll('figure > svg').length;
-  const pre = document.querySelectorAll('pre').length;
+  const svg = document.querySelectorAll('figure:not(.gain) > svg').length;
+  const gains = [...document.querySelectorAll('figure.gain > svg')];
+  // a gain plot is drawn when it has its box and at least one error bar
+  // (plotters draws each as a path or polyline of the variant's colour)
+  const drawn = gains.filter(g => {
+    const b = g.getBoundingClientRect();
+    return b.width > 100 && b.height > 60 && g.querySelectorAll('polyline, path, line').length > 3;
+  }).length;
+  const pre = document.querySelectorAll('pre:not(.verdict)').length;
   const h3 = document.querySelectorAll('h3[id^="metric-"]').length;
+  const v = document.querySelector('pre.verdict');
+  const facts = document.getElementById('experiment');
+  const first = v && facts && (v.compareDocumentPosition(facts) & Node.DOCUMENT_POSITION_FOLLOWING)
+    && v.textContent.startsWith('Verdict on ') ? 1 : 0;
+  const compared = v ? v.dataset.compared : -1;
   const p = document.createElement('pre');
   p.id = 'probe';
-  p.textContent = 'PROBE resources=' + r + ' svg=' + svg + ' tables=' + pre + ' metrics=' + h3;
+  p.textContent = 'PROBE resources=' + r + ' svg=' + svg + ' gain=' + gains.length + ' drawn=' + drawn
+    + ' tables=' + pre + ' metrics=' + h3 + ' verdict=' + first + ' compared=' + compared;
   document.body.appendChild(p);
 });
 </script>'''
@@ -66,6 +82,11 @@ else:
         bad.append(f"it fetched {kv['resources']} resources")
     if n == 0 or int(kv['svg']) != n or int(kv['tables']) != n:
         bad.append(f"{n} metrics but {kv['svg']} plots and {kv['tables']} tables")
+    if kv['verdict'] != '1':
+        bad.append('no verdict before the experiment')
+    want = n if int(kv['compared']) > 0 else 0
+    if int(kv['gain']) != want or int(kv['drawn']) != want:
+        bad.append(f"{n} metrics, {kv['compared']} variant(s) compared, but {kv['gain']} gain plots ({kv['drawn']} drawn)")
 if console.strip():
     bad.append('console messages: ' + console.strip().replace('\n', ' | '))
 size = os.path.getsize(shot) if os.path.exists(shot) else 0

@@ -43,7 +43,7 @@ pub struct CompareArgs {
     /// Write one CSV row per run.
     #[arg(long, value_name = "F")]
     pub csv: Option<PathBuf>,
-    /// Write an SVG plot of the first metric to F, and of each other metric to F's stem + `-METRIC.svg`.
+    /// Write an SVG plot of the first metric to F, and of each other metric to F's stem + `-METRIC.svg`; each with its gain-per-point plot (intervals) beside it, `-gain` after its stem.
     #[arg(long, value_name = "F.svg")]
     pub plot: Option<PathBuf>,
     /// Write the whole report as one self-contained HTML page: the experiment, every table and plot, the scheduler internals, the simulator's error against native runs.
@@ -359,7 +359,9 @@ fn build(
 }
 
 /// An SVG of the first metric to `path`, of each other metric to
-/// `path`'s stem + `-METRIC.svg`.
+/// `path`'s stem + `-METRIC.svg`; and, when there is a variant besides the
+/// baseline, the plot of the variants' gain per point with intervals of
+/// each metric beside it, `-gain` after the metric's file's stem.
 fn write_plots(path: &Path, spec: &report::ReportSpec, report: &Report) -> Result<()> {
     for (i, m) in spec.metrics.iter().enumerate() {
         let file = if i == 0 {
@@ -369,6 +371,9 @@ fn write_plots(path: &Path, spec: &report::ReportSpec, report: &Report) -> Resul
         };
         let svg = report::plot::svg(report, &m.name)?;
         write_atomic(&file, svg.as_bytes()).context("--plot")?;
+        if let Some(gain) = report::plot::gain_svg(report, &m.name)? {
+            write_atomic(&plot_path(&file, "gain"), gain.as_bytes()).context("--plot")?;
+        }
     }
     Ok(())
 }

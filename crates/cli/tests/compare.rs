@@ -140,6 +140,87 @@ fn builtin_quick_prints_mmtests_table_and_writes_json_csv_svg() {
     );
     // one SVG per further metric beside it
     assert!(d.join("r-select-idle-cpu-cost.svg").exists());
+    // and the gain per point of each, with intervals
+    let gain = read(&d.join("r-gain.svg"));
+    assert!(
+        gain.contains("gain over 5.12-vanilla (%), + is better, 95% CI")
+            && gain.contains("5.12-smtgate"),
+        "{gain}"
+    );
+    assert!(d.join("r-select-idle-cpu-cost-gain.svg").exists());
+    let stage = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.starts_with("r-stage-") && n.ends_with("-gain.svg"))
+        .expect("a stage's gain plot");
+    assert!(read(&d.join(&stage)).contains("change from 5.12-vanilla (%), + is up"));
+}
+
+#[test]
+fn the_comparison_starts_with_its_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("v.runs.jsonl");
+    let out = run(&[
+        "compare",
+        "builtin:test-idle-cores-nosmt",
+        "--quick",
+        "--iterations",
+        "2",
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert!(
+        out.starts_with("Verdict on test-idle-cores-nosmt: "),
+        "{out}"
+    );
+    let block: Vec<&str> = out.split("\n\n").next().unwrap().lines().collect();
+    assert!(
+        block[1].starts_with("  each variant against 5.12-vanilla at 7 points, 2 iterations each"),
+        "{out}"
+    );
+    assert!(
+        block[2].contains("95% confidence interval of the gain"),
+        "{out}"
+    );
+    // one line per metric (one variant after the baseline), each a verdict
+    let tables = out.matches(" is better").count() - 1;
+    assert_eq!(block.len() - 3, tables, "{out}");
+    for line in &block[3..] {
+        let words = line.split_whitespace().nth(1).unwrap();
+        assert_eq!(words, "5.12-smtgate", "{line}");
+        assert!(
+            [
+                "better at ",
+                "worse at ",
+                "mixed: better at ",
+                "higher at ",
+                "lower at ",
+                "both ways: ",
+                "no significant difference at any of 7 points"
+            ]
+            .iter()
+            .any(|w| line.contains(w)),
+            "{line}"
+        );
+    }
+    // the time is hackbench's, and no table says two directions
+    assert!(
+        out.contains(
+            "time: s, lower is better (hackbench Time: seconds until every task exited)\n"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("NPB"), "{out}");
+    for heading in out
+        .lines()
+        .filter(|l| l.starts_with("stage-") && l.contains(": %,"))
+    {
+        assert!(
+            heading.contains("neither direction is better") && !heading.contains("lower is better"),
+            "{heading}"
+        );
+    }
 }
 
 #[test]

@@ -27,7 +27,20 @@ pub struct Metric {
     pub description: &'static str,
 }
 
-use Better::{Higher, Lower};
+use Better::{Higher, Lower, Neither};
+
+/// Descriptions of a metric that depend on the benchmark, (metric,
+/// benchmark, description): an experiment's report states those of the
+/// benchmarks it runs ([`info`]), so a hackbench experiment's `time` is
+/// hackbench's alone.
+const BY_BENCHMARK: &[(&str, &str, &str)] = &[
+    (
+        "time",
+        "hackbench",
+        "hackbench Time: seconds until every task exited",
+    ),
+    ("time", "npb", "NPB Time in seconds: the timed section"),
+];
 
 /// Every metric by name.
 pub const METRICS: &[Metric] = &[
@@ -38,7 +51,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 4,
         benchmarks: &["hackbench", "npb"],
         pointer: "/time_s",
-        description: "hackbench Time (seconds until every task exited); NPB Time in seconds (the timed section)",
+        description: "the benchmark's time",
     },
     Metric {
         name: "mops",
@@ -606,22 +619,22 @@ pub fn defaults(benchmark: &str) -> Vec<String> {
     v
 }
 
-/// How a metric is reported.
-pub fn info(name: &str) -> MetricInfo {
+/// How a metric is reported in an experiment that runs `benchmarks`: its
+/// description is theirs where it depends on the benchmark
+/// ([`BY_BENCHMARK`]; the metric's own when none of them has one).
+pub fn info(name: &str, benchmarks: &[&str]) -> MetricInfo {
     if let Some((_, _, what)) = LOCALITY_CLASSES
         .iter()
         .chain(SIM_BUCKETS.iter())
         .find(|c| c.0 == name)
     {
-        // like a stage's share: Lower gives the arithmetic mean
+        // like a stage's share
         return MetricInfo {
             name: name.into(),
             unit: "%".into(),
-            better: Lower,
+            better: Neither,
             decimals: 2,
-            description: format!(
-                "share of wake-ups that put the wakee {what}; neither direction is better"
-            ),
+            description: format!("share of wake-ups that put the wakee {what}"),
         };
     }
     if let Some((prefix, _, unit, better, what)) =
@@ -636,22 +649,33 @@ pub fn info(name: &str) -> MetricInfo {
         };
     }
     match lookup(name) {
-        Some(m) => MetricInfo {
-            name: m.name.into(),
-            unit: m.unit.into(),
-            better: m.better,
-            decimals: m.decimals,
-            description: m.description.into(),
-        },
-        // A stage's share has no better direction; Lower gives the
-        // arithmetic mean (a harmonic mean of shares that can be 0 is NaN).
+        Some(m) => {
+            let own: Vec<&str> = BY_BENCHMARK
+                .iter()
+                .filter(|(metric, b, _)| *metric == name && benchmarks.contains(b))
+                .map(|(.., d)| *d)
+                .collect();
+            MetricInfo {
+                name: m.name.into(),
+                unit: m.unit.into(),
+                better: m.better,
+                decimals: m.decimals,
+                description: if own.is_empty() {
+                    m.description.into()
+                } else {
+                    own.join("; ")
+                },
+            }
+        }
+        // A stage's share has no better direction (its arithmetic mean is
+        // reported, and the change from the baseline).
         None => MetricInfo {
             name: name.into(),
             unit: "%".into(),
-            better: Lower,
+            better: Neither,
             decimals: 2,
             description: format!(
-                "share of wakeups placed by stage {}; neither direction is better, the sign only says which way it moved",
+                "share of wakeups placed by stage {}",
                 name.trim_start_matches("stage-")
             ),
         },
@@ -798,7 +822,7 @@ mod tests {
         assert!(!m.contains_key("cpu-share:b-1"), "not measured");
         assert_eq!(m["run-share:b-1"], 70.0);
         assert_eq!(m.len(), 9);
-        let i = info("cpu-share:a-0");
+        let i = info("cpu-share:a-0", &["rtapp"]);
         assert_eq!((i.unit.as_str(), i.better), ("%", Higher));
         assert!(defaults("rtapp").contains(&RTAPP_THREADS.to_string()));
     }
@@ -846,7 +870,7 @@ mod tests {
         assert_eq!(m["wake-same-llc"], 50.0);
         assert_eq!(m["wake-other-node"], 25.0);
         assert_eq!(m["same-cpu"], 75.0);
-        assert_eq!(info("wake-same-core").unit, "%");
+        assert_eq!(info("wake-same-core", &["scenario"]).unit, "%");
         // a simulated benchmark has no six-class record: nothing, not zeros
         assert!(extract(&json!({"time_s": 1.0}), &wanted).is_empty());
         // its four buckets, as shares
@@ -856,6 +880,50 @@ mod tests {
         assert_eq!(m["wake4-same-llc"], 50.0);
         assert_eq!(m["wake4-other-llc"], 0.0);
         assert_eq!(m.len(), 4);
+    }
+
+    #[test]
+    fn a_description_names_only_the_benchmarks_run() {
+        let h = info("time", &["hackbench"]).description;
+        assert!(h.starts_with("hackbench Time"), "{h}");
+        assert!(!h.contains("NPB"), "{h}");
+        let n = info("time", &["npb"]).description;
+        assert!(n.starts_with("NPB Time") && !n.contains("hackbench"), "{n}");
+        // both run: both, each its own
+        let both = info("time", &["hackbench", "npb"]).description;
+        assert!(
+            both.contains("hackbench Time") && both.contains("NPB Time"),
+            "{both}"
+        );
+        assert_eq!(info("time", &[]).description, "the benchmark's time");
+        // a metric with one description keeps it
+        assert_eq!(
+            info("tput", &["tbench"]).description,
+            "tbench throughput over the execute phase"
+        );
+    }
+
+    #[test]
+    fn one_direction_per_metric() {
+        // shares of no better direction say so once, in the direction
+        for name in ["stage-prev_idle", "wake-same-llc", "wake4-other-llc"] {
+            let i = info(name, &["hackbench"]);
+            assert_eq!(i.better, Neither, "{name}");
+            assert!(
+                !i.description.contains("better"),
+                "{name}: {}",
+                i.description
+            );
+        }
+        // no other description claims a direction its metric lacks
+        for m in METRICS {
+            let d = m.description;
+            let claims = ["lower is better", "higher is better", "neither direction"];
+            assert!(!claims.iter().any(|c| d.contains(c)), "{}: {d}", m.name);
+        }
+        for (_, _, d) in BY_BENCHMARK {
+            assert!(!d.contains("better"), "{d}");
+        }
     }
 
     #[test]

@@ -460,6 +460,10 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
             names.push(m.clone());
         }
     }
+    // the benchmarks the experiment runs, for the metrics' descriptions
+    let mut benchmarks: Vec<&str> = exp.cells.iter().map(|c| c.spec.workload.name()).collect();
+    benchmarks.sort_unstable();
+    benchmarks.dedup();
     ReportSpec {
         name: exp.name.clone(),
         description: exp.description.clone(),
@@ -480,7 +484,10 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
                 mode: v.mode.name().into(),
             })
             .collect(),
-        metrics: names.iter().map(|n| metrics::info(n)).collect(),
+        metrics: names
+            .iter()
+            .map(|n| metrics::info(n, &benchmarks))
+            .collect(),
         iterations: exp.iterations,
     }
 }
@@ -540,6 +547,14 @@ mode = "native"
         let spec = report_spec(&exp, &r);
         let names: Vec<&str> = spec.metrics.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["time", "stage-prev_idle", "stage-target_idle"]);
+        // a hackbench experiment: hackbench's time, and the stages have
+        // no better direction
+        let time = &spec.metrics[0].description;
+        assert!(
+            time.starts_with("hackbench Time") && !time.contains("NPB"),
+            "{time}"
+        );
+        assert_eq!(spec.metrics[1].better, report::Better::Neither);
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! One self-contained HTML page of a comparison: what the experiment was
-//! (facts the caller gives: machine, kernel variants, workload, sweep,
-//! iterations, the schedlab that ran it), then each metric's mmtests table
-//! and its plot (inline SVG), the benchmark's metrics first and the
+//! One self-contained HTML page of a comparison: the verdict
+//! ([`Report::verdict_text`]), what the experiment was (facts the caller
+//! gives: machine, kernel variants, workload, sweep, iterations, the
+//! schedlab that ran it), then each metric's plot of the means, its plot
+//! of each variant's gain per point with intervals
+//! ([`crate::plot::gain_svg`]) and its mmtests table (inline SVG and
+//! text), the benchmark's metrics first and the
 //! scheduler internals after them, and the simulator's error against the
 //! native runs where the experiment has both. The page loads nothing: no
 //! script, no style sheet, no font, no image from elsewhere.
@@ -57,6 +60,12 @@ pub fn html(report: &Report, page: &HtmlPage) -> Result<String, ReportError> {
     if !spec.description.is_empty() {
         let _ = writeln!(o, "<p>{}</p>", escape(&spec.description));
     }
+    let _ = writeln!(
+        o,
+        "<h2 id=\"verdict\">Verdict</h2>\n<pre class=\"verdict\" data-compared=\"{}\">{}</pre>",
+        spec.variants.len().saturating_sub(1),
+        escape(&report.verdict_text())
+    );
     o.push_str("<h2 id=\"experiment\">Experiment</h2>\n<table class=\"facts\">\n");
     for (k, v) in &page.facts {
         let _ = writeln!(o, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
@@ -98,14 +107,20 @@ fn metric_section(o: &mut String, report: &Report, m: &MetricReport) -> Result<(
         escape(&m.metric.description)
     );
     let svg = crate::plot::svg(report, name)?;
-    // inline: the XML declaration, if any, has no place in HTML
-    let svg = match svg.find("<svg") {
-        Some(i) => &svg[i..],
-        None => &svg[..],
-    };
-    let _ = writeln!(o, "<figure>{svg}</figure>");
+    let _ = writeln!(o, "<figure>{}</figure>", inline(&svg));
+    if let Some(gain) = crate::plot::gain_svg(report, name)? {
+        let _ = writeln!(o, "<figure class=\"gain\">{}</figure>", inline(&gain));
+    }
     let _ = writeln!(o, "<pre>{}</pre>", escape(&report.metric_text(m)));
     Ok(())
+}
+
+/// An SVG to inline: the XML declaration, if any, has no place in HTML.
+fn inline(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
 }
 
 fn sim_error_section(o: &mut String, report: &Report) {
@@ -168,9 +183,24 @@ mod tests {
         let h = html(&r, &page()).unwrap();
         assert!(h.starts_with("<!doctype html>"));
         assert!(h.trim_end().ends_with("</html>"));
-        // every metric: a plot and a table
-        assert_eq!(h.matches("<svg").count(), r.metrics.len());
+        // every metric: a plot of the means, one of the gains and a table
+        assert_eq!(h.matches("<figure><svg").count(), r.metrics.len());
+        assert_eq!(
+            h.matches("<figure class=\"gain\"><svg").count(),
+            r.metrics.len()
+        );
         assert_eq!(h.matches("<pre>").count(), r.metrics.len());
+        // the verdict first, before the experiment's facts
+        let verdict = h
+            .find("<pre class=\"verdict\" data-compared=\"1\">Verdict on")
+            .unwrap();
+        assert!(verdict < h.find("id=\"experiment\"").unwrap());
+        assert!(
+            h.contains(
+                "time  sim-eevdf  worse at 1 of 2 points: -24.88% [-26.00%, -23.75%] at groups=4"
+            ),
+            "{h}"
+        );
         // facts escaped
         assert!(h.contains("kunpeng920 &lt;node 0&gt;"));
         // nothing fetched: no script, no external reference
@@ -194,6 +224,22 @@ mod tests {
         assert!(h.find(&last).unwrap() > internals);
         let has_err = r.metrics.iter().any(|m| m.sim_error.is_some());
         assert_eq!(h.contains("id=\"sim-error\""), has_err);
+    }
+
+    #[test]
+    fn one_variant_has_no_gain_plot() {
+        let mut s = spec();
+        s.variants.truncate(1);
+        let recs: Vec<_> = records()
+            .into_iter()
+            .filter(|r| r.variant == s.variants[0].name)
+            .collect();
+        let r = Report::build(&s, &recs).unwrap();
+        let h = html(&r, &page()).unwrap();
+        assert_eq!(h.matches("<svg").count(), r.metrics.len());
+        assert!(!h.contains("class=\"gain\""));
+        assert!(h.contains("data-compared=\"0\""));
+        assert!(h.contains("one variant (native-6.8): nothing to compare it with"));
     }
 
     #[test]

@@ -75,13 +75,17 @@ mod model;
 pub mod plot;
 pub mod stats;
 mod table;
+pub mod verdict;
 
 pub use csv_rows::{csv, csv_suite};
 pub use model::{
     Cell, MetricReport, PointError, PointRow, Report, ReportError, RowPcts, SimError, VariantError,
 };
-pub use plot::svg;
-pub use stats::{pdiff, pndiff, significant, summarise, welch_p, Summary};
+pub use plot::{gain_svg, svg};
+pub use stats::{
+    gain_interval, pchange, pdiff, pndiff, significant, summarise, welch_interval, welch_p, Summary,
+};
+pub use verdict::{Outcome, Verdict};
 
 /// Which direction of a metric is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +95,22 @@ pub enum Better {
     Lower,
     /// Higher is better (throughput): Hmean row.
     Higher,
+    /// Neither direction is better (a share of wake-ups by placement
+    /// stage): Amean row, and the percentages are the plain change from
+    /// the baseline, positive when the value went up.
+    Neither,
+}
+
+impl Better {
+    /// `lower is better`, `higher is better` or `neither direction is
+    /// better`: the words the table's heading and the plots use.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Better::Lower => "lower is better",
+            Better::Higher => "higher is better",
+            Better::Neither => "neither direction is better",
+        }
+    }
 }
 
 /// A metric of interest.

@@ -4,6 +4,7 @@
 //! Compare.pm), plus the simulator-versus-native error.
 
 use crate::stats::{self, pndiff, Summary};
+use crate::verdict::{self, Verdict};
 use crate::{Better, MetricInfo, ReportSpec, RunRecord};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -156,6 +157,10 @@ pub struct Cell {
     /// Welch's t-test p-value against the baseline's values; `None` for the
     /// baseline and when either side has fewer than two values.
     pub welch_p: Option<f64>,
+    /// The [`stats::CONFIDENCE`] interval of the mean row's percentage
+    /// ([`stats::gain_interval`]); `None` for the baseline, with fewer than
+    /// two values a side, or when the baseline's mean is 0.
+    pub gain_ci: Option<(f64, f64)>,
 }
 
 /// One sweep point of a metric: a cell per variant, baseline first.
@@ -211,6 +216,8 @@ pub struct MetricReport {
     pub points: Vec<PointRow>,
     /// Present when the spec has both a native and a sim variant.
     pub sim_error: Option<SimError>,
+    /// One verdict per variant after the baseline, in the spec's order.
+    pub verdicts: Vec<Verdict>,
 }
 
 /// A whole comparison: what was asked and, per metric, the table's data.
@@ -302,14 +309,18 @@ impl Report {
                     })
                     .collect::<Vec<_>>();
                 let sim_error = sim_error(spec, &points);
+                let verdicts = (1..nv)
+                    .map(|v| verdict::verdict(m.better, &points, v))
+                    .collect();
                 MetricReport {
                     metric: m.clone(),
                     mean_kind: match m.better {
-                        Better::Lower => "amean",
+                        Better::Lower | Better::Neither => "amean",
                         Better::Higher => "hmean",
                     },
                     points,
                     sim_error,
+                    verdicts,
                 }
             })
             .collect();
@@ -326,8 +337,9 @@ impl Report {
 
     /// The whole report as JSON: `{"spec": …, "metrics": [{"metric": …,
     /// "mean_kind": …, "points": [{"key", "operation", "cells": [{"variant",
-    /// "values", "summary", "pct", "significant", "welch_p"}]}],
-    /// "sim_error": …}]}`.
+    /// "values", "summary", "pct", "significant", "welch_p", "gain_ci"}]}],
+    /// "sim_error": …, "verdicts": [{"variant", "outcome", "compared",
+    /// "points", "better", "worse", "best", "worst"}]}]}`.
     ///
     /// Deterministic: everything is in the spec's order and maps are
     /// `BTreeMap`s. NaN and infinite floats become `null` (JSON has no NaN);
@@ -384,16 +396,17 @@ fn point_row(spec: &ReportSpec, m: &MetricInfo, key: &str, values: Vec<Vec<f64>>
         .zip(&summaries)
         .enumerate()
         .map(|(v, ((variant, vals), summary))| {
-            let (pct, significant, welch_p) = if v == 0 {
-                (summary.map(|_| RowPcts::ZERO), false, None)
+            let (pct, significant, welch_p, gain_ci) = if v == 0 {
+                (summary.map(|_| RowPcts::ZERO), false, None, None)
             } else {
                 match (&base, summary) {
                     (Some(b), Some(s)) => (
                         Some(RowPcts::compare(m.better, b, s)),
                         stats::significant(b, s),
                         stats::welch_p(&base_values, &vals),
+                        stats::gain_interval(m.better, b, s),
                     ),
-                    _ => (None, false, None),
+                    _ => (None, false, None, None),
                 }
             };
             Cell {
@@ -403,6 +416,7 @@ fn point_row(spec: &ReportSpec, m: &MetricInfo, key: &str, values: Vec<Vec<f64>>
                 pct,
                 significant,
                 welch_p,
+                gain_ci,
             }
         })
         .collect();

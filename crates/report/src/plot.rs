@@ -80,15 +80,63 @@ fn with_legend_room(y: Range<f64>, variants: usize) -> Range<f64> {
     (y.start)..(y.end + span * share / (1.0 - share))
 }
 
-/// One variant's points: (x, mean, stddev) where the mean is finite.
-fn series(m: &MetricReport, axis: &XAxis, variant: usize) -> Vec<(f64, f64, f64)> {
+/// One point of a line: at `x`, the value `y` with a bar from `lo` to
+/// `hi`, a filled dot when `filled` (else a hollow one).
+#[derive(Clone, Copy)]
+struct Pt {
+    x: f64,
+    y: f64,
+    lo: f64,
+    hi: f64,
+    filled: bool,
+}
+
+/// One line: the variant's index in the spec (its colour) and its points.
+struct Line {
+    variant: usize,
+    points: Vec<Pt>,
+}
+
+/// One variant's points: the mean ± stddev where the mean is finite.
+fn series(m: &MetricReport, axis: &XAxis, variant: usize) -> Vec<Pt> {
     m.points
         .iter()
         .enumerate()
         .filter_map(|(p, row)| {
             let s = row.cells.get(variant)?.summary?;
             let sd = if s.stddev.is_finite() { s.stddev } else { 0.0 };
-            s.mean.is_finite().then_some((axis.x(p), s.mean, sd))
+            s.mean.is_finite().then_some(Pt {
+                x: axis.x(p),
+                y: s.mean,
+                lo: s.mean - sd,
+                hi: s.mean + sd,
+                filled: true,
+            })
+        })
+        .collect()
+}
+
+/// One variant's gains over the baseline: the mean row's percentage with
+/// its interval (the point alone without one), a filled dot where the
+/// point is significant.
+fn gain_series(m: &MetricReport, axis: &XAxis, variant: usize) -> Vec<Pt> {
+    m.points
+        .iter()
+        .enumerate()
+        .filter_map(|(p, row)| {
+            let c = row.cells.get(variant)?;
+            let y = c.pct?.mean;
+            let (lo, hi) = c
+                .gain_ci
+                .filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+                .unwrap_or((y, y));
+            y.is_finite().then_some(Pt {
+                x: axis.x(p),
+                y,
+                lo,
+                hi,
+                filled: c.significant,
+            })
         })
         .collect()
 }
@@ -100,33 +148,88 @@ fn series(m: &MetricReport, axis: &XAxis, variant: usize) -> Vec<(f64, f64, f64)
 /// The x axis is the sweep axis's values when the spec has exactly one
 /// axis and every point's value is a number, otherwise the point index
 /// labelled with the point keys. The y axis reads `<metric> (<unit>), lower
-/// is better` (or higher). Cells without values are left out.
+/// is better` (or higher, or neither direction). Cells without values are
+/// left out.
 pub fn svg(report: &Report, metric: &str) -> Result<String, ReportError> {
     let m = report
         .metric(metric)
         .ok_or_else(|| ReportError::UnknownMetric(metric.to_string()))?;
     let axis = XAxis::of(report);
-    let all: Vec<Vec<(f64, f64, f64)>> = (0..report.spec.variants.len())
-        .map(|v| series(m, &axis, v))
+    let lines: Vec<Line> = (0..report.spec.variants.len())
+        .map(|v| Line {
+            variant: v,
+            points: series(m, &axis, v),
+        })
         .collect();
+    let y_desc = format!(
+        "{} ({}), {}",
+        m.metric.name,
+        m.metric.unit,
+        m.metric.better.phrase()
+    );
+    let title = format!("{}: {}", report.spec.name, m.metric.name);
+    plot(report, &axis, &title, &y_desc, &lines, false)
+}
+
+/// An SVG plot of each variant's gain over the baseline in `metric`, per
+/// sweep point: the table's mean-row percentage (positive is better; for a
+/// metric with no better direction, the change, positive is up) with its
+/// [`stats::CONFIDENCE`](crate::stats::CONFIDENCE) interval as the error
+/// bar ([`stats::gain_interval`](crate::stats::gain_interval)), a filled
+/// dot where the difference is significant (the table's `*`), a hollow one
+/// elsewhere, and a line at 0; one line per variant after the baseline, in
+/// the colours of [`svg`], 800×500, the x axis as [`svg`]'s.
+///
+/// `Ok(None)` when the spec has no variant besides the baseline.
+pub fn gain_svg(report: &Report, metric: &str) -> Result<Option<String>, ReportError> {
+    let m = report
+        .metric(metric)
+        .ok_or_else(|| ReportError::UnknownMetric(metric.to_string()))?;
+    let Some(base) = report.spec.variants.first() else {
+        return Ok(None);
+    };
+    if report.spec.variants.len() < 2 {
+        return Ok(None);
+    }
+    let axis = XAxis::of(report);
+    let lines: Vec<Line> = (1..report.spec.variants.len())
+        .map(|v| Line {
+            variant: v,
+            points: gain_series(m, &axis, v),
+        })
+        .collect();
+    let conf = crate::stats::CONFIDENCE * 100.0;
+    let y_desc = match m.metric.better {
+        Better::Neither => format!("change from {} (%), + is up, {conf:.0}% CI", base.name),
+        _ => format!("gain over {} (%), + is better, {conf:.0}% CI", base.name),
+    };
+    let title = format!("{}: {}, gain per point", report.spec.name, m.metric.name);
+    plot(report, &axis, &title, &y_desc, &lines, true).map(Some)
+}
+
+/// The plot of `lines` (see [`svg`] and [`gain_svg`]).
+fn plot(
+    report: &Report,
+    axis: &XAxis,
+    title: &str,
+    y_desc: &str,
+    lines: &[Line],
+    zero: bool,
+) -> Result<String, ReportError> {
+    let zero_value = zero.then_some(0.0);
     let y_range = padded(
-        all.iter()
-            .flatten()
-            .flat_map(|&(_, y, sd)| [y - sd, y + sd]),
+        lines
+            .iter()
+            .flat_map(|l| &l.points)
+            .flat_map(|p| [p.lo, p.hi])
+            .chain(zero_value),
         1.0,
     );
-    let y_range = with_legend_room(y_range, report.spec.variants.len());
+    let y_range = with_legend_room(y_range, lines.len());
     let x_range = axis.range(report.spec.points.len());
-    let dir = match m.metric.better {
-        Better::Lower => "lower is better",
-        Better::Higher => "higher is better",
-    };
-    let y_desc = format!("{} ({}), {dir}", m.metric.name, m.metric.unit);
-    let title = format!("{}: {}", report.spec.name, m.metric.name);
-
     let mut buf = String::new();
     draw(
-        &mut buf, &title, &axis, x_range, y_range, &y_desc, report, &all,
+        &mut buf, title, axis, x_range, y_range, y_desc, report, lines, zero,
     )
     .map_err(ReportError::Plot)?;
     Ok(buf)
@@ -142,7 +245,8 @@ fn draw(
     y_range: Range<f64>,
     y_desc: &str,
     report: &Report,
-    all: &[Vec<(f64, f64, f64)>],
+    lines: &[Line],
+    zero: bool,
 ) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let root = SVGBackend::with_string(buf, SIZE).into_drawing_area();
@@ -152,7 +256,7 @@ fn draw(
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(80)
-        .build_cartesian_2d(x_range, y_range)
+        .build_cartesian_2d(x_range.clone(), y_range)
         .map_err(|e| err(&e))?;
 
     let index_label = |x: &f64| match axis {
@@ -180,28 +284,53 @@ fn draw(
     }
     mesh.draw().map_err(|e| err(&e))?;
 
-    for (v, (variant, pts)) in report.spec.variants.iter().zip(all).enumerate() {
-        let color = Palette99::pick(v).to_rgba();
+    if zero {
         chart
             .draw_series(LineSeries::new(
-                pts.iter().map(|&(x, y, _)| (x, y)),
+                [(x_range.start, 0.0), (x_range.end, 0.0)],
+                BLACK.stroke_width(1),
+            ))
+            .map_err(|e| err(&e))?;
+    }
+    for line in lines {
+        let name = report
+            .spec
+            .variants
+            .get(line.variant)
+            .map_or("", |v| v.name.as_str());
+        let pts = &line.points;
+        let color = Palette99::pick(line.variant).to_rgba();
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter().map(|p| (p.x, p.y)),
                 color.stroke_width(2),
             ))
             .map_err(|e| err(&e))?
-            .label(variant.name.as_str())
+            .label(name)
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
         chart
             .draw_series(
                 pts.iter()
-                    .map(|&(x, y, _)| Circle::new((x, y), 3, color.filled())),
+                    .map(|p| ErrorBar::new_vertical(p.x, p.lo, p.y, p.hi, color, 8)),
             )
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(pts.iter().map(|p| {
+                let style = if p.filled {
+                    color.filled()
+                } else {
+                    WHITE.filled()
+                };
+                Circle::new((p.x, p.y), 3, style)
+            }))
             .map_err(|e| err(&e))?;
         chart
             .draw_series(
                 pts.iter()
-                    .map(|&(x, y, sd)| ErrorBar::new_vertical(x, y - sd, y, y + sd, color, 8)),
+                    .filter(|p| !p.filled)
+                    .map(|p| Circle::new((p.x, p.y), 3, color.stroke_width(1))),
             )
             .map_err(|e| err(&e))?;
     }
@@ -268,6 +397,36 @@ mod tests {
             t.iter().any(|s| s == "1") && t.iter().any(|s| s == "4"),
             "{t:?}"
         );
+    }
+
+    #[test]
+    fn gain_plot_has_a_line_per_variant_and_names_the_baseline() {
+        let r = Report::build(&spec(), &records()).expect("complete runs");
+        let svg = gain_svg(&r, "time").expect("plot").expect("two variants");
+        let t = texts(&svg);
+        for want in [
+            "sim-eevdf",
+            "gain over native-6.8 (%), + is better, 95% CI",
+            "hackbench-pipes: time, gain per point",
+            "groups",
+        ] {
+            assert!(t.iter().any(|s| s == want), "no text {want:?} in {t:?}");
+        }
+        // the baseline is no line of its own
+        assert!(!t.iter().any(|s| s == "native-6.8"), "{t:?}");
+        // the y axis reaches the interval at 4 groups, about −26%
+        let ticks: Vec<f64> = t.iter().filter_map(|s| s.parse().ok()).collect();
+        assert!(ticks.iter().any(|&y| y <= -25.0), "{ticks:?}");
+        // one variant: nothing to plot
+        let mut s = spec();
+        s.variants.truncate(1);
+        let recs: Vec<_> = records()
+            .into_iter()
+            .filter(|x| x.variant == "native-6.8")
+            .collect();
+        let one = Report::build(&s, &recs).expect("complete runs");
+        assert_eq!(gain_svg(&one, "time"), Ok(None));
+        assert!(gain_svg(&one, "nope").is_err());
     }
 
     #[test]

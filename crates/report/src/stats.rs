@@ -97,7 +97,7 @@ fn hstddev(xs: &[f64], h: f64) -> f64 {
 pub fn summarise(xs: &[f64], better: Better) -> Summary {
     let mut sorted = xs.to_vec();
     match better {
-        Better::Lower => sorted.sort_by(|a, b| a.total_cmp(b)),
+        Better::Lower | Better::Neither => sorted.sort_by(|a, b| a.total_cmp(b)),
         Better::Higher => sorted.sort_by(|a, b| b.total_cmp(a)),
     }
     let n = sorted.len();
@@ -118,7 +118,7 @@ pub fn summarise(xs: &[f64], better: Better) -> Summary {
     // best-first data.
     let best = &sorted[..(n * BEST_PCT / 100).max(1)];
     let (mean, stddev, bmean95) = match better {
-        Better::Lower => (amean(&sorted), sample_stddev(&sorted), amean(best)),
+        Better::Lower | Better::Neither => (amean(&sorted), sample_stddev(&sorted), amean(best)),
         Better::Higher => {
             let h = hmean(&sorted);
             (h, hstddev(&sorted, h), hmean(best))
@@ -169,12 +169,84 @@ pub fn pndiff(base: f64, new: f64) -> f64 {
     100.0 - new * 100.0 / base
 }
 
+/// The plain change of `new` from `base` in percent, `(new − base)·100/base`,
+/// for a metric with no better direction: positive when `new` is higher.
+/// 0 when equal; ±100 (the sign of `new`) when `base = 0`, as [`pdiff`]
+/// gives 100 there.
+pub fn pchange(base: f64, new: f64) -> f64 {
+    if new == base {
+        return 0.0;
+    }
+    if base == 0.0 {
+        return if new < 0.0 { -100.0 } else { 100.0 };
+    }
+    (new - base) * 100.0 / base
+}
+
 /// The percentage form for a row that follows the metric's direction.
 pub fn pct(better: Better, base: f64, new: f64) -> f64 {
     match better {
         Better::Higher => pdiff(base, new),
         Better::Lower => pndiff(base, new),
+        Better::Neither => pchange(base, new),
     }
+}
+
+/// The confidence level of [`gain_interval`]'s interval.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Welch's [`CONFIDENCE`] interval of the difference of the means,
+/// `new.mean − base.mean`: `d ± t·se` with `se² = s₁²/n₁ + s₂²/n₂` and `t` the
+/// Student quantile at `1 − (1 − CONFIDENCE)/2` with the
+/// Welch–Satterthwaite degrees of freedom.
+///
+/// The spread is the summary's: the sample stddev of an Amean, mmtests'
+/// HStddev of an Hmean (its delta-method spread, so the interval is the
+/// delta method's). `None` when either side has fewer than two samples or
+/// anything is not finite; both spreads 0 give the point `[d, d]`.
+pub fn welch_interval(base: &Summary, new: &Summary) -> Option<(f64, f64)> {
+    if base.n < 2 || new.n < 2 {
+        return None;
+    }
+    let d = new.mean - base.mean;
+    let (va, vb) = (
+        base.stddev * base.stddev / base.n as f64,
+        new.stddev * new.stddev / new.n as f64,
+    );
+    if !(d.is_finite() && va.is_finite() && vb.is_finite()) {
+        return None;
+    }
+    let se2 = va + vb;
+    if se2 == 0.0 {
+        return Some((d, d));
+    }
+    let df = se2 * se2 / (va * va / (base.n as f64 - 1.0) + vb * vb / (new.n as f64 - 1.0));
+    let t = StudentsT::new(0.0, 1.0, df)
+        .ok()?
+        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0);
+    let half = t * se2.sqrt();
+    half.is_finite().then_some((d - half, d + half))
+}
+
+/// [`welch_interval`] in the form of the table's mean-row percentage: the
+/// interval of the gain (positive is better) for a lower- or
+/// higher-is-better metric, of the change (positive is up) for a metric
+/// with no better direction, as a percentage of the baseline's mean. The
+/// percentages are linear in the variant's mean ([`pndiff`]: `−d·100/base`,
+/// [`pdiff`] and [`pchange`]: `d·100/base`), so the interval is centred on
+/// the table's percentage. `None` as [`welch_interval`], or when the
+/// baseline's mean is 0.
+pub fn gain_interval(better: Better, base: &Summary, new: &Summary) -> Option<(f64, f64)> {
+    let (lo, hi) = welch_interval(base, new)?;
+    if base.mean == 0.0 || !base.mean.is_finite() {
+        return None;
+    }
+    let scale = match better {
+        Better::Lower => -100.0 / base.mean,
+        Better::Higher | Better::Neither => 100.0 / base.mean,
+    };
+    let (a, b) = (lo * scale, hi * scale);
+    Some((a.min(b), a.max(b)))
 }
 
 /// Whether the mean of `new` differs significantly from the mean of `base`:
@@ -415,6 +487,58 @@ mod tests {
         assert!((p - 0.220_880_840_494_095_93).abs() < 1e-9, "{p}");
         // Symmetric in its arguments.
         assert_eq!(welch_p(&[2.0, 4.0, 6.0], &[1.0, 2.0, 3.0]), Some(p));
+    }
+
+    #[test]
+    fn pchange_is_the_plain_change() {
+        // (12 − 10)·100/10 = 20; (8 − 10)·100/10 = −20.
+        assert!(close(pchange(10.0, 12.0), 20.0));
+        assert!(close(pchange(10.0, 8.0), -20.0));
+        // unlike pdiff, a drop to 0 is −100%, not 0
+        assert!(close(pchange(5.0, 0.0), -100.0));
+        assert_eq!(pchange(0.0, 3.0), 100.0);
+        assert_eq!(pchange(4.0, 4.0), 0.0);
+        assert_eq!(pct(Better::Neither, 4.0, 3.0), -25.0);
+    }
+
+    #[test]
+    fn welch_interval_matches_an_independent_computation() {
+        // a = [10,11,12,13], b = [12,14,15,17,19] (as welch_p's test):
+        // d = 15.4 − 11.5 = 3.9, se = sqrt(1.8766667) = 1.3699148,
+        // df = 5.96150; t(0.975, 5.96150) = 2.450747 (bisection on a
+        // Simpson integral of the t density), half = 3.357315;
+        // [0.542685, 7.257315].
+        let a = summarise(&[10.0, 11.0, 12.0, 13.0], Better::Lower);
+        let b = summarise(&[12.0, 14.0, 15.0, 17.0, 19.0], Better::Lower);
+        let (lo, hi) = welch_interval(&a, &b).expect("n ≥ 2");
+        assert!(
+            (lo - 0.542_685).abs() < 1e-4 && (hi - 7.257_315).abs() < 1e-4,
+            "{lo} {hi}"
+        );
+        // As a gain of a lower-is-better metric: −d·100/11.5, so
+        // [−63.1071%, −4.7190%], centred on the table's pndiff −33.913%.
+        let (glo, ghi) = gain_interval(Better::Lower, &a, &b).expect("interval");
+        assert!((glo + 7.257_315 * 100.0 / 11.5).abs() < 1e-3, "{glo}");
+        assert!((ghi + 0.542_685 * 100.0 / 11.5).abs() < 1e-3, "{ghi}");
+        assert!(close((glo + ghi) / 2.0, pndiff(11.5, 15.4)));
+        // Higher is better and no direction: the same interval, sign kept.
+        let (nlo, nhi) = gain_interval(Better::Neither, &a, &b).expect("interval");
+        assert!(close(nlo, -ghi) && close(nhi, -glo));
+    }
+
+    #[test]
+    fn welch_interval_degenerate_cases() {
+        let one = summarise(&[1.0], Better::Lower);
+        let two = summarise(&[1.0, 2.0], Better::Lower);
+        assert_eq!(welch_interval(&one, &two), None);
+        let flat = summarise(&[3.0, 3.0], Better::Lower);
+        let flat4 = summarise(&[4.0, 4.0, 4.0], Better::Lower);
+        assert_eq!(welch_interval(&flat, &flat4), Some((1.0, 1.0)));
+        // 4 against 3, lower is better: −33.33%, a point
+        let (lo, hi) = gain_interval(Better::Lower, &flat, &flat4).expect("point");
+        assert!(close(lo, -100.0 / 3.0) && close(hi, lo));
+        let zero = summarise(&[0.0, 0.0], Better::Lower);
+        assert_eq!(gain_interval(Better::Lower, &zero, &flat4), None);
     }
 
     #[test]

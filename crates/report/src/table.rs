@@ -44,12 +44,12 @@ impl Stat {
     fn label(self, better: Better) -> &'static str {
         match (self, better) {
             (Stat::Min, _) => "Min",
-            (Stat::Mean, Better::Lower) => "Amean",
+            (Stat::Mean, Better::Lower | Better::Neither) => "Amean",
             (Stat::Mean, Better::Higher) => "Hmean",
             (Stat::Stddev, _) => "Stddev",
             (Stat::CoeffVar, _) => "CoeffVar",
             (Stat::Max, _) => "Max",
-            (Stat::BMean95, Better::Lower) => "BAmean-95",
+            (Stat::BMean95, Better::Lower | Better::Neither) => "BAmean-95",
             (Stat::BMean95, Better::Higher) => "BHmean-95",
         }
     }
@@ -119,14 +119,15 @@ fn cell_text(out: &mut String, stat: Stat, cell: &Cell, decimals: usize) {
     }
 }
 
-/// `name: unit, lower is better (description)`.
+/// `name: unit, lower is better (description)`; with no better direction
+/// `name: unit, neither direction is better, % is the change (+ up)
+/// (description)`.
 fn metric_heading(m: &MetricReport) -> String {
     let info = &m.metric;
-    let dir = match info.better {
-        Better::Lower => "lower",
-        Better::Higher => "higher",
-    };
-    let mut line = format!("{}: {}, {dir} is better", info.name, info.unit);
+    let mut line = format!("{}: {}, {}", info.name, info.unit, info.better.phrase());
+    if info.better == Better::Neither {
+        line.push_str(", % is the change (+ up)");
+    }
     if !info.description.is_empty() {
         let _ = write!(line, " ({})", info.description);
     }
@@ -199,8 +200,9 @@ fn metric_table(out: &mut String, m: &MetricReport, variants: &[crate::VariantIn
 }
 
 impl Report {
-    /// The report as mmtests prints a comparison: a line naming the
-    /// experiment, then per metric a line naming it and its table.
+    /// The report as mmtests prints a comparison, after a verdict: the
+    /// verdict block ([`Report::verdict_text`], which names the experiment
+    /// first), then per metric a line naming it and its table.
     ///
     /// Each table has a two-row header (variant names split at their first
     /// `-`, right-aligned over their columns), then the rows Min, Amean or
@@ -214,13 +216,7 @@ impl Report {
     /// follow the table: each sim mean's error relative to the native mean
     /// at each point, then the mean of their absolute values.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        out.push_str(&self.spec.name);
-        if !self.spec.description.is_empty() {
-            out.push_str(": ");
-            out.push_str(&self.spec.description);
-        }
-        out.push('\n');
+        let mut out = self.verdict_text();
         for m in &self.metrics {
             out.push('\n');
             metric_table(&mut out, m, &self.spec.variants);

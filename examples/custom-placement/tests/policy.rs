@@ -201,8 +201,9 @@ fn the_comparison_is_printed_the_same_every_time() {
     };
     let first = run();
     assert_eq!(first, run());
-    // the table has the three variants and the policy's stages
-    assert!(first.starts_with("prev-or-idle: "), "{first}");
+    // the verdict first, then the table has the three variants and the
+    // policy's stages
+    assert!(first.starts_with("Verdict on prev-or-idle: "), "{first}");
     for needle in [
         "linux",
         "scx",
