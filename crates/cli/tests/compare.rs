@@ -776,7 +776,7 @@ fn compare_takes_the_run_bounds_its_messages_name() {
     );
     // raised, the same runs finish
     let out = run(&["compare", &spin, "--time-limit", "3", "--log", l]);
-    assert!(out.starts_with("spin"), "{out}");
+    assert!(out.starts_with("Verdict on spin"), "{out}");
     run(&["compare", &tiny, "--max-events", "100000000", "--log", l]);
     // the same validation as sim's, in the same words
     for (flag, bad) in [
