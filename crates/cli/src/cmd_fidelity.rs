@@ -39,6 +39,9 @@ pub struct FidelityArgs {
     /// Write the score as one self-contained HTML page.
     #[arg(long, value_name = "F.html")]
     pub html: Option<PathBuf>,
+    /// The bounds of every simulated run, as `sim` takes them.
+    #[command(flatten)]
+    pub bounds: crate::args::BoundArgs,
 }
 
 /// Is `s` a file rather than a corpus name?
@@ -102,7 +105,7 @@ pub fn run(a: FidelityArgs) -> Result<ExitCode> {
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let records = lab::runner::run_all(&exps, jobs, &|_| bar.inc(1));
+    let records = lab::runner::run_all(&exps, jobs, &a.bounds.bounds(), &|_| bar.inc(1));
     bar.finish_and_clear();
     let records = records?;
     let score = Score::build(

@@ -270,3 +270,24 @@ fn a_built_in_entry_runs_quick_and_prints_its_published_changes() {
         "{out}"
     );
 }
+
+/// `fidelity` takes the run bounds its error messages name, as `sim` and
+/// `compare` do.
+#[test]
+fn fidelity_takes_the_run_bounds_its_messages_name() {
+    let e = fails(&[
+        "fidelity",
+        "sis-prop-avg-idle-hackbench-bdw",
+        "--quick",
+        "--max-events",
+        "1000",
+    ]);
+    assert!(
+        e.contains("--max-events: the run reached the limit of 1000 events"),
+        "{e}"
+    );
+    assert!(
+        e.trim_end().ends_with("(raise it with --max-events N)"),
+        "{e}"
+    );
+}

@@ -278,6 +278,7 @@ pub fn distinct_runs(exps: &[&Experiment]) -> usize {
 pub fn run_all(
     exps: &[&Experiment],
     jobs: usize,
+    bounds: &exec::Bounds,
     on_done: &(dyn Fn(&RunRecord) + Sync),
 ) -> Result<Vec<Vec<RunRecord>>, LabError> {
     let mut todo = Vec::new();
@@ -306,7 +307,7 @@ pub fn run_all(
             .par_iter()
             .with_max_len(1)
             .map(|(ei, r)| {
-                let rec = do_run(exps[*ei], r, &exec::Bounds::default())?;
+                let rec = do_run(exps[*ei], r, bounds)?;
                 on_done(&rec);
                 Ok(rec)
             })
