@@ -517,6 +517,9 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
                 .unwrap_or("?");
             println!("{name:<16} {class:<6} {desc}");
         }
+        println!(
+            "\nany other linux-X.Y from 4.16 to 6.14 is accepted too (e.g. linux-6.1, linux-6.12): every toggle as of that release"
+        );
         println!("\nfair class: CFS before 6.6, EEVDF from 6.6 (override with --feature fair_class=cfs|eevdf)");
         println!("\nkernel config of every profile (override with --kernel-config NAME=y|n):");
         for (name, default, desc) in Features::kernel_config() {

@@ -208,6 +208,25 @@ fn lists_kernels_and_features() {
             "{name} missing"
         );
     }
+    // the versions between the profiles are accepted, and the list says so
+    assert!(
+        k.contains("any other linux-X.Y from 4.16 to 6.14 is accepted"),
+        "{k}"
+    );
+    for (kernel, ok) in [
+        ("linux-4.16", true),
+        ("linux-6.1", true),
+        ("linux-6.14", true),
+        ("linux-4.15", false),
+        ("linux-6.15", false),
+    ] {
+        let out = schedlab()
+            .args(["sim", "hackbench", "-g", "1", "-f", "2", "-l", "2"])
+            .args(["--kernel", kernel])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.success(), ok, "{kernel}: {out:?}");
+    }
     let f = run(&["sim", "--list-features"]);
     for name in [
         "sis_util",
