@@ -79,6 +79,8 @@ pub struct Footprint {
     pub ops: u64,
     /// 2 MiB chunks of workload memory (`Engine::add_region`).
     pub memory_chunks: u64,
+    /// What the workload's report holds at the end of the run, bytes.
+    pub report_bytes: u64,
 }
 
 impl Footprint {
@@ -96,6 +98,7 @@ impl Footprint {
                 .checked_mul(std::mem::size_of::<crate::task::Op>() as u64),
             self.memory_chunks
                 .checked_mul(crate::numa::memory::CHUNK_STATE_BYTES),
+            Some(self.report_bytes),
         ];
         total
             .into_iter()
@@ -137,6 +140,7 @@ pub fn hackbench_footprint(hb: &Hackbench) -> Footprint {
         chunks_per_channel: per_chan_msgs.min(capacity),
         ops: 2 * hb.tasks() + 8 + g * f * 7 + g * (f + 6),
         memory_chunks: 0,
+        report_bytes: 0,
     }
 }
 
@@ -294,6 +298,7 @@ pub fn simulate_tbench(
         chunks_per_channel: 64,
         ops: ops.saturating_add(8),
         memory_chunks: 0,
+        report_bytes: 0,
     }
     .check(topo, opt, "NCLIENTS/--loadfile")?;
     simulate(topo, &m, opt)
@@ -371,6 +376,16 @@ pub fn simulate_rtapp(
     simulate(topo, w, &opt)
 }
 
+/// What an rt-app run's report holds per thread at the end (its JSON
+/// record, its line of the per-thread table and the state behind them),
+/// bytes. Measured: peak RSS of `schedlab sim rtapp` (release build) over
+/// files of one-loop threads, 1 thread 7.7 MB, 8,192 threads 68.3 MB,
+/// 102,400 threads 772 MB: 7.4 to 7.6 KB per thread, of which the engine's
+/// share of the estimate is about 0.9 KB; rounded up. Without it the
+/// estimate was a seventh of the peak (issue: 891 MiB estimated, 1.55 GB
+/// used).
+pub const RTAPP_REPORT_BYTES_PER_THREAD: u64 = 7 * 1024;
+
 /// An rt-app run's footprint: every thread made at start and every thread
 /// its `fork` events can make (declared up front, at most rt-app's limit
 /// per forked task), each with its own program of its task's events (about
@@ -393,6 +408,7 @@ pub fn rtapp_footprint(w: &crate::workload::rtapp::RtappSim) -> Footprint {
     Footprint {
         tasks,
         ops,
+        report_bytes: tasks.saturating_mul(RTAPP_REPORT_BYTES_PER_THREAD),
         ..Default::default()
     }
 }
