@@ -202,6 +202,8 @@ pub fn bytes_per_task(ncpus: usize) -> u64 {
         + std::mem::size_of::<Entity>()
         + std::mem::size_of::<TaskPlacement>()
         + 8 * ncpus.div_ceil(64)
+        // its task_struct and kernel-stack line records (Kernel::add_task)
+        + 2 * LineTable::bytes_per_line(ncpus)
         + 128) as u64
 }
 
