@@ -169,14 +169,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// runs (`Event::IdleExit`). Leaving a nohz idle state marks the CPU busy
     /// again (set_cpu_sd_state_busy). Does nothing to a CPU that is not idle
     /// (one already waking needs no second kick).
-    pub(super) fn kick_idle_cpu(&mut self, cpu: usize, waker_cpu: usize, lead: Nanos) {
+    pub(super) fn kick_idle_cpu(&mut self, cpu: usize, waker_cpu: usize, mut lead: Nanos) {
         let Mode::Idle { since, state, .. } = self.cpus[cpu].mode else {
             return;
         };
         let now = self.now;
         // Kick: IPI (unless the wake happens on this CPU, e.g. its own
         // timer) plus the idle state's exit latency.
-        let exit = match self.k.costs.idle_states.get(state) {
+        let mut exit = match self.k.costs.idle_states.get(state) {
             Some(s) if self.k.costs.charge_idle_exit => s.exit_latency_ns,
             _ => 0,
         };
@@ -194,7 +194,6 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         } else {
             0
         };
-        let (mut exit, mut lead) = (exit, lead);
         if self.vm.is_some() {
             self.vm_note_kick(cpu, waker_cpu);
             self.vm_kick_halted(cpu, waker_cpu, now + lead);
