@@ -61,11 +61,29 @@ pub enum LineKind {
     /// User memory a workload synchronises on: a futex word, a queue, a
     /// pthread object, an OpenMP barrier or flag.
     UserMemory,
+    /// A futex's `struct futex_hash_bucket` (waiters count, lock, chain):
+    /// written by every FUTEX_WAIT and every FUTEX_WAKE that finds a waiter.
+    FutexHashBucket,
+    /// A sleeping waiter's `struct futex_q` (on its kernel stack): queued by
+    /// the waiter, unlinked by the waker.
+    FutexQ,
+    /// A CPU's wake list: its `call_single_queue` llist head and the run
+    /// queue line holding `ttwu_pending`, written by a remote waker
+    /// (`ttwu_queue_wakelist`) and by the CPU that empties it
+    /// (`sched_ttwu_pending`).
+    WakeList,
+    /// An idle task's `thread_info` flags: TIF_POLLING_NRFLAG set and
+    /// cleared by its CPU around idle, TIF_NEED_RESCHED set by the waker
+    /// that kicks it (`set_nr_if_polling`, `resched_curr`).
+    IdleThreadInfo,
+    /// `jiffies` (and `last_jiffies_update`): written by the timekeeping
+    /// CPU's tick, read by every CPU entering nohz idle.
+    Jiffies,
 }
 
 impl LineKind {
     /// Every kind, in report order.
-    pub const ALL: [LineKind; 12] = [
+    pub const ALL: [LineKind; 17] = [
         LineKind::Rq,
         LineKind::SchedDomainShared,
         LineKind::RootDomain,
@@ -78,6 +96,11 @@ impl LineKind {
         LineKind::TaskStruct,
         LineKind::KernelStack,
         LineKind::UserMemory,
+        LineKind::FutexHashBucket,
+        LineKind::FutexQ,
+        LineKind::WakeList,
+        LineKind::IdleThreadInfo,
+        LineKind::Jiffies,
     ];
     /// Number of kinds.
     pub const COUNT: usize = Self::ALL.len();
@@ -97,6 +120,11 @@ impl LineKind {
             LineKind::TaskStruct => "task_struct",
             LineKind::KernelStack => "kernel stack",
             LineKind::UserMemory => "user memory",
+            LineKind::FutexHashBucket => "futex_hash_bucket",
+            LineKind::FutexQ => "futex_q",
+            LineKind::WakeList => "wake list",
+            LineKind::IdleThreadInfo => "idle thread_info",
+            LineKind::Jiffies => "jiffies",
         }
     }
 }

@@ -210,6 +210,37 @@ pub fn task_lines() -> (u32, u32) {
     })
 }
 
+/// The lines of a futex's kernel objects in the line model, from this
+/// inventory: its `struct futex_hash_bucket` lines (the waiters count, the
+/// lock and the chain, written by `futex_wait` and by a `futex_wake` that
+/// finds a waiter) and the lines of a sleeping waiter's `struct futex_q`
+/// that `futex_wake` touches (unlinked, `lock_ptr` cleared; key and bitset
+/// read), which the waiter wrote when it queued itself.
+pub fn futex_lines() -> (u32, u32) {
+    // derived once: every futex and waiter a run declares asks
+    static LINES: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    *LINES.get_or_init(|| {
+        (
+            shared_lines_written(&["futex_wait", "futex_wake"], "futex_hash_bucket"),
+            lines_touched(&["futex_wake"], "futex_q"),
+        )
+    })
+}
+
+/// The lines of a CPU's wake list in the line model, from this inventory:
+/// its `call_single_queue` llist head and the run-queue line holding
+/// `ttwu_pending`, which a remote waker writes in `ttwu_queue_wakelist`
+/// and the CPU writes again in `sched_ttwu_pending`.
+pub fn wake_list_lines() -> u32 {
+    static LINES: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *LINES.get_or_init(|| {
+        const WAKE_LIST: [&str; 2] = ["ttwu_queue_wakelist", "sched_ttwu_pending"];
+        distinct_lines(&WAKE_LIST, "llist_head", |t| {
+            t.shared && t.access == Access::Write
+        }) + distinct_lines(&WAKE_LIST, "rq", |t| t.shared && t.access == Access::Write)
+    })
+}
+
 const BTF_612: &str = "BTF of 6.12.118+deb12-cloud-amd64 (pahole, scripts/btf-inventory.sh)";
 
 const fn btf(

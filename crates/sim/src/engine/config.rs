@@ -69,6 +69,8 @@ pub struct EngineConfig {
     pub vcpu_preempt_check: bool,
     /// sched_idle CPUs count as idle in the scans.
     pub sched_idle_as_idle: bool,
+    /// Which wake-ups go through the target's wake list.
+    pub ttwu_queue: crate::placement::linux::TtwuQueue,
     /// Stop after this much simulated time (safety net).
     pub time_limit: Nanos,
     /// Stop after this many events (u64::MAX: no bound).
@@ -166,6 +168,7 @@ impl EngineConfig {
             seed: 1,
             check: true,
             vcpu_preempt_check: true,
+            ttwu_queue: crate::placement::linux::TtwuQueue::CrossLlcOrIdle,
             sched_idle_as_idle: true,
             time_limit: 10_000_000_000,
             max_events: u64::MAX,

@@ -194,6 +194,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         } else {
             0
         };
+        if waker_cpu != cpu {
+            // set_nr_if_polling / resched_curr: the waker sets
+            // TIF_NEED_RESCHED in the idle task's flags, a line the idle
+            // CPU wrote at idle entry
+            let c = self.k.idle_thread_info_lines(cpu, waker_cpu);
+            self.cpus[waker_cpu].debt += c;
+            lead += c;
+        }
         if self.vm.is_some() {
             self.vm_note_kick(cpu, waker_cpu);
             self.vm_kick_halted(cpu, waker_cpu, now + lead);

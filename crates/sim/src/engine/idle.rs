@@ -97,6 +97,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         let line = st.line;
         let _ = self.k.lines.write(line, c, self.k.topo, &self.k.costs);
+        // current_set_polling_and_test, and tick_nohz_next_event's read of
+        // jiffies (moved, not charged: the CPU is on its way to idle)
+        let _ = self.k.idle_thread_info_lines(c, c);
+        let _ = self.k.idle_jiffies_lines(c);
         self.cpus[c].bal.newidle_done = false;
         if upfront {
             // tick_nohz_idle_enter() of <= 4.16: set_cpu_sd_state_idle()

@@ -512,6 +512,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let mut k = Kernel::boot(topo, sd, costs, policy);
         k.vcpu_preempt_check = cfg.vcpu_preempt_check;
         k.sched_idle_as_idle = cfg.sched_idle_as_idle;
+        k.ttwu_queue = cfg.ttwu_queue;
         // nr_busy_cpus starts at 0: every CPU boots idle with its tick
         // stopped (`CpuState::boot`)
         Engine {

@@ -117,7 +117,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// A barrier of `threads` arrivals whose waiters spin for `spin_ns`
     /// before FUTEX_WAIT (GOMP_SPINCOUNT times one spin iteration).
     pub fn add_omp_barrier(&mut self, threads: u32, spin_ns: Nanos) -> OmpBarrierId {
-        let line = self.k.lines.alloc();
+        let line = self.k.alloc_futex_word();
         let red_line = self.k.lines.alloc();
         let o = &mut self.omp;
         o.barriers.push(Barrier {
@@ -262,6 +262,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         let spinners = std::mem::take(&mut bar.spinners);
                         self.cpus[c].debt += self.k.costs.futex_wake_ns;
                         for s in sleepers {
+                            // futex_wake_mark: the bucket and s's futex_q
+                            self.cpus[c].debt += self.k.futex_wake_lines(line, c, Some(s.idx()));
                             self.try_to_wake_up(s, c, Some(t), 0, false);
                         }
                         self.omp_release_spinners(spinners, line, true);
@@ -286,6 +288,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                         debug_assert!(!self.tasks[ti].resumed, "woken before the release");
                         self.omp.futex_waits += 1;
                         self.omp.barriers[bi].sleepers.push(t);
+                        let line = self.omp.barriers[bi].line;
+                        self.cpus[c].debt += self.k.futex_wait_lines(line, ti, c);
                         self.block(c, t, Block::Pthread);
                         false
                     }

@@ -109,7 +109,7 @@ fn us(ns: Nanos) -> u64 {
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// A free pthread mutex.
     pub fn add_mutex(&mut self) -> MutexId {
-        let line = self.k.lines.alloc();
+        let line = self.k.alloc_futex_word();
         let p = &mut self.pthreads.mutexes;
         p.push(Mutex {
             owner: None,
@@ -121,7 +121,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// A condition variable nobody waits on.
     pub fn add_cond(&mut self) -> CondId {
-        let line = self.k.lines.alloc();
+        let line = self.k.alloc_futex_word();
         let p = &mut self.pthreads.conds;
         p.push(Cond {
             waiters: VecDeque::new(),
@@ -132,7 +132,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// A barrier of `users` arrivals.
     pub fn add_barrier(&mut self, users: u32) -> BarrierId {
-        let line = self.k.lines.alloc();
+        let line = self.k.alloc_futex_word();
         let p = &mut self.pthreads.barriers;
         p.push(Barrier {
             users: users.max(1),
@@ -235,6 +235,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         self.cpus[c].debt += self.k.lines.write(line, c, self.k.topo, &self.k.costs);
     }
 
+    /// `t` on `c` sleeps in FUTEX_WAIT on the word `line`: the hash
+    /// bucket and its futex_q (`Kernel::futex_wait_lines`), then blocks.
+    fn futex_sleep(&mut self, c: usize, t: TaskId, line: LineId) {
+        self.cpus[c].debt += self.k.futex_wait_lines(line, t.idx(), c);
+        self.block(c, t, Block::Pthread);
+    }
+
+    /// FUTEX_WAKE on `c` of waiter `w` of the word `line`: the hash
+    /// bucket and the waiter's futex_q (`Kernel::futex_wake_lines`).
+    fn futex_unqueue(&mut self, c: usize, line: LineId, w: TaskId) {
+        self.cpus[c].debt += self.k.futex_wake_lines(line, c, Some(w.idx()));
+    }
+
     /// Give mutex `m` to `w` (a waiter already asleep) and wake it, or
     /// queue it on the mutex if the mutex is taken.
     fn mutex_give_or_queue(&mut self, c: usize, waker: TaskId, m: MutexId, w: TaskId) {
@@ -260,6 +273,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         match mx.waiters.pop_front() {
             Some(w) => {
                 mx.owner = Some(w);
+                self.futex_unqueue(c, line, w);
                 self.try_to_wake_up(w, c, Some(t), 0, false);
             }
             None => mx.owner = None,
@@ -286,7 +300,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     Some(o) if o == t => true,
                     Some(_) => {
                         mx.waiters.push_back(t);
-                        self.block(c, t, Block::Pthread);
+                        self.futex_sleep(c, t, line);
                         false
                     }
                 }
@@ -306,7 +320,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     .waiters
                     .push_back((t, mutex));
                 self.mutex_release(c, t, mutex);
-                self.block(c, t, Block::Pthread);
+                self.futex_sleep(c, t, line);
                 false
             }
             Op::CondSignal(cv) | Op::CondBroadcast(cv) => {
@@ -314,6 +328,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 self.touch_line(c, line);
                 let all = matches!(op, Op::CondBroadcast(_));
                 while let Some((w, m)) = self.pthreads.conds[cv.idx()].waiters.pop_front() {
+                    self.futex_unqueue(c, line, w);
                     self.mutex_give_or_queue(c, t, m, w);
                     if !all {
                         break;
@@ -332,12 +347,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     // the last user: everyone goes on
                     let arrived = std::mem::take(&mut bar.arrived);
                     for w in arrived {
+                        self.futex_unqueue(c, line, w);
                         self.try_to_wake_up(w, c, Some(t), 0, false);
                     }
                     true
                 } else {
                     bar.arrived.push(t);
-                    self.block(c, t, Block::Pthread);
+                    self.futex_sleep(c, t, line);
                     false
                 }
             }

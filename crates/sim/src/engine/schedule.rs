@@ -19,6 +19,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     pub(super) fn tick(&mut self, c: usize) {
         self.cpus[c].tick.armed = false;
+        // tick_do_update_jiffies64: the jiffy's first tick writes jiffies
+        // (charged to a busy CPU; an idle one's interrupt costs no task)
+        let jiffies = self.k.jiffies(self.now);
+        let cost = self.k.tick_jiffies_lines(c, jiffies);
+        if self.cpus[c].mode == Mode::Busy {
+            self.cpus[c].debt += cost;
+        }
         if self.cpus[c].mode != Mode::Busy {
             // An idle CPU whose tick still runs balances as idle; with the
             // tick stopped (NO_HZ idle) nothing happens.
@@ -166,6 +173,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Some(n) => {
                 let ni = n.idx();
+                let was_idle = self.k.cpu_state[c].curr_is_idle;
                 self.k.cpu_state[c].curr_is_idle = false;
                 self.k.lines.set_running(c, true);
                 self.cpus[c].bal.newidle_done = false;
@@ -198,6 +206,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     }
                     // its task_struct and kernel stack lines
                     cost += self.k.switch_in_task_lines(ni, c);
+                    // sched_ttwu_pending: the wake list a remote waker
+                    // filled; current_clr_polling on the way out of idle
+                    cost += self.k.flush_wake_list_lines(c);
+                    if was_idle {
+                        cost += self.k.idle_thread_info_lines(c, c);
+                    }
                     self.tasks[ni].ran_at_switch = seq;
                     self.cpus[c].debt += cost;
                     // the CPU's own run-queue line is written by the switch

@@ -73,7 +73,7 @@ pub(super) enum SyncStart {
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// A futex word, initially FUTEX_RUNNING.
     pub fn add_futex(&mut self) -> FutexId {
-        let line = self.k.lines.alloc();
+        let line = self.k.alloc_futex_word();
         self.futexes.push(Futex {
             blocked: false,
             waiters: VecDeque::new(),
@@ -252,9 +252,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             return false;
         }
         fx.blocked = false;
-        if let Some(w) = fx.waiters.pop_front() {
+        let woken = fx.waiters.pop_front();
+        // FUTEX_WAKE: the hash bucket, and the waiter's futex_q when there
+        // is one, before the wake-up goes out
+        let lines = self.k.futex_wake_lines(line, c, woken.map(|w| w.idx()));
+        self.cpus[c].debt += lines;
+        if let Some(w) = woken {
             let before = self.batch_lead;
-            self.batch_lead = lead;
+            self.batch_lead = lead + lines;
             // FUTEX_WAKE -> wake_up_q: a plain wake-up, no WF_SYNC
             self.try_to_wake_up(w, c, Some(waker), 0, false);
             self.batch_lead = before;
@@ -306,6 +311,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     true
                 } else {
                     fx.waiters.push_back(t);
+                    self.cpus[c].debt += self.k.futex_wait_lines(line, ti, c);
                     self.block(c, t, Block::Futex(f));
                     false
                 }
@@ -357,6 +363,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                     let fx = &mut self.futexes[futex.idx()];
                     fx.blocked = true;
                     fx.waiters.push_back(t);
+                    self.cpus[c].debt += self.k.futex_wait_lines(fline, ti, c);
                     self.block(c, t, Block::Futex(futex));
                     false
                 }

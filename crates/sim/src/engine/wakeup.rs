@@ -217,15 +217,25 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let ti = t.idx();
         let now = self.now;
         let initial = self.tasks[ti].pc.pc == 0 && self.tasks[ti].last_ran.is_none();
+        // ttwu_queue: a wake-up (not a new task) that ttwu_queue_cond
+        // sends to the target's wake list leaves the enqueue to the
+        // target; otherwise the waker locks the target's run queue
+        let queued = !initial
+            && self
+                .k
+                .ttwu_queue_cond(waker_cpu, cpu, self.k.cpu_state[cpu].nr_running);
         let deadline_resched = self.activate_task(t, cpu, attach, initial);
         // the waker's earlier wakes of a batch go out first
         let lead = lead + self.batch_lead;
-        // The waker writes the target run queue (remote enqueue).
-        let line = self.k.cpu_state[cpu].line;
-        let c = self
-            .k
-            .lines
-            .write(line, waker_cpu, self.k.topo, &self.k.costs);
+        let c = if queued {
+            self.k.queue_wake_list_lines(cpu, waker_cpu)
+        } else {
+            // The waker writes the target run queue (remote enqueue).
+            let line = self.k.cpu_state[cpu].line;
+            self.k
+                .lines
+                .write(line, waker_cpu, self.k.topo, &self.k.costs)
+        };
         self.cpus[waker_cpu].debt += c;
         let lead = lead + c;
         // ttwu_do_activate: fold the idle period into avg_idle (wake-ups

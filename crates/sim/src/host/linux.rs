@@ -26,6 +26,7 @@ pub fn host_kernel<'h>(
     let mut k = Kernel::boot(topo, sd, mc, Box::new(LinuxPlacement::new(f.clone())));
     k.vcpu_preempt_check = f.vcpu_preempt_check();
     k.sched_idle_as_idle = f.sched_idle_as_idle();
+    k.ttwu_queue = f.ttwu_queue;
     k.balancer = crate::run::make_balancer(&crate::run::PolicyChoice::Linux(Box::new(f.clone())));
     k
 }

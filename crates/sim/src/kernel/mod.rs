@@ -21,6 +21,7 @@
 //! - [`Kernel::balance_call`]: a balancer hook over a [`BalanceEnv`].
 
 pub(crate) mod cfs_tasks;
+mod objects;
 
 use crate::balance::{BalanceEnv, BalanceStats, Balancer, NumaLocality, Requests, RqTasks};
 use crate::cacheline::{LineId, LineKind, LineTable};
@@ -56,6 +57,20 @@ pub struct Kernel<'t> {
     /// lines a wake-up writes, and at the next id its kernel stack's top
     /// lines (`costs::kernel_objects::task_lines`).
     pub task_lines: Vec<LineId>,
+    /// Each task's `futex_q` record (`objects::NO_LINE` before its first
+    /// futex wait).
+    futex_q: Vec<LineId>,
+    /// The first of each CPU's two kernel-object records: at
+    /// `cpu_lines + 2 * cpu` its wake list, after it its idle task's
+    /// `thread_info` flags (`objects`).
+    cpu_lines: LineId,
+    /// A remote waker queued to the CPU's wake list since its last switch.
+    wake_list_pending: Vec<bool>,
+    /// The `jiffies` line, and the last jiffy a tick wrote into it.
+    jiffies_line: LineId,
+    jiffies_written: u64,
+    /// When a wake-up goes through the target's wake list.
+    pub ttwu_queue: crate::placement::linux::TtwuQueue,
     /// Each CPU's cfs_tasks list.
     pub(crate) cfs_lists: CfsTaskLists,
     /// The root domain's cache line (rd->overload, the nohz mask).
@@ -187,6 +202,13 @@ impl<'t> Kernel<'t> {
             })
             .collect();
         let root_line = lines.alloc_of(LineKind::RootDomain, 1);
+        let wake_list = crate::costs::kernel_objects::wake_list_lines();
+        let cpu_lines = lines.len() as LineId;
+        for _ in 0..n {
+            lines.alloc_of(LineKind::WakeList, wake_list);
+            lines.alloc_of(LineKind::IdleThreadInfo, 1);
+        }
+        let jiffies_line = lines.alloc_of(LineKind::Jiffies, 1);
         let tick_ns = 1_000_000_000 / costs.hz.max(1);
         let mut idle_stats = vec![RqIdleStats::boot(); n];
         for s in &mut idle_stats {
@@ -202,6 +224,12 @@ impl<'t> Kernel<'t> {
             llc,
             tplace: Vec::new(),
             task_lines: Vec::new(),
+            futex_q: Vec::new(),
+            cpu_lines,
+            wake_list_pending: vec![false; n],
+            jiffies_line,
+            jiffies_written: 0,
+            ttwu_queue: crate::placement::linux::TtwuQueue::CrossLlcOrIdle,
             cfs_lists: CfsTaskLists::new(n),
             root_line,
             policy,
@@ -385,6 +413,7 @@ impl<'t> Kernel<'t> {
         let first = self.lines.alloc_of(LineKind::TaskStruct, task_struct);
         self.lines.alloc_of(LineKind::KernelStack, stack);
         self.task_lines.push(first);
+        self.futex_q.push(objects::NO_LINE);
     }
 
     /// try_to_wake_up on `waker_cpu`: the waker takes the wakee's pi_lock

@@ -452,26 +452,29 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
             topo.name()
         )));
     }
-    let (domains, vcpu_check, sched_idle, slice, idle_loop, ipc, fair) = match &opt.policy {
-        PolicyChoice::Linux(f) => (
-            f.domain_options(),
-            f.vcpu_preempt_check(),
-            f.sched_idle_as_idle(),
-            f.base_slice_ns(topo.nr_cpus()),
-            f.idle,
-            f.ipc,
-            Some(f.fair),
-        ),
-        PolicyChoice::ScxDefault | PolicyChoice::Custom(_) => (
-            DomainOptions::default(),
-            true,
-            true,
-            opt.eevdf.base_slice,
-            crate::idle_loop::IdleLoopFeatures::default(),
-            crate::ipc_features::IpcFeatures::default(),
-            None,
-        ),
-    };
+    let (domains, vcpu_check, sched_idle, slice, idle_loop, ipc, fair, ttwu_queue) =
+        match &opt.policy {
+            PolicyChoice::Linux(f) => (
+                f.domain_options(),
+                f.vcpu_preempt_check(),
+                f.sched_idle_as_idle(),
+                f.base_slice_ns(topo.nr_cpus()),
+                f.idle,
+                f.ipc,
+                Some(f.fair),
+                f.ttwu_queue,
+            ),
+            PolicyChoice::ScxDefault | PolicyChoice::Custom(_) => (
+                DomainOptions::default(),
+                true,
+                true,
+                opt.eevdf.base_slice,
+                crate::idle_loop::IdleLoopFeatures::default(),
+                crate::ipc_features::IpcFeatures::default(),
+                None,
+                crate::placement::linux::TtwuQueue::CrossLlcOrIdle,
+            ),
+        };
     let sd = SchedDomains::build(topo, opt.domains.as_ref().unwrap_or(&domains));
     let mut costs = opt.machine_costs(topo);
     if opt.costs {
@@ -496,6 +499,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
         check: opt.check,
         vcpu_preempt_check: vcpu_check,
         sched_idle_as_idle: sched_idle,
+        ttwu_queue,
         time_limit: opt.time_limit,
         max_events: opt.max_events.unwrap_or(u64::MAX),
         progress: opt.progress.clone(),

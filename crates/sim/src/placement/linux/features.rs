@@ -111,6 +111,24 @@ pub enum RecentUpdate {
     PrevAlways,
 }
 
+/// When a wake-up goes through the target CPU's wake list instead of the
+/// waker locking the target's run queue (`ttwu_queue_cond`,
+/// kernel/sched/core.c; sched_feat TTWU_QUEUE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TtwuQueue {
+    /// NO_TTWU_QUEUE: the waker always activates the task itself.
+    Off,
+    /// Up to 5.14 (read at 4.19.1 and 5.10.265): only a target that does
+    /// not share the waker's LLC (`!cpus_share_cache`). The 5.8 rule for a
+    /// wakee still descheduling (WF_ON_CPU) is not modelled: the engine
+    /// has no such window.
+    CrossLlc,
+    /// As read at 5.15.215 and 6.1: also a target in the waker's LLC whose
+    /// run queue is empty (an idle CPU), so the idle CPU activates its own
+    /// wakee.
+    CrossLlcOrIdle,
+}
+
 crate::toggles! {
     /// The feature set of one kernel profile plus overrides.
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -259,6 +277,11 @@ crate::toggles! {
         pub imbalance_pct_default: u32 = if ge(5, 10) { 117 } else { 125 },
             "imbalance_pct_default" ("117|125": "117" => 117, "125" => 125)
             => "sd_init default imbalance_pct (125 before 5.10)";
+        /// TTWU_QUEUE and ttwu_queue_cond: which wake-ups go through the
+        /// target's wake list (the lines they move, `kernel::objects`).
+        pub ttwu_queue: TtwuQueue = if ge(5, 15) { TtwuQueue::CrossLlcOrIdle } else { TtwuQueue::CrossLlc },
+            "ttwu_queue" ("off|cross-llc|cross-llc-or-idle": "off" => TtwuQueue::Off, "cross-llc" => TtwuQueue::CrossLlc, "cross-llc-or-idle" => TtwuQueue::CrossLlcOrIdle)
+            => "TTWU_QUEUE: a wake-up onto another LLC (and, as read at 5.15.215 and 6.1, onto an idle CPU of the same LLC) is queued on the target's wake list instead of the waker locking its run queue";
     }
 }
 

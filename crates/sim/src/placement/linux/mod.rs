@@ -36,6 +36,7 @@ mod tests;
 
 pub use features::{
     FeatureError, Features, IdleCoreScanStyle, RecentUpdate, ScanStart, SisPropAvg, SmtMode,
+    TtwuQueue,
 };
 
 use super::{wf, Decision, Placement, Stage, WakeEnv, WakeRequest};
