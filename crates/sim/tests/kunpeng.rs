@@ -113,7 +113,10 @@ fn cluster_pair_under_latest() {
 /// History: 1933, then 1897 with the rotation table (one factor, EEVDF),
 /// 1554 under CFS (2026-12-06, seeds 1-3); with the kernel objects charged
 /// as lines (2026-12-06, seeds 1-10) it printed 1433 (1432: 3.9566 s,
-/// 1433: 4.3690 s) and 74 ns (74: 5.3503 s, 75: 5.8459 s).
+/// 1433: 4.3690 s) and 74 ns (74: 5.3503 s, 75: 5.8459 s); with futex
+/// buckets, wake lists, idle flags and jiffies moved too (2026-12-07,
+/// seeds 1-10) 1437 (1437: 4.2012 s, 1438: 4.3907 s) and 81 ns (81: 5.4957
+/// s, 82: 5.9137 s).
 #[cfg(feature = "procedures")]
 #[test]
 fn refit_kunpeng() {
