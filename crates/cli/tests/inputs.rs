@@ -548,3 +548,33 @@ fn results_are_not_written_over_a_fifo() {
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }
+
+#[test]
+fn an_endless_schbench_is_refused_by_its_memory_estimate() {
+    // -r 4294967295 reports every 10 s: the text of its reports alone is
+    // past any limit, so it is refused at once
+    let e = fails_soon(&["sim", "schbench", "-r", "4294967295", "--max-memory", "100"]);
+    assert!(
+        e.starts_with("schedlab: error: -m/-t/-r/-i: the run needs an estimated ")
+            && e.trim_end().ends_with("(raise it with --max-memory MIB)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn rtapp_phase_rows_past_the_memory_limit_stop_the_run() {
+    // one thread logging a phase every 100 us for a minute: 600,000 rows
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("fast.json");
+    std::fs::write(
+        &p,
+        r#"{"global": {"duration": 60}, "tasks": {"t": {"loop": -1, "run": 10, "timer": {"ref": "t", "period": 100}}}}"#,
+    )
+    .unwrap();
+    let e = fails_soon(&["sim", "rtapp", p.to_str().unwrap(), "--max-memory", "1"]);
+    assert!(
+        e.starts_with("schedlab: error: --max-memory: what the run records ")
+            && e.trim_end().ends_with("(raise it with --max-memory MIB)"),
+        "{e}"
+    );
+}

@@ -53,7 +53,8 @@ impl Workload for Raw {
         "schbench"
     }
     fn build<R: RunQueue>(&self, e: &mut Engine<'_, R>, first_cpu: usize) {
-        self.0.build(e, first_cpu)
+        self.0.build(e, first_cpu);
+        e.keep_samples();
     }
     fn stop(&self) -> Stop {
         self.0.stop()
@@ -446,6 +447,7 @@ fn rps_mode_loses_no_request() {
         let cfg = EngineConfig::checked(topo.all_cpus().clone());
         let mut e: Engine = Engine::new(&topo, &sd, costs.clone(), cfg, Box::new(ScxDefault));
         s.build(&mut e, 0);
+        e.keep_samples();
         // 0.1 s into the third cycle: the deep queues are still draining
         e.set_stop_at(2_100_000_000);
         e.run().unwrap();

@@ -75,6 +75,11 @@ pub struct EngineConfig {
     pub time_limit: Nanos,
     /// Stop after this many events (u64::MAX: no bound).
     pub max_events: u64,
+    /// Stop when what the run records as it goes (raw samples, interval
+    /// summaries, rt-app's phase rows: records that grow with the run's
+    /// length) passes this many bytes (`--max-memory`; u64::MAX: no
+    /// bound).
+    pub max_record_bytes: u64,
     /// Where the run publishes how far it has got (None: nowhere).
     pub progress: Option<std::sync::Arc<Progress>>,
     /// The cpuidle driver and governor: what idle entry does with the tick.
@@ -131,6 +136,15 @@ pub enum Bound {
         /// Tasks still alive.
         alive: usize,
     },
+    /// What the run records reached the memory limit
+    /// ([`EngineConfig::max_record_bytes`]).
+    #[error("--max-memory: what the run records (samples, summaries, logged phases) reached the limit of {} MiB at {:.3} s simulated (raise it with --max-memory MIB)", limit >> 20, *now as f64 / 1e9)]
+    Memory {
+        /// The limit, bytes.
+        limit: u64,
+        /// Simulated time when it was reached, ns.
+        now: Nanos,
+    },
     /// Simulated time stopped advancing ([`super::STALL_EVENTS`] events at
     /// one instant).
     #[error("simulated time stopped advancing at {:.3} s: {events} events in a row took no time (a cost profile whose figures are all 0 lets work take none; check --cost-profile)", *now as f64 / 1e9)]
@@ -172,6 +186,7 @@ impl EngineConfig {
             sched_idle_as_idle: true,
             time_limit: 10_000_000_000,
             max_events: u64::MAX,
+            max_record_bytes: u64::MAX,
             progress: None,
             // a driver with the menu governor (what every run modelled
             // before per-machine idle configurations)

@@ -73,7 +73,7 @@ mod pthread;
 pub use pthread::PhaseRow;
 mod schedule;
 mod sync;
-pub use sync::Bin;
+pub use sync::{Bin, MetricSink, SharedSink};
 mod phases;
 pub use phases::PhaseTimes;
 mod timers;
@@ -392,8 +392,20 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     futexes: Vec<sync::Futex>,
     lists: Vec<sync::WaitList>,
     locksets: Vec<sync::CpuLockSet>,
-    /// Recorded samples per metric: (time, value).
+    /// Raw samples per metric: (time, value), kept only without a
+    /// metric sink or when asked (`keep_samples`): they grow with the run.
     samples: Vec<Vec<(Nanos, Nanos)>>,
+    /// Keep raw samples even with a sink.
+    keep_samples: bool,
+    /// Bytes of the records that grow with the run (raw samples, interval
+    /// summaries, phase rows), checked against
+    /// [`EngineConfig::max_record_bytes`].
+    pub(crate) record_bytes: u64,
+    /// The workload's bounded bookkeeping of its samples.
+    sink: Option<Box<dyn MetricSink>>,
+    /// A second sink every sample also goes to (the combined report of
+    /// several guests).
+    shared_sink: Option<SharedSink>,
     /// Summarised metrics: (bin width, origin mark).
     binned: Vec<Option<(Nanos, u32)>>,
     /// Their bins.
@@ -549,6 +561,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             lists: Vec::new(),
             locksets: Vec::new(),
             samples: Vec::new(),
+            keep_samples: false,
+            record_bytes: 0,
+            sink: None,
+            shared_sink: None,
             binned: Vec::new(),
             bins: Vec::new(),
             batch_lead: 0,
@@ -831,6 +847,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             return Err(Bound::Time {
                 limit: self.cfg.time_limit,
                 alive: self.live_tasks,
+            }
+            .into());
+        }
+        if self.record_bytes > self.cfg.max_record_bytes {
+            return Err(Bound::Memory {
+                limit: self.cfg.max_record_bytes,
+                now: self.now,
             }
             .into());
         }

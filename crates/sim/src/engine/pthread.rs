@@ -91,6 +91,11 @@ pub struct PhaseRow {
     pub wu_lat_us: u64,
 }
 
+/// What one logged phase costs by the end of the run: its [`PhaseRow`],
+/// the report's row built from it and its line of the thread's log (about
+/// 110 bytes of text), rounded up.
+pub(crate) const PHASE_ROW_REPORT_BYTES: u64 = 256;
+
 /// The pthread state of a run (empty unless a workload creates some).
 #[derive(Debug, Default)]
 pub(super) struct Pthreads {
@@ -426,6 +431,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             }
             Op::PhaseEnd(phase) => {
                 let ps = *self.phase_state(t);
+                // the row, and the log line and summary the report makes
+                // of it
+                self.record_bytes += PHASE_ROW_REPORT_BYTES;
                 self.pthreads.rows.push(PhaseRow {
                     task: t,
                     phase,

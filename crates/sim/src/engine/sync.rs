@@ -30,6 +30,25 @@ pub struct Bin {
     pub max: u64,
 }
 
+/// Where a workload's samples go as the run records them: its own
+/// bookkeeping, in memory that does not grow with the run (schbench's
+/// histograms, zeroed and reported at its interval boundaries). Samples
+/// arrive in the order of the simulated time they are recorded at.
+pub trait MetricSink: Send + 'static {
+    /// A sample of `metric`: `value` recorded at `at`.
+    fn record(&mut self, metric: u8, at: Nanos, value: Nanos);
+    /// An empty sink of the same bookkeeping (the combined report of
+    /// several guests, fed every guest's samples).
+    fn fresh(&self) -> Box<dyn MetricSink>;
+    /// Bytes it holds (for the memory estimate's checks).
+    fn bytes(&self) -> u64;
+    /// For the workload's report to read it back as its own type.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// A sink several engines record to (see `Engine::also_record_to`).
+pub type SharedSink = std::sync::Arc<std::sync::Mutex<Box<dyn MetricSink>>>;
+
 /// A futex word used as a binary semaphore.
 #[derive(Debug)]
 pub(super) struct Futex {
@@ -124,9 +143,33 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         LockSetId((self.locksets.len() - 1) as u32)
     }
 
-    /// Samples per metric: (time recorded, value), in recording order.
+    /// Raw samples per metric: (time recorded, value), in recording
+    /// order; kept only for a metric neither summarised nor given to a
+    /// sink, or after `keep_samples`.
     pub fn all_samples(&self) -> &[Vec<(Nanos, Nanos)>] {
         &self.samples
+    }
+
+    /// Give every sample of a metric not summarised to `sink` instead of
+    /// keeping it (what every workload model that records samples does).
+    pub fn set_metric_sink(&mut self, sink: Box<dyn MetricSink>) {
+        self.sink = Some(sink);
+    }
+
+    /// The metric sink, if the workload set one.
+    pub fn metric_sink(&self) -> Option<&dyn MetricSink> {
+        self.sink.as_deref()
+    }
+
+    /// Also give every sample to `shared` (after the engine's own sink).
+    pub fn also_record_to(&mut self, shared: SharedSink) {
+        self.shared_sink = Some(shared);
+    }
+
+    /// Keep the raw samples too, with a sink (tests: they grow with the
+    /// run).
+    pub fn keep_samples(&mut self) {
+        self.keep_samples = true;
     }
 
     /// Keep `metric` as per-interval summaries instead of samples: bin `j`
@@ -165,6 +208,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             };
             let bins = &mut self.bins[m];
             if bins.len() <= j {
+                self.record_bytes += ((j + 1 - bins.len()) * std::mem::size_of::<Bin>()) as u64;
                 bins.resize(j + 1, Bin::default());
             }
             let b = &mut bins[j];
@@ -173,9 +217,21 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             b.max = b.max.max(value);
             return;
         }
+        if let Some(s) = self.sink.as_mut() {
+            s.record(metric, self.now, value);
+        }
+        if let Some(s) = &self.shared_sink {
+            s.lock()
+                .expect("a sink does not panic")
+                .record(metric, self.now, value);
+        }
+        if self.sink.is_some() && !self.keep_samples {
+            return;
+        }
         if self.samples.len() <= m {
             self.samples.resize_with(m + 1, Vec::new);
         }
+        self.record_bytes += std::mem::size_of::<(Nanos, Nanos)>() as u64;
         self.samples[m].push((self.now, value));
     }
 

@@ -17,7 +17,8 @@
 //! 200 ms at least, `schedule_timeout()`), so it never keeps the tick.
 //!
 //! Kept cheap for the hot path: a min-heap of expiry times per CPU, filled
-//! when a task goes to sleep, pruned lazily when the CPU asks.
+//! when a task goes to sleep, pruned lazily when the CPU asks or arms
+//! another.
 
 use super::Engine;
 use crate::event::Event;
@@ -41,8 +42,11 @@ impl CpuTimers {
         }
     }
 
-    /// A timer armed on `cpu` for `at`.
-    pub(super) fn arm(&mut self, cpu: usize, at: Nanos) {
+    /// A timer armed on `cpu` for `at` at time `now`, dropping those of
+    /// `cpu` that fired before `now` (a CPU that never idles never asks
+    /// for its next timer: without this its heap would grow with the run).
+    pub(super) fn arm(&mut self, cpu: usize, at: Nanos, now: Nanos) {
+        self.next(cpu, now);
         self.q[cpu].push(Reverse(at));
     }
 
@@ -63,7 +67,7 @@ impl CpuTimers {
 impl<'t, R: RunQueue> Engine<'t, R> {
     /// Task `t`, going to sleep on CPU `c`, arms its timer for `at`.
     pub(super) fn arm_timer(&mut self, c: usize, t: TaskId, at: Nanos) {
-        self.timers.arm(c, at);
+        self.timers.arm(c, at, self.now);
         self.events.push(at, Event::Timer { task: t });
     }
 
@@ -83,9 +87,9 @@ mod tests {
     fn next_is_the_earliest_pending_timer_of_that_cpu() {
         let mut t = CpuTimers::new(2);
         assert_eq!(t.next(0, 0), None);
-        t.arm(0, 500);
-        t.arm(0, 200);
-        t.arm(1, 100);
+        t.arm(0, 500, 0);
+        t.arm(0, 200, 0);
+        t.arm(1, 100, 0);
         assert_eq!(t.next(0, 0), Some(200));
         assert_eq!(t.next(1, 0), Some(100));
         // one due now is still pending; past ones are dropped
@@ -94,5 +98,9 @@ mod tests {
         assert_eq!(t.next(1, 101), None);
         assert_eq!(t.next(0, 600), None);
         assert_eq!(t.q[0].len(), 0);
+        // arming drops the timers that fired
+        t.arm(1, 700, 0);
+        t.arm(1, 900, 800);
+        assert_eq!(t.q[1].len(), 1);
     }
 }

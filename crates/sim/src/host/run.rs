@@ -331,6 +331,7 @@ pub fn simulate_vm<W: Workload>(
     }
     let mut engines = Vec::new();
     let mut names = Vec::new();
+    let mut shared: Option<crate::engine::SharedSink> = None;
     for (i, (p, o)) in parts.iter().enumerate() {
         let (mut e, name, bal) = build_engine(
             &topos[i],
@@ -349,6 +350,19 @@ pub fn simulate_vm<W: Workload>(
             0
         };
         e.vm_enable(spec.guests[i].idle == GuestIdle::Poll, entry);
+        if spec.guests.len() > 1 {
+            // the combined report's bookkeeping takes every guest's
+            // samples as they are recorded (the guests run in one event
+            // loop, in time order)
+            if shared.is_none() {
+                shared = e
+                    .metric_sink()
+                    .map(|s| std::sync::Arc::new(std::sync::Mutex::new(s.fresh())));
+            }
+            if let Some(s) = &shared {
+                e.also_record_to(s.clone());
+            }
+        }
         engines.push(e);
         names.push((name, bal));
     }
@@ -397,7 +411,16 @@ pub fn simulate_vm<W: Workload>(
     let combined = (engines.len() > 1).then(|| {
         let recs: Vec<_> = engines.iter().map(Record::of).collect();
         let u = union(&recs);
-        let rec = Record::from_parts(&u.marks, &u.samples, &u.bins, u.end);
+        let sink = shared
+            .as_ref()
+            .map(|s| s.lock().expect("a sink does not panic"));
+        let rec = Record::from_parts(
+            &u.marks,
+            &u.samples,
+            sink.as_deref().map(|b| &**b),
+            &u.bins,
+            u.end,
+        );
         let r = workloads[0].report(&rec);
         Combined {
             time_ns: r.time_ns,

@@ -298,9 +298,10 @@ pub fn simulate_tbench(
         chunks_per_channel: 64,
         ops: ops.saturating_add(8),
         memory_chunks: 0,
-        report_bytes: 0,
+        // its per-second summaries and lines
+        report_bytes: m.report_bytes(),
     }
-    .check(topo, opt, "NCLIENTS/--loadfile")?;
+    .check(topo, opt, "NCLIENTS/--loadfile/--time")?;
     simulate(topo, &m, opt)
 }
 
@@ -322,9 +323,12 @@ pub fn simulate_schbench(
         tasks,
         // each task's program, futex word and lines
         ops: tasks.saturating_mul(32),
+        // its histograms, of fixed size, and the text of its interval
+        // reports, one every -i seconds of the -r
+        report_bytes: sb.report_bytes(),
         ..Default::default()
     }
-    .check(topo, opt, "-m/-t")?;
+    .check(topo, opt, "-m/-t/-r/-i")?;
     simulate(topo, &sb, opt)
 }
 
@@ -502,6 +506,7 @@ pub(crate) fn engine_parts(topo: &Topology, opt: &SimOptions) -> Result<EnginePa
         ttwu_queue,
         time_limit: opt.time_limit,
         max_events: opt.max_events.unwrap_or(u64::MAX),
+        max_record_bytes: opt.max_memory,
         progress: opt.progress.clone(),
         cpuidle: opt
             .cpuidle

@@ -30,6 +30,7 @@ pub enum Stop {
 pub struct Record<'a> {
     marks: &'a [Option<Nanos>],
     samples: &'a [Vec<(Nanos, Nanos)>],
+    sink: Option<&'a dyn crate::engine::MetricSink>,
     bins: &'a [Vec<crate::engine::Bin>],
     rows: &'a [crate::engine::PhaseRow],
     exec: Vec<Nanos>,
@@ -47,6 +48,7 @@ impl<'a> Record<'a> {
         Record {
             marks: e.marks(),
             samples: e.all_samples(),
+            sink: e.metric_sink(),
             bins: e.all_bins(),
             rows: e.phase_rows(),
             exec: e.task_exec_ns(),
@@ -62,12 +64,14 @@ impl<'a> Record<'a> {
     pub(crate) fn from_parts(
         marks: &'a [Option<Nanos>],
         samples: &'a [Vec<(Nanos, Nanos)>],
+        sink: Option<&'a dyn crate::engine::MetricSink>,
         bins: &'a [Vec<crate::engine::Bin>],
         end: Nanos,
     ) -> Record<'a> {
         Record {
             marks,
             samples,
+            sink,
             bins,
             // per-task records (rt-app's) are not united across guests:
             // rt-app workloads do not run in guests (lab::vm refuses them)
@@ -100,7 +104,15 @@ impl<'a> Record<'a> {
         self.marks.get(id as usize).copied().flatten()
     }
 
-    /// The samples of `metric`: (time recorded, value).
+    /// The workload's metric sink (`Engine::set_metric_sink`), as its own
+    /// type `T`.
+    pub fn sink<T: 'static>(&self) -> Option<&'a T> {
+        self.sink.and_then(|s| s.as_any().downcast_ref::<T>())
+    }
+
+    /// The raw samples of `metric`: (time recorded, value); empty for a
+    /// metric that went to a sink (unless the engine was asked to keep
+    /// them, `Engine::keep_samples`).
     pub fn samples(&self, metric: u8) -> &'a [(Nanos, Nanos)] {
         self.samples
             .get(metric as usize)

@@ -25,9 +25,10 @@
 //! completed in that second into one RPS sample, zeroes the statistics once
 //! when the warm-up has passed (and every `-z` seconds), prints the interval
 //! report every `-i` seconds and the final report after `-r` seconds. Here
-//! that bookkeeping is replayed from the time-stamped samples after the run
-//! (it reads counters and does not schedule anything the run depends on);
-//! the main thread itself still sleeps and wakes once a second.
+//! that bookkeeping is done as the simulated time passes each second, on
+//! fixed-size histograms ([`SchbenchBook`]): it reads counters and
+//! schedules nothing the run depends on, so the main thread itself still
+//! just sleeps and wakes once a second.
 //!
 //! Old (2016-2019, output of 2019-08): workers spin `-c` us, then ask for
 //! service; the message thread, after each wake-up, usleeps `-s` us plus a
@@ -488,82 +489,59 @@ impl SchbenchSim {
         p
     }
 
-    /// New version: replay the main thread's once-a-second bookkeeping
-    /// over the recorded samples.
-    fn report_new(&self, rec: &super::Record) -> super::Report {
+    /// The bookkeeping of a run, empty: what the main thread keeps.
+    pub fn book(&self) -> SchbenchBook {
         let b = &self.bench;
-        let r = b.runtime as u64;
-        let warmup = b.warmup_secs() as u64;
-        let mut wake_s = Cursor::new(rec.samples(METRIC_WAKEUP));
-        let mut req_s = Cursor::new(rec.samples(METRIC_REQUEST));
-        let mut loops_s = Cursor::new(rec.samples(METRIC_LOOPS));
-        let (mut wake, mut req, mut rps) = (Plat::default(), Plat::default(), Plat::default());
+        SchbenchBook::new(
+            self.version,
+            b.runtime as u64,
+            b.warmup_secs() as u64,
+            b.interval as u64,
+            b.zerotime as u64,
+        )
+    }
+
+    /// The run's bookkeeping, brought to its end: the engine's sink (a
+    /// copy of it), or an empty one if the run recorded nothing.
+    fn finished_book(&self, rec: &super::Record) -> SchbenchBook {
+        let mut book = rec
+            .sink::<SchbenchBook>()
+            .cloned()
+            .unwrap_or_else(|| self.book());
+        book.finish();
+        book
+    }
+
+    /// New version: the main thread's once-a-second bookkeeping, done as
+    /// the run went ([`SchbenchBook`]), and its final report.
+    fn report_new(&self, rec: &super::Record) -> super::Report {
+        let book = self.finished_book(rec);
+        let r = book.runtime;
         let mut text = self.preamble();
-        let mut loops = 0u64;
-        let (mut last_rps_n, mut last_rps_loops) = (0u64, 0u64);
-        let (mut last_calc, mut zero_time) = (0u64, 0u64);
-        let mut warmed = warmup == 0;
-        // schbench's main loop reads the clock at 0, 1, 2 ... r seconds;
-        // at 0 it has nothing to count yet (its RPS would be 0/0)
-        for n in 1..=r {
-            let now = n * SEC;
-            wake_s.add_upto(now, &mut wake);
-            req_s.add_upto(now, &mut req);
-            loops += loops_s.count_upto(now);
-            if !warmed && n >= warmup {
-                warmed = true;
-                text.push_str("warmup done, zeroing stats\n");
-                zero(&mut [&mut wake, &mut req, &mut rps]);
-                zero_time = n;
-            } else {
-                // requests per second since the last count, truncated to
-                // an integer as schbench's add_lat takes it
-                let cur = (loops - last_rps_loops) as f64 / (n - last_rps_n) as f64;
-                rps.add(cur.min(u32::MAX as f64) as u32);
-                (last_rps_n, last_rps_loops) = (n, loops);
-                // -i 0 reports every second, as schbench's `delta >=
-                // interval` does
-                if n - last_calc >= b.interval as u64 {
-                    last_calc = n;
-                    let t = Tables {
-                        wakeup: &wake,
-                        request: &req,
-                        rps: &rps,
-                        runtime_s: n,
-                    };
-                    text.push_str(&t.text());
-                    text.push_str(&current_rps_line(cur));
-                }
-            }
-            if b.zerotime > 0 && n - zero_time >= b.zerotime as u64 {
-                zero_time = n;
-                zero(&mut [&mut wake, &mut req, &mut rps]);
-            }
-        }
+        text.push_str(&book.text);
         // the final report's runtime is -r, and its average rate counts
         // every request of the run (loop_count is never zeroed)
-        let total_loops = rec.samples(METRIC_LOOPS).len() as f64;
-        let average = total_loops / r as f64;
+        let average = book.total_loops as f64 / r as f64;
         let t = Tables {
-            wakeup: &wake,
-            request: &req,
-            rps: &rps,
+            wakeup: &book.wake,
+            request: &book.req,
+            rps: &book.rps,
             runtime_s: r,
         };
         text.push_str(&t.text());
         text.push_str(&average_rps_line(average));
         let mut json = self.json_common();
         // as `bench schbench --json`: the seconds the tables cover
-        json.insert("runtime_s".into(), json!(r - zero_time));
+        json.insert("runtime_s".into(), json!(r - book.zero_time));
         json.insert(
             "wakeup_latency_us".into(),
-            to_value(LatencySummary::of(&wake)),
+            to_value(LatencySummary::of(&book.wake)),
         );
         json.insert(
             "request_latency_us".into(),
-            to_value(LatencySummary::of(&req)),
+            to_value(LatencySummary::of(&book.req)),
         );
-        json.insert("rps".into(), to_value(RpsSummary::of(&rps)));
+        json.insert("rps".into(), to_value(RpsSummary::of(&book.rps)));
         json.insert("average_rps".into(), json!(round2(average)));
         super::Report {
             files: Vec::new(),
@@ -575,20 +553,36 @@ impl SchbenchSim {
 
     /// Old version: one table of every wakeup latency of the run.
     fn report_old(&self, rec: &super::Record) -> super::Report {
-        let mut wake = Plat::default();
-        Cursor::new(rec.samples(METRIC_WAKEUP)).add_upto(Nanos::MAX, &mut wake);
+        let book = self.finished_book(rec);
         let mut json = self.json_common();
         json.insert("runtime_s".into(), json!(self.bench.runtime));
         json.insert(
             "wakeup_latency_us".into(),
-            to_value(LatencySummary::of(&wake)),
+            to_value(LatencySummary::of(&book.wake)),
         );
         super::Report {
             files: Vec::new(),
-            text: old_latency_table(&wake),
+            text: old_latency_table(&book.wake),
             json,
             time_ns: self.run_ns(),
         }
+    }
+
+    /// Bytes of the text of one interval report (the three tables and the
+    /// current rate line), rounded up from what the tables print: 19
+    /// lines of at most about 60 bytes.
+    pub const INTERVAL_REPORT_BYTES: u64 = 1536;
+
+    /// What the run's reports hold, bytes: the bookkeeping's histograms
+    /// (twice: the report finishes a copy) and the text of every interval
+    /// report (`-r / -i` of them, every second with `-i 0`) and of the
+    /// final one. It does not grow with the samples.
+    pub fn report_bytes(&self) -> u64 {
+        let reports = match self.version {
+            Version::Old => 1,
+            Version::New => self.bench.runtime as u64 / (self.bench.interval as u64).max(1) + 2,
+        };
+        2 * SchbenchBook::HISTOGRAM_BYTES + reports * Self::INTERVAL_REPORT_BYTES
     }
 
     fn json_common(&self) -> Map<String, Value> {
@@ -622,36 +616,178 @@ fn zero(hs: &mut [&mut Plat]) {
     }
 }
 
-/// Walks one metric's samples in time order.
-struct Cursor<'a> {
-    s: &'a [(Nanos, Nanos)],
-    i: usize,
+/// schbench's statistics as its main thread keeps them, fed each sample as
+/// the run records it (the engine's [`MetricSink`]): three histograms of
+/// fixed size (wakeup and request latencies, requests per second) and the
+/// counters of its once-a-second loop, so that a run of any length holds
+/// the same memory (only the interval reports' text grows, one report per
+/// `-i` seconds).
+///
+/// The new version's main thread wakes at 1, 2 ... `-r` seconds; at second
+/// `n` it has every sample recorded up to `n` s (schbench's workers add
+/// their samples to their own histograms, which the main thread combines
+/// when it reports, `combine_stats`). The book does the work of second
+/// `n` when the first sample past it arrives (or when the run is
+/// finished): the samples of later seconds cannot change it. The old
+/// version keeps every wakeup latency of the run in one histogram.
+///
+/// [`MetricSink`]: crate::engine::MetricSink
+#[derive(Clone, Debug)]
+pub struct SchbenchBook {
+    version: Version,
+    runtime: u64,
+    warmup: u64,
+    interval: u64,
+    zerotime: u64,
+    /// The next second whose bookkeeping is due.
+    next: u64,
+    wake: Plat,
+    req: Plat,
+    rps: Plat,
+    /// Requests completed up to the last sample.
+    loops: u64,
+    /// Every request of the run (schbench's `loop_count` total).
+    total_loops: u64,
+    /// (second, loops) of the last RPS sample.
+    last_rps: (u64, u64),
+    /// Second of the last interval report.
+    last_calc: u64,
+    /// Second of the last zeroing.
+    zero_time: u64,
+    warmed: bool,
+    /// The interval reports so far.
+    text: String,
 }
 
-impl<'a> Cursor<'a> {
-    fn new(s: &'a [(Nanos, Nanos)]) -> Self {
-        Cursor { s, i: 0 }
-    }
+impl SchbenchBook {
+    /// Bytes of the buckets of its three histograms.
+    pub const HISTOGRAM_BYTES: u64 = (3 * benchspec::plat::PLAT_NR * 8) as u64;
 
-    fn take_upto(&mut self, t: Nanos) -> &'a [(Nanos, Nanos)] {
-        let start = self.i;
-        while self.i < self.s.len() && self.s[self.i].0 <= t {
-            self.i += 1;
+    /// The bookkeeping of a run of `runtime` seconds, `warmup` seconds of
+    /// warm-up, reports every `interval` and zeroing every `zerotime`
+    /// seconds (0: never), before its first sample.
+    pub fn new(version: Version, runtime: u64, warmup: u64, interval: u64, zerotime: u64) -> Self {
+        SchbenchBook {
+            version,
+            runtime,
+            warmup,
+            interval,
+            zerotime,
+            next: 1,
+            wake: Plat::default(),
+            req: Plat::default(),
+            rps: Plat::default(),
+            loops: 0,
+            total_loops: 0,
+            last_rps: (0, 0),
+            last_calc: 0,
+            zero_time: 0,
+            warmed: warmup == 0,
+            text: String::new(),
         }
-        &self.s[start..self.i]
     }
 
-    /// Add the latencies recorded up to `t` to `h` as schbench does.
-    fn add_upto(&mut self, t: Nanos, h: &mut Plat) {
-        for &(at, v) in self.take_upto(t) {
-            if let Some(us) = latency_us(at, v) {
-                h.add(us);
+    /// The main loop's work at second `n` (schbench's main thread after
+    /// its one-second sleep: the RPS sample, the zeroing at the end of the
+    /// warm-up and every `-z` seconds, the interval report). Its RPS is 0/0
+    /// at second 0, which it therefore does not count.
+    fn second(&mut self, n: u64) {
+        if !self.warmed && n >= self.warmup {
+            self.warmed = true;
+            self.text.push_str("warmup done, zeroing stats\n");
+            zero(&mut [&mut self.wake, &mut self.req, &mut self.rps]);
+            self.zero_time = n;
+        } else {
+            // requests per second since the last count, truncated to an
+            // integer as schbench's add_lat takes it
+            let (last_n, last_loops) = self.last_rps;
+            let cur = (self.loops - last_loops) as f64 / (n - last_n) as f64;
+            self.rps.add(cur.min(u32::MAX as f64) as u32);
+            self.last_rps = (n, self.loops);
+            // -i 0 reports every second, as schbench's `delta >= interval`
+            // does
+            if n - self.last_calc >= self.interval {
+                self.last_calc = n;
+                let t = Tables {
+                    wakeup: &self.wake,
+                    request: &self.req,
+                    rps: &self.rps,
+                    runtime_s: n,
+                };
+                self.text.push_str(&t.text());
+                self.text.push_str(&current_rps_line(cur));
+            }
+        }
+        if self.zerotime > 0 && n - self.zero_time >= self.zerotime {
+            self.zero_time = n;
+            zero(&mut [&mut self.wake, &mut self.req, &mut self.rps]);
+        }
+    }
+
+    /// Do the work of every second before `at` not yet done; false when
+    /// `at` is past the run (its sample is in no table).
+    fn catch_up(&mut self, at: Nanos) -> bool {
+        if self.version == Version::Old {
+            return true;
+        }
+        while self.next <= self.runtime && self.next * SEC < at {
+            self.second(self.next);
+            self.next += 1;
+        }
+        at <= self.runtime * SEC
+    }
+
+    /// Do the work of the seconds left, to the end of the run.
+    fn finish(&mut self) {
+        if self.version == Version::New {
+            while self.next <= self.runtime {
+                self.second(self.next);
+                self.next += 1;
             }
         }
     }
+}
 
-    fn count_upto(&mut self, t: Nanos) -> u64 {
-        self.take_upto(t).len() as u64
+impl crate::engine::MetricSink for SchbenchBook {
+    fn record(&mut self, metric: u8, at: Nanos, value: Nanos) {
+        if metric == METRIC_LOOPS {
+            self.total_loops += 1;
+        }
+        if !self.catch_up(at) {
+            return;
+        }
+        match metric {
+            METRIC_WAKEUP => {
+                if let Some(us) = latency_us(at, value) {
+                    self.wake.add(us);
+                }
+            }
+            METRIC_REQUEST => {
+                if let Some(us) = latency_us(at, value) {
+                    self.req.add(us);
+                }
+            }
+            METRIC_LOOPS => self.loops += 1,
+            _ => {}
+        }
+    }
+
+    fn fresh(&self) -> Box<dyn crate::engine::MetricSink> {
+        Box::new(SchbenchBook::new(
+            self.version,
+            self.runtime,
+            self.warmup,
+            self.interval,
+            self.zerotime,
+        ))
+    }
+
+    fn bytes(&self) -> u64 {
+        Self::HISTOGRAM_BYTES + self.text.capacity() as u64
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
@@ -697,6 +833,7 @@ impl super::Workload for SchbenchSim {
             footprint_lines,
         };
         let main_id = e.add_task(spec("schbench", main, None, 0));
+        e.set_metric_sink(Box::new(self.book()));
         let footprint = match self.version {
             Version::New => self.footprint_lines(),
             Version::Old => 0,

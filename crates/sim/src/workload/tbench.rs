@@ -111,6 +111,19 @@ impl TbenchModel {
         &self.ops
     }
 
+    /// What the run's report holds, bytes: per second of the run, a
+    /// summary of each metric (`Engine::summarise_metric`; their vectors
+    /// may double as they grow), the figures of its tick and its progress
+    /// line. dbench prints a line a second, so this grows with `--time`
+    /// as its output does; samples themselves are not kept.
+    pub fn report_bytes(&self) -> u64 {
+        const PER_SECOND: u64 =
+            2 * (OP_KINDS as u64 + 1) * std::mem::size_of::<crate::engine::Bin>() as u64
+                + 4 * 8
+                + 96;
+        (self.phases().1 + 1).saturating_mul(PER_SECOND)
+    }
+
     /// Seconds of warm-up and in total.
     fn phases(&self) -> (u64, u64) {
         let w = self.spec.warmup_secs() as u64;
