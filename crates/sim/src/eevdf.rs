@@ -302,6 +302,7 @@ impl CfsRq {
         initial: bool,
         p: &EevdfParams,
     ) -> bool {
+        self.timeline.prefetch_entry(id);
         if self.class == FairClass::Cfs {
             return self.enqueue_cfs(ents, id, now, initial, p);
         }
@@ -314,6 +315,7 @@ impl CfsRq {
     /// queue) until the next pick.
     #[inline]
     pub fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {
+        self.timeline.prefetch_entry(id);
         if self.class == FairClass::Cfs {
             return self.dequeue_cfs(ents, id, now, false);
         }
@@ -330,6 +332,7 @@ impl CfsRq {
         now: Nanos,
         p: &EevdfParams,
     ) -> bool {
+        self.timeline.prefetch_entry(id);
         if self.class == FairClass::Cfs {
             self.dequeue_cfs(ents, id, now, true);
             return false;
