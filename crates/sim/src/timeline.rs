@@ -127,6 +127,19 @@ impl Default for Timeline {
 }
 
 impl Timeline {
+    /// Bytes an entry may hold at most (for memory estimates): its node,
+    /// its id table slots (the table is a quarter to a half full) and its
+    /// place on the free stack.
+    pub(crate) const BYTES_PER_ENTRY: usize =
+        std::mem::size_of::<Node>() + 4 * std::mem::size_of::<(u32, u32)>() + 4;
+
+    /// From this many entries descents prefetch (64 nodes fill a 4 KiB page
+    /// of lines).
+    const PREFETCH_FROM: u32 = 64;
+
+    /// Above this many nodes an emptied timeline gives its memory back.
+    const KEEP_NODES: usize = 1024;
+
     /// Queued entries.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -137,7 +150,7 @@ impl Timeline {
     /// insertion or removal (a hint only; see `prefetch`).
     #[inline(always)]
     pub(crate) fn prefetch_entry(&self, id: u32) {
-        if !self.index.slots.is_empty() {
+        if self.len >= Self::PREFETCH_FROM {
             crate::prefetch::prefetch(&self.index.slots[self.index.home(id)], 1);
         }
     }
@@ -184,9 +197,14 @@ impl Timeline {
         }
     }
 
-    /// Prefetch both children of node `t`.
+    /// Prefetch both children of node `t`, on a timeline large enough to
+    /// miss the first-level cache (a smaller one would only pay the
+    /// instructions).
     #[inline(always)]
     fn prefetch_children(&self, t: u32) {
+        if self.len < Self::PREFETCH_FROM {
+            return;
+        }
         let n = &self.nodes[t as usize];
         self.prefetch(n.left);
         self.prefetch(n.right);
@@ -346,7 +364,25 @@ impl Timeline {
         self.nodes[n as usize].id = NIL;
         self.free.push(n);
         self.len -= 1;
+        if self.len == 0 {
+            self.clear();
+        }
         true
+    }
+
+    /// Start again from no node (the queue is empty): a queue that held
+    /// thousands of entries once (a start-up) does not keep their memory,
+    /// nor scatter its next entries over it.
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.free.clear();
+        if self.nodes.capacity() > Self::KEEP_NODES {
+            self.nodes.shrink_to(Self::KEEP_NODES);
+            self.free.shrink_to(Self::KEEP_NODES);
+            self.index = IdMap::default();
+        }
+        self.root = NIL;
+        self.leftmost = NIL;
     }
 
     /// Remove node `n` from subtree `t`, which holds it; returns the
