@@ -10,10 +10,11 @@
 //! `update_curr`, `task_tick`, `check_preempt_wakeup`, `yield_task`,
 //! `migrate_task_rq`, and the [`crate::rq::RunQueue`] methods, which call
 //! them) then come here.
-//! The queue is the same plain vector as EEVDF's: the leftmost entity is the
-//! one with the smallest vruntime, the first queued among equals (equal keys
-//! go right in the kernel's rbtree), and the running entity is kept out of
-//! it. The EEVDF sums (`avg_vruntime`, `avg_load`) are left at zero.
+//! The queue is the same timeline as EEVDF's ([`crate::timeline`]): the
+//! leftmost entity is the one with the smallest vruntime, the first queued
+//! among equals (equal keys go right in the kernel's rbtree), and the
+//! running entity is kept out of it. The EEVDF sums (`avg_vruntime`,
+//! `avg_load`) are left at zero.
 //!
 //! # The rules, by kernel function
 //! - `update_curr`: charge the running entity (sum_exec, and vruntime by
@@ -223,33 +224,14 @@ impl CfsRq {
 
     /// __pick_first_entity: the leftmost queued entity (not the running
     /// one), the first queued among equal vruntimes.
-    pub fn pick_first_entity(&self, ents: &[Entity]) -> Option<u32> {
-        let mut best: Option<(u32, u64)> = None;
-        for &t in &self.queued {
-            let v = ents[t as usize].vruntime;
-            if best.is_none_or(|(_, bv)| before(v, bv)) {
-                best = Some((t, v));
-            }
-        }
-        best.map(|(t, _)| t)
+    pub fn pick_first_entity(&self) -> Option<u32> {
+        self.timeline.first().map(|(t, _)| t)
     }
 
     /// __pick_next_entity: the queued entity after `se` in tree order
     /// (vruntime, then queue order).
-    fn pick_next_after(&self, ents: &[Entity], se: u32) -> Option<u32> {
-        let base = self.min_vruntime;
-        let key = |t: u32| ents[t as usize].vruntime.wrapping_sub(base) as i64;
-        let pos = self.queued.iter().position(|&t| t == se)?;
-        let k0 = key(se);
-        let mut best: Option<(i64, u32)> = None;
-        for (i, &t) in self.queued.iter().enumerate() {
-            let k = key(t);
-            let after = k > k0 || (k == k0 && i > pos);
-            if after && best.is_none_or(|(bk, _)| k < bk) {
-                best = Some((k, t));
-            }
-        }
-        best.map(|(_, t)| t)
+    fn pick_next_after(&self, se: u32) -> Option<u32> {
+        self.timeline.next_after(se)
     }
 
     /// The running entity, if it is on the queue.
@@ -266,7 +248,7 @@ impl CfsRq {
     /// the buddies as they are.
     pub fn pick_next_entity(&self, ents: &[Entity], p: &EevdfParams) -> Option<u32> {
         let curr = self.curr_if_on_rq(ents);
-        let first = self.pick_first_entity(ents);
+        let first = self.pick_first_entity();
         let with_curr = |o: Option<u32>| match (o, curr) {
             (Some(s), Some(c)) if before(ents[c as usize].vruntime, ents[s as usize].vruntime) => {
                 Some(c)
@@ -282,7 +264,7 @@ impl CfsRq {
             let second = if Some(left) == curr {
                 first
             } else {
-                with_curr(self.pick_next_after(ents, left))
+                with_curr(self.pick_next_after(left))
             };
             if let Some(s) = second.filter(|&s| close(s)) {
                 se = s;
@@ -395,7 +377,7 @@ impl CfsRq {
         if delta_exec < p.sched_min_granularity {
             return false;
         }
-        let Some(first) = self.pick_first_entity(ents) else {
+        let Some(first) = self.pick_first_entity() else {
             return false;
         };
         let delta = curr.vruntime.wrapping_sub(ents[first as usize].vruntime) as i64;
@@ -546,7 +528,7 @@ impl CfsRq {
         se.sleep_rq = 0;
         ents[id as usize] = se;
         if !is_curr {
-            self.queue_push(id, se.vruntime);
+            self.queue_push(ents, id);
         }
         self.load_weight += se.weight;
         self.nr_running += 1;
@@ -570,13 +552,7 @@ impl CfsRq {
         self.update_curr_cfs(ents, now);
         self.clear_buddies(id);
         if self.curr != Some(id) {
-            let v = ents[id as usize].vruntime;
-            let pos = self
-                .queued
-                .iter()
-                .position(|&t| t == id)
-                .expect("an entity taken out of a queue it is not in");
-            self.queue_remove(pos, v);
+            self.queue_remove(id);
         }
         let sleep_rq = if sleep { self.cfs_rq_id() } else { 0 };
         let floor = self.min_vruntime;

@@ -19,9 +19,12 @@
 //! implementation calls) test it once and run EEVDF's rules here (the
 //! `*_eevdf` methods) or CFS's in [`crate::cfs`].
 //!
-//! The queue is a plain vector scanned linearly: per-CPU queues hold a few
-//! tasks in the workloads modelled, where a scan beats a tree.
+//! The queued entities are kept in vruntime order, augmented with the
+//! earliest deadline, as the kernel's rbtree is ([`crate::timeline`]): a
+//! pick, the leftmost and min_vruntime cost O(log n) or O(1) however many
+//! tasks are queued.
 
+use crate::timeline::Timeline;
 use crate::Nanos;
 
 /// Load weight of nice 0 (NICE_0_LOAD after scale_load_down).
@@ -242,12 +245,7 @@ impl Default for EevdfParams {
 pub struct CfsRq {
     /// The entity currently running (may be off the queue while it blocks).
     pub curr: Option<u32>,
-    /// Queued entities other than the current one (task ids).
-    pub queued: Vec<u32>,
-    /// Cached minimum vruntime of `queued` (queued entities' vruntimes do
-    /// not change): `Some(None)` empty, `Some(Some(v))` valid, `None` stale.
-    queued_min: Option<Option<u64>>,
-    /// Delayed entities (DELAY_DEQUEUE): still queued (in `queued` or as
+    /// Delayed entities (DELAY_DEQUEUE): still queued (in the timeline or as
     /// `curr`), in the sums and in `load_weight`, but not in `nr_running`.
     pub nr_delayed: u32,
     /// `EevdfParams::resched_unprotected`, set by `configure`.
@@ -257,9 +255,9 @@ pub struct CfsRq {
     pub(crate) class: FairClass,
     /// Monotonic floor of vruntime; keys are relative to it.
     pub min_vruntime: u64,
-    /// Sum over `queued` of key * weight (kernel avg_vruntime).
+    /// Sum over the queued entities of key * weight (kernel avg_vruntime).
     avg_vruntime: i64,
-    /// Sum over `queued` of weight (kernel avg_load).
+    /// Sum over the queued entities of weight (kernel avg_load).
     avg_load: i64,
     /// Total weight of on-rq entities including curr.
     pub load_weight: u64,
@@ -282,6 +280,10 @@ pub struct CfsRq {
     /// (`curr->prev_sum_exec_runtime`, set by set_next_entity): only the
     /// running entity's is ever read, so the queue keeps it.
     pub prev_sum_exec: Nanos,
+    /// Queued entities other than the current one, in vruntime order
+    /// (tasks_timeline); last, as the engine's per-event reads are the
+    /// fields above.
+    pub(crate) timeline: Timeline,
 }
 
 /// The entry points of the queue (the [`crate::rq::RunQueue`] methods and
@@ -300,6 +302,7 @@ impl CfsRq {
         initial: bool,
         p: &EevdfParams,
     ) -> bool {
+        self.timeline.prefetch_entry(id);
         if self.class == FairClass::Cfs {
             return self.enqueue_cfs(ents, id, now, initial, p);
         }
@@ -312,6 +315,7 @@ impl CfsRq {
     /// queue) until the next pick.
     #[inline]
     pub fn dequeue(&mut self, ents: &mut [Entity], id: u32, now: Nanos, p: &EevdfParams) {
+        self.timeline.prefetch_entry(id);
         if self.class == FairClass::Cfs {
             return self.dequeue_cfs(ents, id, now, false);
         }
@@ -328,6 +332,7 @@ impl CfsRq {
         now: Nanos,
         p: &EevdfParams,
     ) -> bool {
+        self.timeline.prefetch_entry(id);
         if self.class == FairClass::Cfs {
             self.dequeue_cfs(ents, id, now, true);
             return false;
@@ -445,24 +450,28 @@ impl CfsRq {
         self.avg_load -= w;
     }
 
-    /// Add to the queue, keeping the cached minimum.
-    pub(crate) fn queue_push(&mut self, id: u32, v: u64) {
-        self.queued.push(id);
-        if let Some(m) = self.queued_min {
-            self.queued_min = Some(Some(match m {
-                Some(m) if (m.wrapping_sub(v) as i64) <= 0 => m,
-                _ => v,
-            }));
-        }
+    /// Add queued (not current) `id` to the timeline (__enqueue_entity),
+    /// with its vruntime and deadline as they are now.
+    pub(crate) fn queue_push(&mut self, ents: &[Entity], id: u32) {
+        let se = &ents[id as usize];
+        self.timeline.insert(id, se.vruntime, se.deadline);
     }
 
-    /// Remove the entity at `pos` (keeping insertion order: equal deadlines
-    /// pick first-queued first, as equal keys do in the kernel's rbtree).
-    pub(crate) fn queue_remove(&mut self, pos: usize, v: u64) {
-        self.queued.remove(pos);
-        if self.queued_min == Some(Some(v)) {
-            self.queued_min = None;
-        }
+    /// Take `id` out of the timeline (__dequeue_entity).
+    pub(crate) fn queue_remove(&mut self, id: u32) {
+        let found = self.timeline.remove(id);
+        assert!(found, "task {id} taken out of a queue it is not in");
+    }
+
+    /// The queued tasks other than the current one, in the order they were
+    /// queued.
+    pub fn queued(&self) -> Vec<u32> {
+        self.timeline.ids()
+    }
+
+    /// Task `id` is queued, not as the current one.
+    pub fn is_queued(&self, id: u32) -> bool {
+        self.timeline.contains(id)
     }
 
     pub(crate) fn curr_on_rq<'a>(&self, ents: &'a [Entity]) -> Option<&'a Entity> {
@@ -512,21 +521,7 @@ impl CfsRq {
     /// vruntimes, never down.
     pub(crate) fn update_min_vruntime(&mut self, ents: &[Entity]) {
         let curr = self.curr_on_rq(ents).map(|c| c.vruntime);
-        let tree_min = match self.queued_min {
-            Some(m) => m,
-            None => {
-                let m = self
-                    .queued
-                    .iter()
-                    .map(|&t| ents[t as usize].vruntime)
-                    .min_by(|a, b| {
-                        (a.wrapping_sub(self.min_vruntime) as i64)
-                            .cmp(&(b.wrapping_sub(self.min_vruntime) as i64))
-                    });
-                self.queued_min = Some(m);
-                m
-            }
-        };
+        let tree_min = self.timeline.first().map(|(_, v)| v);
         let mut v = self.min_vruntime;
         match (curr, tree_min) {
             (Some(c), Some(t)) => v = if (c.wrapping_sub(t) as i64) < 0 { c } else { t },
@@ -608,7 +603,7 @@ impl CfsRq {
         se.on_rq = true;
         ents[id as usize] = se;
         self.sum_add(&se);
-        self.queue_push(id, se.vruntime);
+        self.queue_push(ents, id);
         self.load_weight += se.weight;
         self.nr_running += 1;
         if se.idle_policy {
@@ -650,12 +645,7 @@ impl CfsRq {
     /// (__dequeue_entity and avg_vruntime_sub).
     fn unqueue(&mut self, ents: &[Entity], id: u32) {
         let se = ents[id as usize];
-        let pos = self
-            .queued
-            .iter()
-            .position(|&t| t == id)
-            .expect("an entity taken out of a queue it is not in");
-        self.queue_remove(pos, se.vruntime);
+        self.queue_remove(id);
         self.sum_sub(&se);
     }
 
@@ -746,7 +736,7 @@ impl CfsRq {
             self.place_entity(ents, &mut se, false, p);
             ents[id as usize] = se;
             self.sum_add(&se);
-            self.queue_push(id, se.vruntime);
+            self.queue_push(ents, id);
         }
         self.undelay(&mut ents[id as usize]);
         self.update_min_vruntime(ents);
@@ -791,37 +781,21 @@ impl CfsRq {
                 return Some(c);
             }
         }
-        let mut best: Option<u32> = None;
-        let mut first: Option<u32> = None;
         // eligibility: avg >= key * load, with (avg, load) fixed for the
-        // scan; for load > 0 exactly key <= floor(avg / load), one division
-        // instead of a 128-bit product per entity
+        // pick; for load > 0 exactly key <= floor(avg / load), one division
+        // instead of a 128-bit product per entity. The eligible entities
+        // are a prefix of the vruntime order, searched in one descent of the
+        // timeline for the earliest deadline (the first queued among equals)
         let (avg, load) = self.avg_and_load(ents);
-        let max_key = max_eligible_key(avg, load);
-        for &t in &self.queued {
-            let se = &ents[t as usize];
-            let earlier = |o: Option<u32>| match o {
-                None => true,
-                Some(b) => {
-                    let bd = ents[b as usize].deadline;
-                    let d = se.deadline.wrapping_sub(bd) as i64;
-                    d < 0
-                }
-            };
-            if earlier(first) {
-                first = Some(t);
-            }
-            if max_key.is_some_and(|m| self.key(se) <= m) && earlier(best) {
-                best = Some(t);
-            }
-        }
+        let mut best = max_eligible_key(avg, load)
+            .and_then(|m| self.timeline.earliest_eligible(self.min_vruntime, m));
         if let Some(c) = curr {
             let cd = ents[c as usize].deadline;
             if best.is_none_or(|b| (ents[b as usize].deadline.wrapping_sub(cd) as i64) > 0) {
                 best = Some(c);
             }
         }
-        best.or(first)
+        best.or_else(|| self.timeline.earliest_deadline())
             .or(self.curr.filter(|&c| ents[c as usize].on_rq))
     }
 
@@ -879,7 +853,7 @@ impl CfsRq {
         if let Some(c) = self.curr.take() {
             let se = &ents[c as usize];
             if se.on_rq && Some(c) != next {
-                self.queue_push(c, se.vruntime);
+                self.queue_push(ents, c);
                 put = Some(c);
             } else if se.on_rq {
                 self.curr = Some(c);
@@ -888,12 +862,7 @@ impl CfsRq {
         let mut taken = None;
         if let Some(n) = next {
             if self.curr != Some(n) {
-                let pos = self
-                    .queued
-                    .iter()
-                    .position(|&t| t == n)
-                    .expect("next not queued");
-                self.queue_remove(pos, ents[n as usize].vruntime);
+                self.queue_remove(n);
                 self.curr = Some(n);
                 taken = Some(n);
             }
@@ -1185,6 +1154,6 @@ mod tests {
         assert_eq!(rq.load_weight, 4 * 1024);
         rq.dequeue(&mut e, 2, 0, &p);
         assert_eq!(rq.nr_running, 3);
-        assert!(!rq.queued.contains(&2));
+        assert!(!rq.is_queued(2) && rq.queued() == [0, 1, 3]);
     }
 }

@@ -121,6 +121,7 @@ pub mod rq;
 pub mod run;
 pub mod state;
 pub mod task;
+mod timeline;
 pub mod toggle;
 pub mod trace;
 pub mod workload;

@@ -81,8 +81,11 @@ pub trait RunQueue: Default {
     fn yield_task(&mut self, ents: &mut [Entity], now: Nanos);
     /// The current task.
     fn curr(&self) -> Option<u32>;
-    /// Queued tasks other than the current one.
-    fn queued(&self) -> &[u32];
+    /// Queued tasks other than the current one, in the order they were
+    /// queued (for checks and reports: it builds the list).
+    fn queued(&self) -> Vec<u32>;
+    /// Task `id` is queued, not as the current one.
+    fn is_queued(&self, id: u32) -> bool;
     /// Runnable tasks including the current one.
     fn nr_running(&self) -> u32;
     /// Runnable SCHED_IDLE tasks.
@@ -153,8 +156,11 @@ impl RunQueue for CfsRq {
     fn curr(&self) -> Option<u32> {
         self.curr
     }
-    fn queued(&self) -> &[u32] {
-        &self.queued
+    fn queued(&self) -> Vec<u32> {
+        CfsRq::queued(self)
+    }
+    fn is_queued(&self, id: u32) -> bool {
+        CfsRq::is_queued(self, id)
     }
     fn nr_running(&self) -> u32 {
         self.nr_running

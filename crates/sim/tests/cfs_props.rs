@@ -88,7 +88,7 @@ impl World {
             *last = rq.min_vruntime;
             let curr = rq.curr.filter(|&c| self.e[c as usize].on_rq);
             prop_assert_eq!(rq.curr, curr, "the running task is runnable");
-            let on: Vec<u32> = rq.queued.iter().copied().chain(curr).collect();
+            let on: Vec<u32> = rq.queued().into_iter().chain(curr).collect();
             prop_assert_eq!(rq.nr_running as usize, on.len());
             let w: u64 = on.iter().map(|&t| self.e[t as usize].weight).sum();
             prop_assert_eq!(rq.load_weight, w);
@@ -214,7 +214,7 @@ proptest! {
                 }
                 Op::Migrate { t } => {
                     let queued: Vec<(usize, u32)> = (0..2)
-                        .flat_map(|q| w.rq[q].queued.iter().map(move |&i| (q, i)))
+                        .flat_map(|q| w.rq[q].queued().into_iter().map(move |i| (q, i)))
                         .collect();
                     if !queued.is_empty() {
                         let (from, id) = queued[t % queued.len()];

@@ -142,7 +142,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.cfg.check {
             let queued = self.tasks[ti].state == TaskState::Runnable
                 && self.tasks[ti].cpu == src
-                && self.cpus[src].rq.queued().contains(&t.0);
+                && self.cpus[src].rq.is_queued(t.0);
             if !queued || self.cpus[src].rq.curr() == Some(t.0) {
                 self.violation.get_or_insert(super::InvariantError {
                     time: self.now,
@@ -182,8 +182,8 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let deadline_resched = self.activate_task(t, dst, true, false);
         self.wakeup_preempt(t, dst, by, lead, deadline_resched, false);
         if self.cfg.check {
-            let on_dst = self.cpus[dst].rq.queued().contains(&t.0);
-            let on_src = self.cpus[src].rq.queued().contains(&t.0);
+            let on_dst = self.cpus[dst].rq.is_queued(t.0);
+            let on_src = self.cpus[src].rq.is_queued(t.0);
             if !on_dst || on_src {
                 self.violation.get_or_insert(super::InvariantError {
                     time: self.now,

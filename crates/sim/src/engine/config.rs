@@ -213,11 +213,13 @@ pub struct InvariantError {
 
 /// Bytes the engine holds per task on a machine of `ncpus` CPUs, not
 /// counting its program (for memory estimates): the task, its entity and
-/// placement fields, a heap CPU mask on large machines, and an allowance
-/// for its name, loop stack and queue entries.
+/// placement fields, a heap CPU mask on large machines, its entry in a run
+/// queue's timeline, and an allowance for its name, loop stack and other
+/// queue entries.
 pub fn bytes_per_task(ncpus: usize) -> u64 {
     (std::mem::size_of::<Task>()
         + std::mem::size_of::<Entity>()
+        + crate::timeline::Timeline::BYTES_PER_ENTRY
         + std::mem::size_of::<TaskPlacement>()
         + 8 * ncpus.div_ceil(64)
         // its task_struct and kernel-stack line records (Kernel::add_task)

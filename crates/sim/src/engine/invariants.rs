@@ -19,7 +19,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             // delayed sleepers (DELAY_DEQUEUE) are queued but not running
             let mut n = 0;
             let mut delayed = 0;
-            for t in cpu.rq.queued().iter().map(|&t| TaskId(t)) {
+            for t in cpu.rq.queued().into_iter().map(TaskId) {
                 if self.ents[t.idx()].delayed {
                     if delayed_on[t.idx()].replace(c).is_some() {
                         return err(format!("task {t}: delayed on two run queues"));
@@ -83,7 +83,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 return err(format!("task {t} not runnable but queued"));
             }
             if runnable
-                && !self.cpus[task.cpu].rq.queued().contains(&(t as u32))
+                && !self.cpus[task.cpu].rq.is_queued(t as u32)
                 && self.cpus[task.cpu].rq.curr() != Some(t as u32)
             {
                 return err(format!(
