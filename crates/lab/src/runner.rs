@@ -577,6 +577,54 @@ mode = "native"
         assert_eq!(spec.metrics[1].better, report::Better::Neither);
     }
 
+    /// A sweep too large to check every run before it starts is checked at
+    /// every axis value; a combination that fails only together (node 1 of
+    /// a one-node machine, the second value of two axes) stops its run
+    /// when it starts, in one line naming the variant, point and field.
+    #[test]
+    fn a_combination_that_fails_only_together_stops_its_run() {
+        let loops: Vec<String> = (1..=5001).map(|i| i.to_string()).collect();
+        let text = format!(
+            "name = \"combo\"\niterations = 1\nmetrics = [\"time\"]\n[run]\nbenchmark = \"hackbench\"\n\
+             [sweep]\nmachine = [\"xeon-12c24t\", \"epyc-zen3\"]\nnode = [0, 1]\n\
+             loops = [{}]\n[[variant]]\nname = \"a\"\n",
+            loops.join(", ")
+        );
+        let exp = Experiment::parse("c.toml", &text, false).unwrap();
+        assert!(exp.npoints() > crate::experiment::FULL_CHECK_CELLS);
+        // only the last run: epyc-zen3, node 1
+        let n = exp.run_list().len() as u32;
+        let dir = tempfile::tempdir().unwrap();
+        let e = run(
+            &exp,
+            &RunOptions {
+                jobs: 1,
+                shard: Some(Shard { index: n, count: n }),
+                resume: false,
+                log: dir.path().join("c.runs.jsonl"),
+                bounds: exec::Bounds::default(),
+                on_start: &|_, _| {},
+                on_done: &|_| {},
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("variant \"a\", point epyc-zen3-1-5001, iteration 0: node: machine epyc-zen3 has nodes 0-0 (got 1)"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        // a sweep small enough to check whole is refused before it runs
+        let small = text.replace(&loops.join(", "), "1");
+        let e = Experiment::parse("c.toml", &small, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml: variant \"a\", point epyc-zen3-1-1: node: machine epyc-zen3 has nodes 0-0 (got 1)"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_run_log_has_one_writer() {
         let exp = Experiment::parse("t.toml", EXP, false).unwrap();
