@@ -749,6 +749,11 @@ impl Experiment {
         self.definition.sweep.key(p)
     }
 
+    /// Finds a point by its key.
+    pub fn point_finder(&self) -> crate::sweep::PointFinder<'_> {
+        self.definition.sweep.finder()
+    }
+
     /// Every point, in order (built one by one).
     pub fn points(&self) -> impl ExactSizeIterator<Item = Point> + '_ {
         (0..self.npoints()).map(|p| self.point(p))

@@ -11,7 +11,7 @@ use crate::runlog::{self, Header, LogError, RunLog};
 use crate::spec::Mode;
 use rayon::prelude::*;
 use report::{PointInfo, ReportSpec, RunRecord, VariantInfo};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Mutex;
@@ -161,12 +161,6 @@ fn preflight(exp: &Experiment, runs: &[PlannedRun]) -> Result<(), LabError> {
     Ok(())
 }
 
-/// The index of each point's key, for records read back (a log, shards'
-/// logs): built from every point, so only when there are records.
-fn point_index(exp: &Experiment) -> HashMap<String, usize> {
-    (0..exp.npoints()).map(|p| (exp.point_key(p), p)).collect()
-}
-
 /// Do the runs `opts` selects, appending each to the log; returns every
 /// selected run's record (those resumed from the log included). Runs are
 /// matched by index and built one by one as they start: what is held
@@ -191,21 +185,15 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
             .into());
         }
         // a resume with fewer --iterations keeps only the runs still asked for
-        let points = if records.is_empty() {
-            HashMap::new()
-        } else {
-            point_index(exp)
-        };
+        let points = exp.point_finder();
         let in_shard = |i: usize| {
             opts.shard
                 .is_none_or(|s| i % s.count as usize == s.index as usize - 1)
         };
         for r in records {
             let at = exp.variants.iter().position(|v| v.name == r.variant);
-            let run = match (at, points.get(&r.point)) {
-                (Some(v), Some(&p)) if r.iteration < exp.iterations => {
-                    list.index(v, p, r.iteration)
-                }
+            let run = match (at, points.find(&r.point)) {
+                (Some(v), Some(p)) if r.iteration < exp.iterations => list.index(v, p, r.iteration),
                 _ => continue,
             };
             if in_shard(run) && !have[run] {
@@ -359,12 +347,8 @@ pub fn sort(exp: &Experiment, records: &mut [RunRecord]) {
             .position(|v| v.name == n)
             .unwrap_or(usize::MAX)
     };
-    let points = if records.is_empty() {
-        HashMap::new()
-    } else {
-        point_index(exp)
-    };
-    let pi = |k: &str| points.get(k).copied().unwrap_or(usize::MAX);
+    let points = exp.point_finder();
+    let pi = |k: &str| points.find(k).unwrap_or(usize::MAX);
     records.sort_by_key(|r| (vi(&r.variant), pi(&r.point), r.iteration));
 }
 

@@ -8,6 +8,7 @@
 //! point, iteration, variant.
 
 use crate::experiment::{derive_seed, PlannedRun, Point};
+use std::collections::HashMap;
 use toml::Value;
 
 /// The sweep axes' values.
@@ -174,6 +175,76 @@ impl Sweep {
     }
 }
 
+/// Finds a point by its key (a record read back from a run log): from
+/// each axis's values when keys split back into them (no value holds the
+/// `-` that joins them, or the axes are zipped), else from every key.
+pub struct PointFinder<'a> {
+    sweep: &'a Sweep,
+    /// Per axis (the first alone when zipped): value key -> index.
+    axes: Vec<HashMap<String, usize>>,
+    /// Every key, when keys do not split.
+    all: Option<HashMap<String, usize>>,
+}
+
+impl PointFinder<'_> {
+    /// The point whose key is `key`.
+    pub fn find(&self, key: &str) -> Option<usize> {
+        if let Some(all) = &self.all {
+            return all.get(key).copied();
+        }
+        if self.sweep.zip {
+            return self.axes.first().and_then(|m| m.get(key)).copied();
+        }
+        if self.axes.is_empty() {
+            return key.is_empty().then_some(0);
+        }
+        let parts: Vec<&str> = key.split('-').collect();
+        if parts.len() != self.axes.len() {
+            return None;
+        }
+        let coords = parts
+            .iter()
+            .zip(&self.axes)
+            .map(|(p, m)| m.get(*p).copied())
+            .collect::<Option<Vec<usize>>>()?;
+        Some(self.sweep.index(&coords))
+    }
+}
+
+impl Sweep {
+    /// A [`PointFinder`] for this sweep.
+    pub fn finder(&self) -> PointFinder<'_> {
+        let lists = if self.zip {
+            &self.values[..1.min(self.values.len())]
+        } else {
+            &self.values[..]
+        };
+        let axes: Vec<HashMap<String, usize>> = lists
+            .iter()
+            .map(|vs| {
+                let mut m = HashMap::new();
+                for (i, v) in vs.iter().enumerate() {
+                    m.entry(value_key(v)).or_insert(i);
+                }
+                m
+            })
+            .collect();
+        let splits = self.zip || axes.iter().all(|m| m.keys().all(|k| !k.contains('-')));
+        let all = (!splits).then(|| {
+            let mut m = HashMap::new();
+            for p in 0..self.len() {
+                m.entry(self.key(p)).or_insert(p);
+            }
+            m
+        });
+        PointFinder {
+            sweep: self,
+            axes,
+            all,
+        }
+    }
+}
+
 /// The runs of an experiment, by index in canonical order (point,
 /// iteration, variant), each computed when asked for.
 #[derive(Clone, Copy, Debug)]
@@ -258,6 +329,33 @@ mod tests {
             zip: false,
         };
         assert_eq!(s.duplicate_key().as_deref(), Some("a-b-c"));
+    }
+
+    #[test]
+    fn a_key_finds_its_point() {
+        let s = Sweep {
+            values: vec![ints(&[1, 2]), ints(&[3, -5, 7])],
+            zip: false,
+        };
+        let f = s.finder();
+        for p in 0..s.len() {
+            assert_eq!(f.find(&s.key(p)), Some(p), "{}", s.key(p));
+        }
+        assert_eq!((f.find("1-4"), f.find("1"), f.find("")), (None, None, None));
+        let s = Sweep {
+            values: vec![ints(&[1, 2]), ints(&[3, 7])],
+            zip: false,
+        };
+        let f = s.finder();
+        for p in 0..s.len() {
+            assert_eq!(f.find(&s.key(p)), Some(p));
+        }
+        assert_eq!((f.find("1-4"), f.find("1-3-3")), (None, None));
+        let none = Sweep {
+            values: vec![],
+            zip: false,
+        };
+        assert_eq!(none.finder().find(""), Some(0));
     }
 
     #[test]
