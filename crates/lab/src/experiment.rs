@@ -9,6 +9,7 @@
 use crate::metrics;
 use crate::outcome::RunError;
 use crate::spec::{Mode, RunSpec, SpecError};
+pub use crate::sweep::{derive_seed, PlannedRun, Point};
 use crate::sweep::{Runs, Sweep};
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -65,15 +66,6 @@ pub struct Variant {
     pub mode: Mode,
 }
 
-/// One point of the sweep.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    /// The axis values joined by `-` (mmtests' operation suffix).
-    pub key: String,
-    /// The value of each axis.
-    pub values: Vec<serde_json::Value>,
-}
-
 /// The specification of one (variant, point) cell; its iterations differ
 /// only in the seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,21 +76,6 @@ pub struct Cell {
     pub point: usize,
     /// The run, with seed 0 (each iteration derives its own).
     pub spec: RunSpec,
-}
-
-/// One run to do.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlannedRun {
-    /// Index of the point ([`Experiment::point`]).
-    pub point: usize,
-    /// Index into [`Experiment::variants`].
-    pub variant: usize,
-    /// Iteration, from 0.
-    pub iteration: u32,
-    /// The seed: from the base seed, the point and the iteration only, so
-    /// every variant of a point sees the same random streams and the
-    /// result does not depend on how the runs are split.
-    pub seed: u64,
 }
 
 /// An experiment: its variants and sweep, from which each run is built
@@ -306,28 +283,6 @@ const KERNEL_ONLY_KEYS: [&str; 3] = ["kernel_image", "guest", "kvm"];
 /// The simulator's fields a kernel run reads too: the machine it boots
 /// and the kernel (version) it is.
 const KERNEL_READS: [&str; 2] = ["machine", "kernel"];
-
-/// A seed from (base seed, point key, iteration): FNV-1a over the three,
-/// then a splitmix64 finaliser to spread the bits, kept to 53 bits.
-pub fn derive_seed(base: u64, point: &str, iteration: u32) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let bytes = base
-        .to_le_bytes()
-        .into_iter()
-        .chain(point.bytes())
-        .chain([0xff])
-        .chain(iteration.to_le_bytes());
-    for b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    // 53 bits, so the seed survives JSON readers that hold numbers as
-    // doubles (JavaScript, jq)
-    (z ^ (z >> 31)) >> 11
-}
 
 /// One line from a TOML error: `line N: message`.
 fn toml_error(text: &str, e: &toml::de::Error) -> String {

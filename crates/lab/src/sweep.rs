@@ -7,9 +7,55 @@
 //! fastest), or value by value for zipped axes; runs in canonical order:
 //! point, iteration, variant.
 
-use crate::experiment::{derive_seed, PlannedRun, Point};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use toml::Value;
+
+/// One point of the sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// The axis values joined by `-` (mmtests' operation suffix).
+    pub key: String,
+    /// The value of each axis.
+    pub values: Vec<serde_json::Value>,
+}
+
+/// One run to do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedRun {
+    /// Index of the point ([`crate::Experiment::point`]).
+    pub point: usize,
+    /// Index into [`crate::Experiment::variants`].
+    pub variant: usize,
+    /// Iteration, from 0.
+    pub iteration: u32,
+    /// The seed: from the base seed, the point and the iteration only, so
+    /// every variant of a point sees the same random streams and the
+    /// result does not depend on how the runs are split.
+    pub seed: u64,
+}
+
+/// A seed from (base seed, point key, iteration): FNV-1a over the three,
+/// then a splitmix64 finaliser to spread the bits, kept to 53 bits.
+pub fn derive_seed(base: u64, point: &str, iteration: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let bytes = base
+        .to_le_bytes()
+        .into_iter()
+        .chain(point.bytes())
+        .chain([0xff])
+        .chain(iteration.to_le_bytes());
+    for b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    // 53 bits, so the seed survives JSON readers that hold numbers as
+    // doubles (JavaScript, jq)
+    (z ^ (z >> 31)) >> 11
+}
 
 /// The sweep axes' values.
 #[derive(Clone, Debug, PartialEq)]
