@@ -430,9 +430,9 @@ fn write_report(a: &CompareArgs, exp: &Experiment, records: &[RunRecord]) -> Res
 /// with every feature value that differs from the profile's (`kernel`, as
 /// `schedlab sim --json` records it).
 fn experiment_json(exp: &Experiment) -> Result<serde_json::Value> {
-    let mut v = serde_json::to_value(exp)?;
+    let mut v = exp.expanded_json();
     if let Some(cells) = v["cells"].as_array_mut() {
-        for (json, cell) in cells.iter_mut().zip(&exp.cells) {
+        for (json, cell) in cells.iter_mut().zip(exp.cells()) {
             let s = &cell.spec;
             if s.mode == lab::Mode::Sim && s.policy == lab::Policy::Linux {
                 if let Ok(k) = s.kernel_name() {

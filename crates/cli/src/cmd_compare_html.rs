@@ -18,8 +18,7 @@ pub fn page(exp: &Experiment) -> HtmlPage {
         facts.push(("source".into(), src.clone()));
     }
     let machines: BTreeSet<String> = exp
-        .cells
-        .iter()
+        .cells()
         .map(|c| {
             let s = &c.spec;
             if s.mode == Mode::Native {
@@ -40,8 +39,10 @@ pub fn page(exp: &Experiment) -> HtmlPage {
         machines.into_iter().collect::<Vec<_>>().join("; "),
     ));
     for (i, v) in exp.variants.iter().enumerate() {
-        let cell = exp.cells.iter().find(|c| c.variant == i);
-        let what = match cell.map(|c| &c.spec) {
+        let cell = (exp.npoints() > 0)
+            .then(|| exp.cell_spec(i, 0).ok())
+            .flatten();
+        let what = match cell.as_ref() {
             Some(s) if s.mode == Mode::Sim && s.policy == Policy::Linux => {
                 format!(
                     "simulated, kernel {}",
@@ -63,7 +64,7 @@ pub fn page(exp: &Experiment) -> HtmlPage {
         let label = if i == 0 { "baseline" } else { "variant" };
         facts.push((label.into(), format!("{}: {what}", v.name)));
     }
-    if let Some(c) = exp.cells.first() {
+    if let Some(c) = exp.cells().next() {
         let w = serde_json::to_value(&c.spec.workload).unwrap_or_default();
         let mut s = w["benchmark"].as_str().unwrap_or("?").to_string();
         if let Some(o) = w.as_object() {
@@ -76,7 +77,7 @@ pub fn page(exp: &Experiment) -> HtmlPage {
         facts.push(("workload".into(), s));
     }
     if !exp.axes.is_empty() {
-        let keys: Vec<&str> = exp.points.iter().map(|p| p.key.as_str()).collect();
+        let keys: Vec<String> = (0..exp.npoints()).map(|p| exp.point_key(p)).collect();
         facts.push((
             "sweep".into(),
             format!("{} = {}", exp.axes.join("-"), keys.join(", ")),

@@ -33,13 +33,15 @@ pub fn pick(exp: &Experiment, sel: Option<&str>) -> Result<PlannedRun> {
     };
     let point = match parts[1] {
         "" => 0,
-        p => exp.points.iter().position(|x| x.key == p).ok_or_else(|| {
-            let keys: Vec<&str> = exp.points.iter().map(|x| x.key.as_str()).collect();
-            anyhow!(
-                "--trace-run: no point {p:?} (the points: {})",
-                keys.join(", ")
-            )
-        })?,
+        p => (0..exp.npoints())
+            .find(|&x| exp.point_key(x) == p)
+            .ok_or_else(|| {
+                let keys: Vec<String> = (0..exp.npoints()).map(|x| exp.point_key(x)).collect();
+                anyhow!(
+                    "--trace-run: no point {p:?} (the points: {})",
+                    keys.join(", ")
+                )
+            })?,
     };
     let iteration = match parts[2] {
         "" => 0,
@@ -54,15 +56,12 @@ pub fn pick(exp: &Experiment, sel: Option<&str>) -> Result<PlannedRun> {
                 )
             })?,
     };
-    let run = exp
-        .runs()
-        .into_iter()
-        .find(|r| {
-            let c = &exp.cells[r.cell];
-            c.variant == variant && c.point == point && r.iteration == iteration
-        })
-        .ok_or_else(|| anyhow!("--trace-run: no such run"))?;
-    if exp.cells[run.cell].spec.mode != Mode::Sim {
+    if point >= exp.npoints() {
+        bail!("--trace-run: no such run");
+    }
+    let list = exp.run_list();
+    let run = list.get(list.index(variant, point, iteration));
+    if exp.variants[variant].mode != Mode::Sim {
         bail!(
             "--trace-run: {} is a native run; only simulated runs are traced",
             exp.variants[variant].name
@@ -80,7 +79,7 @@ pub fn trace_run(
     args: crate::cmd_sim::trace::TraceArgs,
 ) -> Result<()> {
     let run = pick(exp, sel)?;
-    let spec = exp.spec_of(&run);
+    let spec = exp.spec_of(&run)?;
     let Some(trace) = args.open()? else {
         return Ok(());
     };

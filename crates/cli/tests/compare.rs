@@ -522,7 +522,11 @@ fn merge_refuses_logs_that_disagree_and_resume_adds_iterations() {
     run(&["compare", &file, "--resume", "--log", l]);
     assert_eq!(read(&log).lines().count(), 1 + 12);
     // a log of an unknown format is refused
-    let bumped = read(&log).replacen("\"schedlab_runlog\":2", "\"schedlab_runlog\":99", 1);
+    let bumped = read(&log).replacen(
+        &format!("\"schedlab_runlog\":{}", lab::runlog::FORMAT),
+        "\"schedlab_runlog\":99",
+        1,
+    );
     std::fs::write(&log, bumped).unwrap();
     let e = fails(&["compare", "--merge", l]);
     assert!(e.contains("run-log format 99"), "{e}");

@@ -156,8 +156,8 @@ mod tests {
         use crate::workload::WorkloadSpec;
         let e = load("numa-scan-stagger", false).unwrap();
         assert_eq!(e.variants.len(), 2);
-        assert_eq!(e.points.len(), 8);
-        for c in &e.cells {
+        assert_eq!(e.npoints(), 8);
+        for c in e.cells() {
             let WorkloadSpec::Npb(n) = &c.spec.workload else {
                 panic!("{:?}", c.spec.workload)
             };
@@ -169,13 +169,12 @@ mod tests {
             assert_eq!(m.threads, 88);
         }
         let stagger: Vec<_> = e
-            .cells
-            .iter()
+            .cells()
             .map(|c| c.spec.features.get("numa_scan_stagger").cloned())
             .collect();
         assert!(stagger.contains(&Some("off".into())) && stagger.contains(&Some("on".into())));
         let q = load("numa-scan-stagger", true).unwrap();
-        for c in &q.cells {
+        for c in q.cells() {
             let WorkloadSpec::Npb(n) = &c.spec.workload else {
                 unreachable!()
             };
@@ -193,8 +192,8 @@ mod tests {
         let modes: Vec<Mode> = full.variants.iter().map(|v| v.mode).collect();
         assert_eq!(modes, [Mode::Sim, Mode::Kernel]);
         assert_eq!(full.axes, ["scenario"]);
-        assert!(full.points.len() >= 5);
-        for c in &full.cells {
+        assert!(full.npoints() >= 5);
+        for c in full.cells() {
             assert_eq!(c.spec.machine, "xeon-12c24t");
             assert_eq!(c.spec.kernel, "linux-6.1");
             assert!(matches!(c.spec.workload, WorkloadSpec::Scenario(_)));
@@ -202,8 +201,7 @@ mod tests {
         }
         // every scenario of the sweep reaches a different stage of the 6.1 model
         let stages: std::collections::BTreeSet<String> = full
-            .cells
-            .iter()
+            .cells()
             .filter(|c| c.spec.mode == Mode::Sim)
             .map(|c| crate::scenario::simulate(&c.spec).unwrap()["sim"]["stage"].to_string())
             .collect();

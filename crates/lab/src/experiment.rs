@@ -1,10 +1,16 @@
 //! Experiment files (TOML): a base run, sweep axes, variants, iterations
-//! and metrics, expanded into the list of runs they ask for. Every field is
-//! checked before anything runs; an error names the file, the field and
-//! what was expected, on one line. docs/experiments.md is the user's guide.
+//! and metrics, and the runs they ask for, each built when it is asked for
+//! (the sweep is never expanded: [`crate::sweep`]). Every field, and every
+//! value of every axis, is checked before anything runs (every run of a
+//! sweep small enough to check whole); an error names the file, the field
+//! and what was expected, on one line. docs/experiments.md is the user's
+//! guide.
 
 use crate::metrics;
+use crate::outcome::RunError;
 use crate::spec::{Mode, RunSpec, SpecError};
+pub use crate::sweep::{derive_seed, PlannedRun, Point};
+use crate::sweep::{Runs, Sweep};
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
@@ -60,41 +66,22 @@ pub struct Variant {
     pub mode: Mode,
 }
 
-/// One point of the sweep.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    /// The axis values joined by `-` (mmtests' operation suffix).
-    pub key: String,
-    /// The value of each axis.
-    pub values: Vec<serde_json::Value>,
-}
-
 /// The specification of one (variant, point) cell; its iterations differ
 /// only in the seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// Index into [`Experiment::variants`].
     pub variant: usize,
-    /// Index into [`Experiment::points`].
+    /// Index of the point ([`Experiment::point`]).
     pub point: usize,
     /// The run, with seed 0 (each iteration derives its own).
     pub spec: RunSpec,
 }
 
-/// One run to do.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlannedRun {
-    /// Index into [`Experiment::cells`].
-    pub cell: usize,
-    /// Iteration, from 0.
-    pub iteration: u32,
-    /// The seed: from the base seed, the point and the iteration only, so
-    /// every variant of a point sees the same random streams and the
-    /// result does not depend on how the runs are split.
-    pub seed: u64,
-}
-
-/// An experiment, expanded.
+/// An experiment: its variants and sweep, from which each run is built
+/// when it is asked for. Serialised (the run log's header), it is the
+/// experiment as given, not its expansion: a sweep of millions of points
+/// takes its axes' values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Experiment {
     /// Name.
@@ -113,16 +100,131 @@ pub struct Experiment {
     pub metrics: Vec<String>,
     /// Sweep axis names.
     pub axes: Vec<String>,
-    /// Sweep points (one, with an empty key, without a sweep).
-    pub points: Vec<Point>,
     /// Variants, the baseline first.
     pub variants: Vec<Variant>,
-    /// Every (variant, point), point-major.
-    pub cells: Vec<Cell>,
+    /// How each run is built: the run table, each variant's layer, the
+    /// sweep's values and `--quick`'s layer, as TOML text.
+    #[serde(with = "definition_text")]
+    definition: Definition,
 }
 
-/// The most runs one experiment may ask for.
+/// What builds a run's specification: the layers in the order they apply
+/// (run, variant, point, quick) and the sweep's values.
+#[derive(Clone, Debug, PartialEq)]
+struct Definition {
+    run: Table,
+    layers: Vec<Table>,
+    quick_layer: Table,
+    /// `--quick` without a `[quick]` table: the workload's own scaling.
+    scale_down: bool,
+    axes: Vec<String>,
+    sweep: Sweep,
+}
+
+/// A [`Definition`] as one TOML text: `run`, `quick` and `variant` tables,
+/// the `axes` and their values (`sweep`, one array per axis), `zip` and
+/// `scale_down`. TOML keeps every value as the file gave it.
+mod definition_text {
+    use super::{Definition, Sweep};
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use toml::{Table, Value};
+
+    pub fn serialize<S: Serializer>(d: &Definition, s: S) -> Result<S::Ok, S::Error> {
+        let mut t = Table::new();
+        t.insert("scale_down".into(), Value::Boolean(d.scale_down));
+        t.insert("zip".into(), Value::Boolean(d.sweep.zip));
+        t.insert(
+            "axes".into(),
+            Value::Array(d.axes.iter().cloned().map(Value::String).collect()),
+        );
+        t.insert(
+            "sweep".into(),
+            Value::Array(d.sweep.values.iter().cloned().map(Value::Array).collect()),
+        );
+        t.insert("run".into(), Value::Table(d.run.clone()));
+        t.insert("quick".into(), Value::Table(d.quick_layer.clone()));
+        t.insert(
+            "variant".into(),
+            Value::Array(d.layers.iter().cloned().map(Value::Table).collect()),
+        );
+        let text = toml::to_string(&t).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&text)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Definition, D::Error> {
+        let text = String::deserialize(d)?;
+        let mut t: Table = toml::from_str(&text).map_err(D::Error::custom)?;
+        let mut take = |k: &str| {
+            t.remove(k)
+                .ok_or_else(|| D::Error::custom(format!("definition: {k} missing")))
+        };
+        let bad = |k: &str| D::Error::custom(format!("definition: {k} of the wrong type"));
+        let table = |v: Value, k: &str| match v {
+            Value::Table(t) => Ok(t),
+            _ => Err(bad(k)),
+        };
+        let array = |v: Value, k: &str| match v {
+            Value::Array(a) => Ok(a),
+            _ => Err(bad(k)),
+        };
+        let scale_down = take("scale_down")?
+            .as_bool()
+            .ok_or_else(|| bad("scale_down"))?;
+        let zip = take("zip")?.as_bool().ok_or_else(|| bad("zip"))?;
+        let axes = array(take("axes")?, "axes")?
+            .into_iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s),
+                _ => Err(bad("axes")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let values = array(take("sweep")?, "sweep")?
+            .into_iter()
+            .map(|v| array(v, "sweep"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let run = table(take("run")?, "run")?;
+        let quick_layer = table(take("quick")?, "quick")?;
+        let layers = array(take("variant")?, "variant")?
+            .into_iter()
+            .map(|v| table(v, "variant"))
+            .collect::<Result<Vec<_>, _>>()?;
+        if values.len() != axes.len() || values.iter().any(Vec::is_empty) {
+            return Err(bad("sweep"));
+        }
+        Ok(Definition {
+            run,
+            layers,
+            quick_layer,
+            scale_down,
+            axes,
+            sweep: Sweep { values, zip },
+        })
+    }
+}
+
+/// The expanded experiment, as `--json` reports record it: every point
+/// and every (variant, point) cell's specification.
+#[derive(Serialize)]
+struct Expanded<'a> {
+    name: &'a str,
+    description: &'a str,
+    source: &'a Option<String>,
+    quick: bool,
+    iterations: u32,
+    seed: u64,
+    metrics: &'a [String],
+    axes: &'a [String],
+    points: Vec<Point>,
+    variants: &'a [Variant],
+    cells: Vec<Cell>,
+}
+
 pub const MAX_RUNS: u64 = 10_000_000;
+
+/// The most (variant, point) cells whose specifications are all checked
+/// before anything runs; a larger sweep checks every value of every axis
+/// ([`Sweep::probes`]) and each of its runs when it starts.
+pub const FULL_CHECK_CELLS: usize = 20_000;
 
 /// Fields of a run that the run table, variants, sweeps and `[quick]` may
 /// set, besides the workload's own.
@@ -182,28 +284,6 @@ const KERNEL_ONLY_KEYS: [&str; 3] = ["kernel_image", "guest", "kvm"];
 /// and the kernel (version) it is.
 const KERNEL_READS: [&str; 2] = ["machine", "kernel"];
 
-/// A seed from (base seed, point key, iteration): FNV-1a over the three,
-/// then a splitmix64 finaliser to spread the bits, kept to 53 bits.
-pub fn derive_seed(base: u64, point: &str, iteration: u32) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let bytes = base
-        .to_le_bytes()
-        .into_iter()
-        .chain(point.bytes())
-        .chain([0xff])
-        .chain(iteration.to_le_bytes());
-    for b in bytes {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    let mut z = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    // 53 bits, so the seed survives JSON readers that hold numbers as
-    // doubles (JavaScript, jq)
-    (z ^ (z >> 31)) >> 11
-}
-
 /// One line from a TOML error: `line N: message`.
 fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let msg = e.message().trim().replace('\n', " ");
@@ -213,17 +293,6 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
             format!("line {line}: {msg}")
         }
         None => msg,
-    }
-}
-
-fn value_json(v: &Value) -> serde_json::Value {
-    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
-fn value_key(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 
@@ -426,7 +495,6 @@ impl Experiment {
                 f.variant.len().max(1)
             ));
         }
-        let mut points: Vec<Vec<Value>> = vec![vec![]];
         if zip {
             let n = lists.first().map_or(0, Vec::len);
             if let Some(i) = lists.iter().position(|l| l.len() != n) {
@@ -437,50 +505,12 @@ impl Experiment {
                     axes[0]
                 ));
             }
-            points = (0..n)
-                .map(|j| lists.iter().map(|l| l[j].clone()).collect())
-                .collect();
-            lists.clear();
         }
-        for vs in &lists {
-            points = points
-                .into_iter()
-                .flat_map(|p| {
-                    vs.iter().map(move |v| {
-                        let mut q = p.clone();
-                        q.push(v.clone());
-                        q
-                    })
-                })
-                .collect();
+        let sweep = Sweep { values: lists, zip };
+        if let Some(k) = sweep.duplicate_key() {
+            return Err(format!("sweep: point {k:?} appears twice"));
         }
-        let points: Vec<(Point, Table)> = points
-            .into_iter()
-            .map(|vals| {
-                // zipped axes follow the first, which alone names the point
-                // (so `[quick]` may shorten the others: `-l 2560/G` -> `-l 256/G`)
-                let key = if zip {
-                    vals.first().map(value_key).unwrap_or_default()
-                } else {
-                    vals.iter().map(value_key).collect::<Vec<_>>().join("-")
-                };
-                let table: Table = axes.iter().cloned().zip(vals.iter().cloned()).collect();
-                (
-                    Point {
-                        key,
-                        values: vals.iter().map(value_json).collect(),
-                    },
-                    table,
-                )
-            })
-            .collect();
-        {
-            let mut keys: Vec<&str> = points.iter().map(|(p, _)| p.key.as_str()).collect();
-            keys.sort_unstable();
-            if let Some(w) = keys.windows(2).find(|w| w[0] == w[1]) {
-                return Err(format!("sweep: point {:?} appears twice", w[0]));
-            }
-        }
+
         // -- quick
         let mut quick_layer = Table::new();
         if quick {
@@ -568,64 +598,43 @@ impl Experiment {
             variants.push(Variant { name, mode });
             layers.push(v);
         }
-        let total = (points.len() as u64)
+        let npoints = sweep.len();
+        let total = (npoints as u64)
             .saturating_mul(variants.len() as u64)
             .saturating_mul(iterations as u64);
         if total > MAX_RUNS {
             return Err(format!(
-                "{total} runs ({} points x {} variants x {iterations} iterations) is more than {MAX_RUNS}; shrink the sweep or the iterations",
-                points.len(),
+                "{total} runs ({npoints} points x {} variants x {iterations} iterations) is more than {MAX_RUNS}; shrink the sweep or the iterations",
                 variants.len()
             ));
         }
-        // -- cells
-        let mut cells = Vec::new();
+        let definition = Definition {
+            run: f.run,
+            layers,
+            quick_layer,
+            scale_down: quick && f.quick.is_none(),
+            axes: axes.clone(),
+            sweep,
+        };
+        // -- the runs: every one when they are few, else every value of
+        // every axis (each run is checked again when it starts)
+        let checked: Vec<usize> = if npoints.saturating_mul(variants.len()) <= FULL_CHECK_CELLS {
+            (0..npoints).collect()
+        } else {
+            definition.sweep.probes()
+        };
         let mut benchmarks = std::collections::BTreeSet::new();
-        for (pi, (point, ptable)) in points.iter().enumerate() {
-            for (vi, variant) in variants.iter().enumerate() {
-                let mut t = f.run.clone();
-                overlay(&mut t, &layers[vi]);
-                overlay(&mut t, ptable);
-                overlay(&mut t, &quick_layer);
-                match variant.mode {
-                    Mode::Native => {
-                        // a swept (or quick) simulator field means nothing to the host
-                        for k in SIM_ONLY_KEYS {
-                            t.remove(k);
-                        }
-                    }
-                    Mode::Kernel => {
-                        for k in SIM_ONLY_KEYS.iter().filter(|k| !KERNEL_READS.contains(k)) {
-                            t.remove(*k);
-                        }
-                    }
-                    Mode::Sim => {}
-                }
-                if variant.mode != Mode::Kernel {
-                    for k in KERNEL_ONLY_KEYS {
-                        t.remove(k);
-                    }
-                }
-                let ctx = if point.key.is_empty() {
-                    format!("variant {:?}", variant.name)
-                } else {
-                    format!("variant {:?}, point {}", variant.name, point.key)
-                };
-                let mut spec = build_spec(t).map_err(|e| format!("{ctx}: {e}"))?;
-                spec.mode = variant.mode;
-                if quick && f.quick.is_none() {
-                    spec.workload.scale_down();
-                }
-                spec.seed = 0;
+        for pi in checked {
+            for vi in 0..variants.len() {
+                let ctx = definition.context(&variants, vi, pi);
+                let spec = definition
+                    .build(&variants, vi, pi)
+                    .map_err(|e| format!("{ctx}: {e}"))?;
                 crate::exec::check(&spec).map_err(|e| format!("{ctx}: {e}"))?;
                 benchmarks.insert(spec.workload.name());
-                cells.push(Cell {
-                    variant: vi,
-                    point: pi,
-                    spec,
-                });
             }
         }
+
         // -- metrics
         let metrics = match f.metrics {
             Some(m) => {
@@ -675,36 +684,192 @@ impl Experiment {
             seed: f.seed,
             metrics,
             axes,
-            points: points.into_iter().map(|(p, _)| p).collect(),
             variants,
-            cells,
+            definition,
         })
     }
 
-    /// Every run, in canonical order: point, iteration, variant.
-    pub fn runs(&self) -> Vec<PlannedRun> {
-        let nv = self.variants.len();
-        let mut v = Vec::with_capacity(self.cells.len() * self.iterations as usize);
-        for (pi, point) in self.points.iter().enumerate() {
-            for it in 0..self.iterations {
-                let seed = derive_seed(self.seed, &point.key, it);
-                for vi in 0..nv {
-                    v.push(PlannedRun {
-                        cell: pi * nv + vi,
-                        iteration: it,
-                        seed,
-                    });
-                }
-            }
-        }
-        v
+    /// How many points (one without a sweep).
+    pub fn npoints(&self) -> usize {
+        self.definition.sweep.len()
     }
 
-    /// The spec of a planned run, with its seed.
-    pub fn spec_of(&self, run: &PlannedRun) -> RunSpec {
-        let mut s = self.cells[run.cell].spec.clone();
+    /// Point `p` (`p < npoints()`).
+    pub fn point(&self, p: usize) -> Point {
+        self.definition.sweep.point(p)
+    }
+
+    /// Point `p`'s key.
+    pub fn point_key(&self, p: usize) -> String {
+        self.definition.sweep.key(p)
+    }
+
+    /// Finds a point by its key.
+    pub fn point_finder(&self) -> crate::sweep::PointFinder<'_> {
+        self.definition.sweep.finder()
+    }
+
+    /// Every point, in order (built one by one).
+    pub fn points(&self) -> impl ExactSizeIterator<Item = Point> + '_ {
+        (0..self.npoints()).map(|p| self.point(p))
+    }
+
+    /// The runs by index, in canonical order: point, iteration, variant.
+    pub fn run_list(&self) -> Runs<'_> {
+        Runs {
+            sweep: &self.definition.sweep,
+            variants: self.variants.len(),
+            iterations: self.iterations,
+            seed: self.seed,
+        }
+    }
+
+    /// Every run, in canonical order: point, iteration, variant (each
+    /// built when the iterator reaches it).
+    pub fn runs(&self) -> impl ExactSizeIterator<Item = PlannedRun> + '_ {
+        let list = self.run_list();
+        (0..list.len()).map(move |i| list.get(i))
+    }
+
+    /// The specification of `variant` at `point`, seed 0, as it is built
+    /// (not checked: [`Experiment::spec_of`] checks it).
+    pub fn cell_spec(&self, variant: usize, point: usize) -> Result<RunSpec, SpecError> {
+        self.definition.build(&self.variants, variant, point)
+    }
+
+    /// Every (variant, point) cell that builds, point-major (each built
+    /// when the iterator reaches it): for reports, which state every cell.
+    pub fn cells(&self) -> impl Iterator<Item = Cell> + '_ {
+        let nv = self.variants.len();
+        (0..self.npoints() * nv).filter_map(move |i| {
+            let (point, variant) = (i / nv, i % nv);
+            let spec = self.cell_spec(variant, point).ok()?;
+            Some(Cell {
+                variant,
+                point,
+                spec,
+            })
+        })
+    }
+
+    /// The cells of every variant at the points whose specifications were
+    /// checked first ([`Sweep::probes`]): between them they hold every
+    /// value of every axis, so every file a run names.
+    pub fn probe_cells(&self) -> impl Iterator<Item = Cell> + '_ {
+        let nv = self.variants.len();
+        self.definition
+            .sweep
+            .probes()
+            .into_iter()
+            .flat_map(move |point| {
+                (0..nv).filter_map(move |variant| {
+                    let spec = self.cell_spec(variant, point).ok()?;
+                    Some(Cell {
+                        variant,
+                        point,
+                        spec,
+                    })
+                })
+            })
+    }
+
+    /// The benchmarks the experiment runs (one per variant: the benchmark
+    /// cannot be swept), sorted.
+    pub fn benchmarks(&self) -> Vec<&'static str> {
+        let mut b: Vec<&'static str> = if self.npoints() == 0 {
+            Vec::new()
+        } else {
+            (0..self.variants.len())
+                .filter_map(|v| self.cell_spec(v, 0).ok())
+                .map(|s| s.workload.name())
+                .collect()
+        };
+        b.sort_unstable();
+        b.dedup();
+        b
+    }
+
+    /// The spec of a planned run, with its seed, built and checked (a
+    /// combination of axis values that was not checked before the runs
+    /// started may fail here).
+    pub fn spec_of(&self, run: &PlannedRun) -> Result<RunSpec, RunError> {
+        let mut s = self.cell_spec(run.variant, run.point)?;
+        crate::exec::check(&s)?;
         s.seed = run.seed;
-        s
+        Ok(s)
+    }
+
+    /// The expanded experiment, every point and cell, as `--json` reports
+    /// record it.
+    pub fn expanded_json(&self) -> serde_json::Value {
+        serde_json::to_value(Expanded {
+            name: &self.name,
+            description: &self.description,
+            source: &self.source,
+            quick: self.quick,
+            iterations: self.iterations,
+            seed: self.seed,
+            metrics: &self.metrics,
+            axes: &self.axes,
+            points: self.points().collect(),
+            variants: &self.variants,
+            cells: self.cells().collect(),
+        })
+        .expect("plain data serialises")
+    }
+}
+
+impl Definition {
+    /// How errors name (variant, point).
+    fn context(&self, variants: &[Variant], vi: usize, pi: usize) -> String {
+        let key = self.sweep.key(pi);
+        if key.is_empty() {
+            format!("variant {:?}", variants[vi].name)
+        } else {
+            format!("variant {:?}, point {key}", variants[vi].name)
+        }
+    }
+
+    /// The specification of variant `vi` at point `pi`, seed 0: the run
+    /// table, the variant's layer, the point's values, `--quick`'s layer.
+    fn build(&self, variants: &[Variant], vi: usize, pi: usize) -> Result<RunSpec, SpecError> {
+        let variant = &variants[vi];
+        let mut t = self.run.clone();
+        overlay(&mut t, &self.layers[vi]);
+        let ptable: Table = self
+            .axes
+            .iter()
+            .cloned()
+            .zip(self.sweep.values_at(pi).cloned())
+            .collect();
+        overlay(&mut t, &ptable);
+        overlay(&mut t, &self.quick_layer);
+        match variant.mode {
+            Mode::Native => {
+                // a swept (or quick) simulator field means nothing to the host
+                for k in SIM_ONLY_KEYS {
+                    t.remove(k);
+                }
+            }
+            Mode::Kernel => {
+                for k in SIM_ONLY_KEYS.iter().filter(|k| !KERNEL_READS.contains(k)) {
+                    t.remove(*k);
+                }
+            }
+            Mode::Sim => {}
+        }
+        if variant.mode != Mode::Kernel {
+            for k in KERNEL_ONLY_KEYS {
+                t.remove(k);
+            }
+        }
+        let mut spec = build_spec(t)?;
+        spec.mode = variant.mode;
+        if self.scale_down {
+            spec.workload.scale_down();
+        }
+        spec.seed = 0;
+        Ok(spec)
     }
 }
 
@@ -740,8 +905,12 @@ loops = 4
 iterations = 1
 "#;
 
+    fn cells(exp: &Experiment) -> Vec<Cell> {
+        exp.cells().collect()
+    }
+
     fn hb(exp: &Experiment, cell: usize) -> (u32, u32, u32) {
-        match &exp.cells[cell].spec.workload {
+        match &cells(exp)[cell].spec.workload {
             WorkloadSpec::Hackbench(h) => (h.groups, h.fds, h.loops),
             other => panic!("{other:?}"),
         }
@@ -780,9 +949,9 @@ iterations = 1
     fn axes_multiply_in_order_and_layers_apply_run_variant_point_quick() {
         let e = Experiment::parse("t.toml", BASE, false).unwrap();
         assert_eq!(e.axes, ["groups", "fds"]);
-        let keys: Vec<&str> = e.points.iter().map(|p| p.key.as_str()).collect();
+        let keys: Vec<String> = e.points().map(|p| p.key).collect();
         assert_eq!(keys, ["1-3", "1-5", "2-3", "2-5"]);
-        assert_eq!(e.cells.len(), 4 * 3);
+        assert_eq!(cells(&e).len(), 4 * 3);
         // point 1-5, variant b: the point's fds wins over the variant's, the
         // variant's loops over the run's
         assert_eq!(hb(&e, 3 + 1), (1, 5, 30));
@@ -802,7 +971,7 @@ iterations = 1
             .replace("loops = 30\n", "");
         let e = Experiment::parse("t.toml", &text, false).unwrap();
         assert_eq!(e.axes, ["groups", "loops"]);
-        let keys: Vec<&str> = e.points.iter().map(|p| p.key.as_str()).collect();
+        let keys: Vec<String> = e.points().map(|p| p.key).collect();
         assert_eq!(keys, ["1", "2", "4"]);
         assert_eq!(hb(&e, 2 * 3 + 1), (4, 7, 10));
         let short = text.replace("loops = [40, 20, 10]", "loops = [40, 20]");
@@ -821,8 +990,8 @@ iterations = 1
     #[test]
     fn kernel_names_with_overrides_and_variant_features_combine() {
         let e = Experiment::parse("t.toml", BASE, false).unwrap();
-        let a = e.cells[0].spec.features().unwrap();
-        let b = e.cells[1].spec.features().unwrap();
+        let a = cells(&e)[0].spec.features().unwrap();
+        let b = cells(&e)[1].spec.features().unwrap();
         assert!(a.test_idle_cores_smt_gate && b.test_idle_cores_smt_gate);
         assert!(a.sis_util == Features::kernel("linux-5.12").unwrap().sis_util);
         assert!(!b.sis_util);
@@ -831,7 +1000,7 @@ iterations = 1
     #[test]
     fn a_native_variant_drops_the_simulator_fields_of_the_run() {
         let e = Experiment::parse("t.toml", BASE, false).unwrap();
-        let native = &e.cells[2].spec;
+        let native = &cells(&e)[2].spec;
         assert_eq!(native.mode, Mode::Native);
         assert!(native.simulator_only_fields().is_empty(), "{native:?}");
     }
@@ -859,8 +1028,8 @@ thp = true
 "#;
         let e = Experiment::parse("n.toml", text, false).unwrap();
         let topo = topology::preset("xeon-12c24t").unwrap();
-        let off = e.cells[0].spec.sim_options(&topo).unwrap();
-        let on = e.cells[1].spec.sim_options(&topo).unwrap();
+        let off = cells(&e)[0].spec.sim_options(&topo).unwrap();
+        let on = cells(&e)[1].spec.sim_options(&topo).unwrap();
         assert_eq!(off.numa_balancing, Some(false));
         assert_eq!(off.mem_policy, sim::numa::MemPolicy::Interleave(vec![0, 1]));
         assert_eq!((on.numa_balancing, on.thp), (Some(true), true));
@@ -875,10 +1044,10 @@ thp = true
     #[test]
     fn seeds_depend_on_point_and_iteration_only() {
         let e = Experiment::parse("t.toml", BASE, false).unwrap();
-        let runs = e.runs();
+        let runs: Vec<PlannedRun> = e.runs().collect();
         assert_eq!(runs.len(), 4 * 2 * 3);
         for r in &runs {
-            let p = &e.points[e.cells[r.cell].point].key;
+            let p = &e.point_key(r.point);
             assert_eq!(r.seed, derive_seed(1, p, r.iteration));
         }
         // the variants of a (point, iteration) share a seed; others differ
@@ -1043,13 +1212,13 @@ policy_options = { cpu = 2 }
         // the run table's options reach a registered policy that gives none
         // (absent: inherited); the linux variant's empty table clears them
         let exp = Experiment::parse("c.toml", CUSTOM, false).unwrap();
-        assert!(exp.cells[0].spec.policy_options.is_empty());
+        assert!(cells(&exp)[0].spec.policy_options.is_empty());
         assert_eq!(
-            exp.cells[1].spec.policy_options["cpu"].as_integer(),
+            cells(&exp)[1].spec.policy_options["cpu"].as_integer(),
             Some(1)
         );
         assert_eq!(
-            exp.cells[2].spec.policy_options["cpu"].as_integer(),
+            cells(&exp)[2].spec.policy_options["cpu"].as_integer(),
             Some(2)
         );
         // without the empty table, linux inherits them: an error
@@ -1072,24 +1241,24 @@ policy_options = { cpu = 2 }
             1,
         );
         let exp = Experiment::parse("c.toml", &cleared, false).unwrap();
-        assert!(exp.cells[1].spec.policy_options.is_empty());
+        assert!(cells(&exp)[1].spec.policy_options.is_empty());
         assert_eq!(
-            exp.cells[2].spec.policy_options["cpu"].as_integer(),
+            cells(&exp)[2].spec.policy_options["cpu"].as_integer(),
             Some(2)
         );
         let text = CUSTOM.replacen("policy_options = { cpu = 1 }\n", "", 1);
         let exp = Experiment::parse("c.toml", &text, false).unwrap();
-        let mine = &exp.cells[1].spec;
+        let mine = &cells(&exp)[1].spec;
         assert_eq!(mine.policy, crate::Policy::Custom("test-one-cpu".into()));
         let json = serde_json::to_value(mine).unwrap();
         assert_eq!(json["policy"], "test-one-cpu");
         assert!(json.get("policy_options").is_none());
         assert_eq!(
-            exp.cells[2].spec.policy_options["cpu"].as_integer(),
+            cells(&exp)[2].spec.policy_options["cpu"].as_integer(),
             Some(2)
         );
         // the linux variant is written as before: no new key
-        let linux = serde_json::to_value(&exp.cells[0].spec).unwrap();
+        let linux = serde_json::to_value(&cells(&exp)[0].spec).unwrap();
         assert_eq!(linux["policy"], "linux");
         assert!(linux.get("policy_options").is_none());
         // a spec read back (a run log) is the same spec
@@ -1097,11 +1266,14 @@ policy_options = { cpu = 2 }
         assert_eq!(&back, mine);
         // the runs: every decision in the policy's own stage, on its CPU
         for (cell, cpu) in [(1, 0), (2, 2)] {
-            let s = exp.spec_of(&PlannedRun {
-                cell,
-                iteration: 0,
-                seed: 1,
-            });
+            let s = exp
+                .spec_of(&PlannedRun {
+                    point: 0,
+                    variant: cell,
+                    iteration: 0,
+                    seed: 1,
+                })
+                .unwrap();
             let r = crate::exec::simulate(&s).unwrap().result;
             assert_eq!(r.placement.policy, "one-cpu");
             assert_eq!(
@@ -1138,7 +1310,7 @@ policy_options = { cpu = 2 }
         #[test]
         fn shards_partition_the_runs(n in 1u32..9) {
             let e = Experiment::parse("t.toml", BASE, false).unwrap();
-            let all = e.runs();
+            let all: Vec<PlannedRun> = e.runs().collect();
             let mut seen = vec![0u32; all.len()];
             for i in 1..=n {
                 for r in crate::runner::select(&e, Some(crate::runner::Shard { index: i, count: n })) {

@@ -377,14 +377,10 @@ pub fn parse(origin: &str, text: &str, quick: bool) -> Result<Entry, ExperimentE
                         "{at}.points.{key}: a sum_points table has one point, \"sum\""
                     )));
                 }
-            } else if !full.points.iter().any(|p| p.key == *key) {
+            } else if !full.points().any(|p| p.key == *key) {
                 return Err(err(format!(
                     "{at}.points.{key}: not a point of the sweep ({})",
-                    full.points
-                        .iter()
-                        .map(|p| p.key.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    full.points().map(|p| p.key).collect::<Vec<_>>().join(", ")
                 )));
             }
             points.push((key.clone(), nums));
@@ -396,8 +392,7 @@ pub fn parse(origin: &str, text: &str, quick: bool) -> Result<Entry, ExperimentE
         }
         if !t.sum_points {
             if let Some(p) = full
-                .points
-                .iter()
+                .points()
                 .find(|p| !points.iter().any(|(k, _)| *k == p.key))
             {
                 return Err(err(format!(
@@ -406,7 +401,7 @@ pub fn parse(origin: &str, text: &str, quick: bool) -> Result<Entry, ExperimentE
                 )));
             }
             // sweep order
-            points.sort_by_key(|(k, _)| full.points.iter().position(|p| p.key == *k));
+            points.sort_by_key(|(k, _)| full.points().position(|p| p.key == *k));
         }
         if !experiment.metrics.contains(&t.metric) {
             experiment.metrics.push(t.metric.clone());
@@ -421,8 +416,8 @@ pub fn parse(origin: &str, text: &str, quick: bool) -> Result<Entry, ExperimentE
     }
     // A summed table compares with the sum over every point: --quick
     // scores it only when it runs them all.
-    let points_run: Vec<String> = experiment.points.iter().map(|p| p.key.clone()).collect();
-    let all_run = full.points.iter().all(|p| points_run.contains(&p.key));
+    let points_run: Vec<String> = experiment.points().map(|p| p.key.clone()).collect();
+    let all_run = full.points().all(|p| points_run.contains(&p.key));
     let info = EntryInfo {
         name: experiment.name.clone(),
         change: e.change,

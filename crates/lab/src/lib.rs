@@ -55,6 +55,7 @@ pub mod runlog;
 pub mod runner;
 pub mod scenario;
 pub mod spec;
+pub mod sweep;
 pub mod vm;
 pub mod workload;
 

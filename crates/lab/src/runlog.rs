@@ -17,6 +17,12 @@
 //! someone who recomputes the sum. Logs of format 1 (before checksums) are
 //! refused with a message that says to run the experiment again into a new
 //! log: their lines cannot be told apart from edited ones.
+//!
+//! The header holds the experiment as it was given (its run table,
+//! variants and sweep axes, [`Experiment`]'s serialised form) and its
+//! fingerprint, not its expansion: a sweep of millions of points has a
+//! header of its axes' size. Logs of format 2, whose header held every
+//! expanded run, are refused the same way as format 1.
 
 use crate::experiment::Experiment;
 use report::RunRecord;
@@ -62,15 +68,16 @@ pub enum LogError {
 
 /// The largest run log `--resume` and `--merge` read (the whole file is read
 /// into memory, then parsed). A run line is a few hundred bytes (names, a
-/// seed and the metrics) and the header holds the expanded experiment, a few
-/// hundred bytes per cell: 1 GiB holds millions of runs, more than any
+/// seed and the metrics) and the header holds the experiment as given:
+/// 1 GiB holds millions of runs, more than any
 /// experiment finishes in days, while `/dev/zero` or a wrong, huge file
 /// fails at once instead of filling memory.
 pub const MAX_LOG_BYTES: u64 = 1 << 30;
 
-/// The run-log format this build writes and reads: 2, every line with its
-/// checksum (format 1 had none).
-pub const FORMAT: u32 = 2;
+/// The run-log format this build writes and reads: 3, every line with its
+/// checksum (format 1 had none), the header holding the experiment as given
+/// (format 2's held its expansion).
+pub const FORMAT: u32 = 3;
 
 /// The first line of a run log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,7 +92,7 @@ pub struct Header {
     pub fingerprint: String,
     /// The shard this log holds (`I/N`), if any.
     pub shard: Option<String>,
-    /// The expanded experiment.
+    /// The experiment, as given (not expanded).
     pub experiment: Experiment,
 }
 
@@ -109,13 +116,15 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
     }
 }
 
-/// 64-bit FNV-1a, as hex, of what decides the runs' results: the expanded
-/// experiment except its iteration count (more iterations only add runs, so
-/// a resume may ask for more), the schedlab version and the model's
-/// revision (`sim::MODEL_REVISION`), and the contents
-/// behind file names (a `sysfs:`/`hwloc:` machine, a tbench loadfile, a
-/// cost profile, an `smp:` machine's `cost=FILE`), so
-/// that logs written on different hosts or builds are not mixed silently.
+/// 64-bit FNV-1a, as hex, of what decides the runs' results: the
+/// experiment as given except its iteration count (more iterations only
+/// add runs, so a resume may ask for more), the schedlab version and the
+/// model's revision (`sim::MODEL_REVISION`), and the contents behind file
+/// names (a `sysfs:`/`hwloc:` machine, a tbench loadfile, a cost profile,
+/// an `smp:` machine's `cost=FILE`), so that logs written on different
+/// hosts or builds are not mixed silently. The files are found in the
+/// cells that hold every value of every axis
+/// ([`Experiment::probe_cells`]), not in every run.
 pub fn fingerprint(exp: &Experiment) -> String {
     let mut e = exp.clone();
     e.iterations = 0;
@@ -129,7 +138,7 @@ pub fn fingerprint(exp: &Experiment) -> String {
     fnv1a(&mut h, env!("CARGO_PKG_VERSION").as_bytes());
     fnv1a(&mut h, sim::MODEL_REVISION.as_bytes());
     let mut seen = std::collections::BTreeSet::new();
-    for c in &exp.cells {
+    for c in exp.probe_cells() {
         let m = &c.spec.machine;
         if (m.starts_with("sysfs:") || m.starts_with("hwloc:")) && seen.insert(m.clone()) {
             if let Ok(t) = c.spec.topology() {
@@ -384,6 +393,16 @@ fn parse(path: &Path, text: &[u8]) -> Result<(Header, Vec<RunRecord>), LogError>
                 "run-log format 1, written by an older schedlab without line checksums: \
                  this schedlab cannot tell its lines from edited ones; run the experiment \
                  again into a new log (without --resume, or with another --log)"
+                    .into(),
+            ))
+        }
+        Some(2) => {
+            return Err(format(
+                1,
+                "run-log format 2, written by an older schedlab whose header held every \
+                 expanded run: this schedlab keeps the experiment as given and cannot match \
+                 its runs; run the experiment again into a new log (without --resume, or \
+                 with another --log)"
                     .into(),
             ))
         }

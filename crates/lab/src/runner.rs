@@ -96,18 +96,17 @@ pub struct RunOptions<'a> {
     pub on_done: &'a (dyn Fn(&RunRecord) + Sync),
 }
 
-/// The runs of `shard` (all without one): every N-th in canonical order.
-pub fn select(exp: &Experiment, shard: Option<Shard>) -> Vec<PlannedRun> {
-    let all = exp.runs();
-    match shard {
-        None => all,
-        Some(s) => all
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| *i as u32 % s.count == s.index - 1)
-            .map(|(_, r)| r)
-            .collect(),
-    }
+/// The runs of `shard` (all without one): every N-th in canonical order,
+/// each built when the iterator reaches it.
+pub fn select(exp: &Experiment, shard: Option<Shard>) -> impl Iterator<Item = PlannedRun> + '_ {
+    let list = exp.run_list();
+    selected(list.len(), shard).map(move |i| list.get(i))
+}
+
+/// The indices of the runs of `shard` among `n` (all without one).
+fn selected(n: usize, shard: Option<Shard>) -> impl Iterator<Item = usize> {
+    let (step, first) = shard.map_or((1, 0), |s| (s.count as usize, s.index as usize - 1));
+    (first..n).step_by(step)
 }
 
 fn record_key(r: &RunRecord) -> (String, String, u32) {
@@ -119,10 +118,9 @@ fn do_run(
     run: &PlannedRun,
     bounds: &exec::Bounds,
 ) -> Result<RunRecord, LabError> {
-    let cell = &exp.cells[run.cell];
-    let variant = &exp.variants[cell.variant].name;
-    let point = &exp.points[cell.point].key;
-    let json = exec::run_bounded(&exp.spec_of(run), bounds).map_err(|source| LabError::Run {
+    let variant = &exp.variants[run.variant].name;
+    let point = exp.point_key(run.point);
+    let err = |source| LabError::Run {
         variant: variant.clone(),
         point: if point.is_empty() {
             String::new()
@@ -131,7 +129,9 @@ fn do_run(
         },
         iteration: run.iteration,
         cause: Box::new(source),
-    })?;
+    };
+    let spec = exp.spec_of(run).map_err(err)?;
+    let json = exec::run_bounded(&spec, bounds).map_err(err)?;
     Ok(RunRecord {
         variant: variant.clone(),
         point: point.clone(),
@@ -142,15 +142,19 @@ fn do_run(
 }
 
 /// Check every kernel variant among `runs` can boot ([`crate::kernel::preflight`]).
-fn preflight(exp: &Experiment, runs: &[&PlannedRun]) -> Result<(), LabError> {
+fn preflight(exp: &Experiment, runs: &[PlannedRun]) -> Result<(), LabError> {
     let mut seen = BTreeSet::new();
     for r in runs {
-        let cell = &exp.cells[r.cell];
-        if cell.spec.mode != Mode::Kernel || !seen.insert(cell.variant) {
+        if exp.variants[r.variant].mode != Mode::Kernel || !seen.insert(r.variant) {
             continue;
         }
-        crate::kernel::preflight(&cell.spec).map_err(|e| LabError::Preflight {
-            variant: exp.variants[cell.variant].name.clone(),
+        let variant = || exp.variants[r.variant].name.clone();
+        let spec = exp.spec_of(r).map_err(|e| LabError::Preflight {
+            variant: variant(),
+            cause: Box::new(e),
+        })?;
+        crate::kernel::preflight(&spec).map_err(|e| LabError::Preflight {
+            variant: variant(),
             cause: Box::new(e),
         })?;
     }
@@ -158,25 +162,20 @@ fn preflight(exp: &Experiment, runs: &[&PlannedRun]) -> Result<(), LabError> {
 }
 
 /// Do the runs `opts` selects, appending each to the log; returns every
-/// selected run's record (those resumed from the log included).
+/// selected run's record (those resumed from the log included). Runs are
+/// matched by index and built one by one as they start: what is held
+/// before the first run is the indices of the runs to do.
 pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabError> {
-    let selected = select(exp, opts.shard);
+    let list = exp.run_list();
     let header = Header::new(exp, opts.shard.map(|s| s.to_string()));
-    let key_of = |r: &PlannedRun| {
-        let c = &exp.cells[r.cell];
-        (
-            exp.variants[c.variant].name.clone(),
-            exp.points[c.point].key.clone(),
-            r.iteration,
-        )
-    };
-    let wanted: BTreeSet<_> = selected.iter().map(key_of).collect();
     let mut done: Vec<RunRecord> = Vec::new();
     let resumed = if opts.resume {
         runlog::read_to_resume(&opts.log)?
     } else {
         None
     };
+    // the runs the log already holds, by index
+    let mut have = vec![false; if resumed.is_some() { list.len() } else { 0 }];
     if let Some((old, records)) = resumed {
         if old.fingerprint != header.fingerprint || old.shard != header.shard {
             return Err(LogError::Mismatch(format!(
@@ -186,19 +185,29 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
             .into());
         }
         // a resume with fewer --iterations keeps only the runs still asked for
-        done = records
-            .into_iter()
-            .filter(|r| wanted.contains(&record_key(r)))
-            .collect();
+        let points = exp.point_finder();
+        let in_shard = |i: usize| {
+            opts.shard
+                .is_none_or(|s| i % s.count as usize == s.index as usize - 1)
+        };
+        for r in records {
+            let at = exp.variants.iter().position(|v| v.name == r.variant);
+            let run = match (at, points.find(&r.point)) {
+                (Some(v), Some(p)) if r.iteration < exp.iterations => list.index(v, p, r.iteration),
+                _ => continue,
+            };
+            if in_shard(run) && !have[run] {
+                have[run] = true;
+                done.push(r);
+            }
+        }
     }
-    let have: BTreeSet<_> = done.iter().map(record_key).collect();
-    let pending: Vec<&PlannedRun> = selected
-        .iter()
-        .filter(|r| !have.contains(&key_of(r)))
-        .collect();
-    let (native, simulated): (Vec<&PlannedRun>, Vec<&PlannedRun>) = pending
-        .into_iter()
-        .partition(|r| exp.variants[exp.cells[r.cell].variant].mode != Mode::Sim);
+    let pending =
+        selected(list.len(), opts.shard).filter(|&i| !have.get(i).copied().unwrap_or(false));
+    let (native, simulated): (Vec<usize>, Vec<usize>) =
+        pending.partition(|&i| exp.variants[i % exp.variants.len()].mode != Mode::Sim);
+    drop(have);
+    let native: Vec<PlannedRun> = native.into_iter().map(|i| list.get(i)).collect();
     // A kernel run needs qemu, an image and a static guest: say what is
     // missing before anything runs or the log is touched.
     preflight(exp, &native)?;
@@ -206,7 +215,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
     (opts.on_start)(native.len() + simulated.len(), done.len());
     // Native runs measure this host, and a kernel run's qemu takes its
     // CPUs: one at a time, with nothing else of ours running.
-    for r in native {
+    for r in &native {
         let rec = do_run(exp, r, &opts.bounds)?;
         log.append(&rec)?;
         (opts.on_done)(&rec);
@@ -218,8 +227,8 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Vec<RunRecord>, LabErr
         .map_err(|e| LabError::Pool(e.to_string()))?;
     let shared = Mutex::new((log, done));
     pool.install(|| {
-        simulated.par_iter().with_max_len(1).try_for_each(|r| {
-            let rec = do_run(exp, r, &opts.bounds)?;
+        simulated.par_iter().with_max_len(1).try_for_each(|&i| {
+            let rec = do_run(exp, &list.get(i), &opts.bounds)?;
             let mut g = shared.lock().expect("no run panics while holding the log");
             g.0.append(&rec)?;
             (opts.on_done)(&rec);
@@ -247,7 +256,10 @@ fn distinct<'a>(
     let mut unique = Vec::new();
     let mut source = Vec::with_capacity(todo.len());
     for (ei, r) in todo {
-        let key = serde_json::to_string(&exps[*ei].spec_of(r)).unwrap_or_default();
+        let key = exps[*ei]
+            .spec_of(r)
+            .map(|s| serde_json::to_string(&s).unwrap_or_default())
+            .unwrap_or_default();
         let next = unique.len();
         let u = *first.entry((*ei, key)).or_insert(next);
         if u == next {
@@ -263,7 +275,7 @@ pub fn distinct_runs(exps: &[&Experiment]) -> usize {
     let todo: Vec<(usize, PlannedRun)> = exps
         .iter()
         .enumerate()
-        .flat_map(|(ei, e)| e.runs().into_iter().map(move |r| (ei, r)))
+        .flat_map(|(ei, e)| e.runs().map(move |r| (ei, r)))
         .collect();
     distinct(exps, &todo).0.len()
 }
@@ -284,10 +296,9 @@ pub fn run_all(
     let mut todo = Vec::new();
     for (ei, exp) in exps.iter().enumerate() {
         for r in exp.runs() {
-            let cell = &exp.cells[r.cell];
-            if exp.variants[cell.variant].mode != Mode::Sim {
+            if exp.variants[r.variant].mode != Mode::Sim {
                 return Err(LabError::Preflight {
-                    variant: exp.variants[cell.variant].name.clone(),
+                    variant: exp.variants[r.variant].name.clone(),
                     cause: Box::new(RunError::Spec(crate::spec::SpecError::field(
                         "mode",
                         format!("{}: only simulated variants run here", exp.name),
@@ -316,9 +327,8 @@ pub fn run_all(
     let mut out: Vec<Vec<RunRecord>> = vec![Vec::new(); exps.len()];
     for ((ei, r), u) in todo.iter().zip(source) {
         let exp = exps[*ei];
-        let cell = &exp.cells[r.cell];
         out[*ei].push(RunRecord {
-            variant: exp.variants[cell.variant].name.clone(),
+            variant: exp.variants[r.variant].name.clone(),
             ..done[u].clone()
         });
     }
@@ -337,12 +347,8 @@ pub fn sort(exp: &Experiment, records: &mut [RunRecord]) {
             .position(|v| v.name == n)
             .unwrap_or(usize::MAX)
     };
-    let pi = |k: &str| {
-        exp.points
-            .iter()
-            .position(|p| p.key == k)
-            .unwrap_or(usize::MAX)
-    };
+    let points = exp.point_finder();
+    let pi = |k: &str| points.find(k).unwrap_or(usize::MAX);
     records.sort_by_key(|r| (vi(&r.variant), pi(&r.point), r.iteration));
 }
 
@@ -462,19 +468,16 @@ pub fn report_spec(exp: &Experiment, records: &[RunRecord]) -> ReportSpec {
         }
     }
     // the benchmarks the experiment runs, for the metrics' descriptions
-    let mut benchmarks: Vec<&str> = exp.cells.iter().map(|c| c.spec.workload.name()).collect();
-    benchmarks.sort_unstable();
-    benchmarks.dedup();
+    let benchmarks = exp.benchmarks();
     ReportSpec {
         name: exp.name.clone(),
         description: exp.description.clone(),
         axes: exp.axes.clone(),
         points: exp
-            .points
-            .iter()
+            .points()
             .map(|p| PointInfo {
-                key: p.key.clone(),
-                values: p.values.clone(),
+                key: p.key,
+                values: p.values,
             })
             .collect(),
         variants: exp
@@ -558,6 +561,54 @@ mode = "native"
         assert_eq!(spec.metrics[1].better, report::Better::Neither);
     }
 
+    /// A sweep too large to check every run before it starts is checked at
+    /// every axis value; a combination that fails only together (node 1 of
+    /// a one-node machine, the second value of two axes) stops its run
+    /// when it starts, in one line naming the variant, point and field.
+    #[test]
+    fn a_combination_that_fails_only_together_stops_its_run() {
+        let loops: Vec<String> = (1..=5001).map(|i| i.to_string()).collect();
+        let text = format!(
+            "name = \"combo\"\niterations = 1\nmetrics = [\"time\"]\n[run]\nbenchmark = \"hackbench\"\n\
+             [sweep]\nmachine = [\"xeon-12c24t\", \"epyc-zen3\"]\nnode = [0, 1]\n\
+             loops = [{}]\n[[variant]]\nname = \"a\"\n",
+            loops.join(", ")
+        );
+        let exp = Experiment::parse("c.toml", &text, false).unwrap();
+        assert!(exp.npoints() > crate::experiment::FULL_CHECK_CELLS);
+        // only the last run: epyc-zen3, node 1
+        let n = exp.run_list().len() as u32;
+        let dir = tempfile::tempdir().unwrap();
+        let e = run(
+            &exp,
+            &RunOptions {
+                jobs: 1,
+                shard: Some(Shard { index: n, count: n }),
+                resume: false,
+                log: dir.path().join("c.runs.jsonl"),
+                bounds: exec::Bounds::default(),
+                on_start: &|_, _| {},
+                on_done: &|_| {},
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("variant \"a\", point epyc-zen3-1-5001, iteration 0: node: machine epyc-zen3 has nodes 0-0 (got 1)"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        // a sweep small enough to check whole is refused before it runs
+        let small = text.replace(&loops.join(", "), "1");
+        let e = Experiment::parse("c.toml", &small, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml: variant \"a\", point epyc-zen3-1-1: node: machine epyc-zen3 has nodes 0-0 (got 1)"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_run_log_has_one_writer() {
         let exp = Experiment::parse("t.toml", EXP, false).unwrap();
@@ -578,7 +629,8 @@ mode = "native"
 
     /// Every line carries its checksum: a value edited by hand, a header
     /// changed, a checksum removed, each is refused naming the file and
-    /// the line; a log of format 1 (no checksums) is refused naming the fix.
+    /// the line; a log of format 1 (no checksums) or 2 (the expanded runs
+    /// in its header) is refused naming the fix.
     #[test]
     fn a_changed_run_log_line_is_refused_naming_the_file_and_line() {
         let exp = Experiment::parse("t.toml", EXP, false).unwrap();
@@ -615,7 +667,7 @@ mode = "native"
         assert!(e.contains(": line 3: run line: no checksum"), "{e}");
         // a format-1 log, as an older schedlab wrote it: refused, naming the fix
         let old = |l: &str| l.split(",\"sum\":").next().unwrap().to_string() + "}";
-        let v1 = old(lines[0]).replacen("\"schedlab_runlog\":2", "\"schedlab_runlog\":1", 1);
+        let v1 = old(lines[0]).replacen("\"schedlab_runlog\":3", "\"schedlab_runlog\":1", 1);
         let e = refused(&format!("{v1}\n{}\n", old(lines[1])));
         assert!(
             e.contains(": line 1: run-log format 1")
@@ -626,5 +678,16 @@ mode = "native"
         let e = runlog::read_to_resume(&path).unwrap_err().to_string();
         assert!(e.contains("run-log format 1"), "{e}");
         assert!(std::fs::read_to_string(&path).unwrap().starts_with(&v1));
+        // a format-2 log, whose header held the expanded runs: refused,
+        // naming the fix
+        let v2 = lines[0].replacen("\"schedlab_runlog\":3", "\"schedlab_runlog\":2", 1);
+        let e = refused(&format!("{v2}\n{}\n", lines[1]));
+        assert!(
+            e.contains(": line 1: run-log format 2")
+                && e.contains("run the experiment again into a new log"),
+            "{e}"
+        );
+        let e = runlog::read_to_resume(&path).unwrap_err().to_string();
+        assert!(e.contains("run-log format 2"), "{e}");
     }
 }

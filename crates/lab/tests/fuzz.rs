@@ -215,7 +215,7 @@ proptest! {
             Ok(exp) => {
                 // an accepted experiment can be planned (up to
                 // lab::experiment::MAX_RUNS runs: only small plans here)
-                let n = exp.cells.len() as u64 * exp.iterations as u64;
+                let n = (exp.npoints() * exp.variants.len()) as u64 * exp.iterations as u64;
                 if n <= 100_000 {
                     prop_assert_eq!(exp.runs().len() as u64, n);
                 }
