@@ -5,16 +5,7 @@
 //! children's peak that `getrusage` reports.
 
 mod common;
-use common::schedlab;
-
-/// The largest peak resident set of this process's waited-for children, KiB.
-fn children_peak_kib() -> u64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes the struct it is given.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    assert_eq!(rc, 0);
-    ru.ru_maxrss as u64
-}
+use common::{children_peak_kib, schedlab};
 
 fn rtapp_file(dir: &std::path::Path, name: &str, templates: u32, instances: u32) -> String {
     let tasks: Vec<String> = (0..templates)

@@ -6,6 +6,7 @@
 //! child moves the children's peak that `getrusage` reports.
 
 mod common;
+use common::children_peak_kib;
 
 use std::io::Read;
 use std::path::Path;
@@ -14,15 +15,6 @@ use std::time::{Duration, Instant};
 
 /// The most a million-point sweep may take to be accepted or refused.
 const LIMIT_KIB: u64 = 200 * 1024;
-
-/// The largest peak resident set of this process's waited-for children, KiB.
-fn children_peak_kib() -> u64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes the struct it is given.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    assert_eq!(rc, 0);
-    ru.ru_maxrss as u64
-}
 
 /// A child's peak resident set so far (`VmHWM`), KiB.
 fn hwm_kib(pid: u32) -> Option<u64> {

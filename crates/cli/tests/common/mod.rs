@@ -37,3 +37,14 @@ pub fn fails(args: &[&str]) -> String {
     assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     err
 }
+
+/// The largest peak resident set of this process's waited-for children,
+/// KiB (getrusage RUSAGE_CHILDREN): for tests that bound a run's memory,
+/// each in a binary of its own so that no other test's child sets the peak.
+pub fn children_peak_kib() -> u64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct it is given.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    assert_eq!(rc, 0);
+    ru.ru_maxrss as u64
+}
