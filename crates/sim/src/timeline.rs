@@ -36,15 +36,16 @@
 //!
 //! A timeline of at most [`SMALL`] entries is a vector in enqueue order,
 //! scanned with the same comparisons (the first strictly earlier wins, so
-//! the first queued among equals): the few tasks per CPU of most runs cost
-//! less to scan than to keep in a tree (the tree alone took the default
-//! hackbench case from 1,150.7 to 1,182.5 instructions and about 8 % more
-//! wall time per event). Past it the entries move into the tree, in their
+//! the first queued among equals): the tens of tasks per CPU of most runs
+//! cost less to scan than to keep in a tree (the tree alone took the
+//! default hackbench case, about 16 tasks per CPU, from 1,150.7 to 1,182.5
+//! instructions per event; with vectors of up to 8 entries 1,171.0, of up
+//! to 32 1,159.4). Past it the entries move into the tree, in their
 //! enqueue order and with their enqueue numbers, and stay there until the
 //! timeline empties.
 
 /// The most entries a timeline keeps as a scanned vector.
-const SMALL: usize = 8;
+const SMALL: usize = 32;
 
 /// An entry of a small timeline.
 #[derive(Clone, Copy, Debug)]
