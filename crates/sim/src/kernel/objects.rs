@@ -57,6 +57,12 @@ impl Kernel<'_> {
     /// bucket (waiters count, lock, chain) and the waiter's `futex_q`, last
     /// written by its previous waker. Returns the cost.
     pub fn futex_wait_lines(&mut self, word: LineId, task: usize, c: usize) -> Nanos {
+        self.write_bucket_and_futex_q(word, task, c)
+    }
+
+    /// `c` writes the hash bucket of the futex whose word is `word` and
+    /// task `task`'s futex_q: what both a wait and a wake with a waiter do.
+    fn write_bucket_and_futex_q(&mut self, word: LineId, task: usize, c: usize) -> Nanos {
         let q = self.futex_q(task);
         self.lines.write(word + 1, c, self.topo, &self.costs)
             + self.lines.write(q, c, self.topo, &self.costs)
@@ -68,11 +74,7 @@ impl Kernel<'_> {
     /// waiters count is only read. Returns the cost.
     pub fn futex_wake_lines(&mut self, word: LineId, c: usize, woken: Option<usize>) -> Nanos {
         match woken {
-            Some(t) => {
-                let q = self.futex_q(t);
-                self.lines.write(word + 1, c, self.topo, &self.costs)
-                    + self.lines.write(q, c, self.topo, &self.costs)
-            }
+            Some(t) => self.write_bucket_and_futex_q(word, t, c),
             None => self.lines.read(word + 1, c, self.topo, &self.costs),
         }
     }
