@@ -131,6 +131,11 @@ fn priority(seq: u32) -> u32 {
 pub(crate) struct Timeline {
     /// While not `tree`: every entry, in enqueue order.
     small: Vec<Entry>,
+    /// While not `tree`: the position in `small` of its leftmost entry
+    /// (kept as entries come and go, since update_min_vruntime asks for it
+    /// at every update of the running entity), or anything when `small` is
+    /// empty.
+    small_first: u32,
     /// The entries are in the tree (more than [`SMALL`] were queued since
     /// the timeline was last empty).
     tree: bool,
@@ -154,6 +159,7 @@ impl Default for Timeline {
     fn default() -> Self {
         Timeline {
             small: Vec::new(),
+            small_first: 0,
             tree: false,
             nodes: Vec::new(),
             free: Vec::new(),
@@ -290,6 +296,14 @@ impl Timeline {
         self.len += 1;
         if !self.tree {
             if self.small.len() < SMALL {
+                // the new entry is queued last, so it goes first only if
+                // strictly earlier
+                let at = self.small.len() as u32;
+                if at == 0
+                    || wrapping_before(vruntime, self.small[self.small_first as usize].vruntime)
+                {
+                    self.small_first = at;
+                }
                 self.small.push(Entry {
                     vruntime,
                     deadline,
@@ -443,6 +457,12 @@ impl Timeline {
             };
             self.small.remove(i);
             self.len -= 1;
+            let i = i as u32;
+            if i == self.small_first {
+                self.small_first = self.small_scan_first();
+            } else if i < self.small_first {
+                self.small_first -= 1;
+            }
             return true;
         }
         let Some(n) = self.index.remove(id) else {
@@ -543,13 +563,14 @@ impl Timeline {
     #[inline]
     pub(crate) fn first(&self) -> Option<(u32, u64)> {
         if !self.tree {
-            let mut best: Option<&Entry> = None;
-            for e in &self.small {
-                if best.is_none_or(|b| wrapping_before(e.vruntime, b.vruntime)) {
-                    best = Some(e);
-                }
-            }
-            return best.map(|e| (e.id, e.vruntime));
+            debug_assert!(
+                self.small.is_empty() || self.small_first == self.small_scan_first(),
+                "small timeline's leftmost is stale"
+            );
+            return self
+                .small
+                .get(self.small_first as usize)
+                .map(|e| (e.id, e.vruntime));
         }
         (self.leftmost != NIL).then(|| {
             let n = &self.nodes[self.leftmost as usize];
@@ -619,6 +640,18 @@ impl Timeline {
 }
 
 impl Timeline {
+    /// The position of a small timeline's leftmost entry, by a scan: the
+    /// smallest vruntime, the first queued among equals (0 when empty).
+    fn small_scan_first(&self) -> u32 {
+        let mut best = 0;
+        for (i, e) in self.small.iter().enumerate() {
+            if wrapping_before(e.vruntime, self.small[best].vruntime) {
+                best = i;
+            }
+        }
+        best as u32
+    }
+
     /// A small timeline's entry with the earliest deadline (the first
     /// queued among equals) among those `keep` accepts.
     #[inline(always)]
