@@ -470,21 +470,30 @@ impl Topology {
     /// Always inlined: the line model asks it at nearly every event.
     #[inline(always)]
     pub fn distance(&self, a: usize, b: usize) -> Distance {
-        if a == b {
-            return Distance::SameCpu;
-        }
+        // The nearest level the two share is the lowest 16-bit field of
+        // their keys' XOR that is zero: the same core gives Smt, the same
+        // cluster Cluster, and so on; none, Remote. Found without a branch
+        // (the simulator asks at every line transfer, where the answer
+        // varies from one call to the next and a chain of tests
+        // mispredicts): `(x - LOW) & !x & HIGH` sets the top bit of every
+        // zero field, exactly for the lowest one (a borrow can only set
+        // the top bits of fields above it).
+        const LOW: u64 = 0x0001_0001_0001_0001;
+        const HIGH: u64 = 0x8000_8000_8000_8000;
+        const BY_INDEX: [Distance; 6] = [
+            Distance::SameCpu,
+            Distance::Smt,
+            Distance::Cluster,
+            Distance::Llc,
+            Distance::Package,
+            Distance::Remote,
+        ];
         let x = self.distance_keys[a] ^ self.distance_keys[b];
-        if x & 0xffff == 0 {
-            Distance::Smt
-        } else if x & 0xffff_0000 == 0 {
-            Distance::Cluster
-        } else if x & 0xffff_0000_0000 == 0 {
-            Distance::Llc
-        } else if x >> 48 == 0 {
-            Distance::Package
-        } else {
-            Distance::Remote
-        }
+        let zero_fields = x.wrapping_sub(LOW) & !x & HIGH;
+        // 0..=4 (4: no zero field), then 1..=5; the same CPU, whose XOR
+        // is zero, gives 1 less 1
+        let i = 1 + (zero_fields.trailing_zeros() / 16) as usize - usize::from(a == b);
+        BY_INDEX[i.min(5)]
     }
 
     /// Largest number of hardware threads of any core.
@@ -586,6 +595,35 @@ mod tests {
         assert_eq!(t.distance(0, 0), Distance::SameCpu);
         assert_eq!(t.distance(0, 1), Distance::Smt);
         assert_eq!(t.distance(0, 3), Distance::Llc);
+    }
+
+    /// The nearest level two CPUs share, by the definition (their places'
+    /// ids compared level by level), against `distance`'s packed keys, for
+    /// every pair of every preset.
+    #[test]
+    fn distance_is_the_nearest_shared_level() {
+        for (name, _) in crate::presets::presets() {
+            let t = crate::presets::preset(name).unwrap();
+            for a in 0..t.nr_cpus() {
+                for b in 0..t.nr_cpus() {
+                    let (p, q) = (t.place(a), t.place(b));
+                    let want = if a == b {
+                        Distance::SameCpu
+                    } else if p.core == q.core {
+                        Distance::Smt
+                    } else if p.cluster == q.cluster {
+                        Distance::Cluster
+                    } else if p.llc == q.llc {
+                        Distance::Llc
+                    } else if p.package == q.package {
+                        Distance::Package
+                    } else {
+                        Distance::Remote
+                    };
+                    assert_eq!(t.distance(a, b), want, "{name}: CPUs {a} and {b}");
+                }
+            }
+        }
     }
 
     #[test]
