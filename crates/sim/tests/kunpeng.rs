@@ -116,7 +116,9 @@ fn cluster_pair_under_latest() {
 /// 1433: 4.3690 s) and 74 ns (74: 5.3503 s, 75: 5.8459 s); with futex
 /// buckets, wake lists, idle flags and jiffies moved too (2026-12-07,
 /// seeds 1-10) 1437 (1437: 4.2012 s, 1438: 4.3907 s) and 81 ns (81: 5.4957
-/// s, 82: 5.9137 s).
+/// s, 82: 5.9137 s); with resched_curr's write of the running task's
+/// thread_info line (2026-12-07, seeds 1-10) 1443 (1442: 4.1541 s, 1443:
+/// 4.3916 s) and 71 ns (71: 5.4617 s, 72: 5.6779 s).
 #[cfg(feature = "procedures")]
 #[test]
 fn refit_kunpeng() {

@@ -1040,6 +1040,25 @@ mod tests {
         assert_eq!(task_lines(), (8, 6));
     }
 
+    /// The line model keeps a task_struct's first line (thread_info's
+    /// flags) as a record of its own, which resched_curr writes alone: that
+    /// line must be one of the eight a wake-up writes, written by the
+    /// pre-empting waker on the target's current task.
+    #[test]
+    fn resched_curr_writes_the_first_task_struct_line_alone() {
+        let activate = path("ttwu_activate").unwrap();
+        let resched: Vec<_> = activate
+            .touches
+            .iter()
+            .filter(|t| t.object == "task_struct" && t.fields.contains(&"thread_info"))
+            .collect();
+        assert_eq!(resched.len(), 1);
+        assert_eq!(resched[0].lines, &[0]);
+        assert_eq!(resched[0].access, Access::Write);
+        assert!(resched[0].shared);
+        assert!(resched[0].instance.contains("current task"));
+    }
+
     #[test]
     fn a_pipe_moves_three_inode_info_lines_and_one_slot_line() {
         assert_eq!(pipe_state_lines(), (3, 1));

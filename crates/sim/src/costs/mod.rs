@@ -134,13 +134,13 @@ pub(crate) fn piecewise(x0: u64, xs: &[u64], vs: &[Nanos], x: u64) -> Nanos {
 /// Kunpeng 920's OS-cost factor (see `MachineCosts::for_machine`), fitted
 /// to the one-cluster hackbench time (crates/sim/tests/kunpeng.rs,
 /// `refit_kunpeng`).
-pub const KUNPENG_OS_SCALE_MILLI: u32 = 1437;
+pub const KUNPENG_OS_SCALE_MILLI: u32 = 1443;
 
 /// Kunpeng 920: a line fetched from a CPU of another cluster of the die
 /// while that CPU runs a task, ns, fitted to the four-cluster hackbench time
 /// (crates/sim/tests/kunpeng.rs, `refit_kunpeng`; the method and figure are
 /// in `MachineCosts::for_machine`'s Kunpeng entry and docs/costs.md).
-pub const KUNPENG_BUSY_CROSS_CLUSTER_NS: Nanos = 81;
+pub const KUNPENG_BUSY_CROSS_CLUSTER_NS: Nanos = 71;
 
 const fn us(v: u64) -> Nanos {
     v * 1000

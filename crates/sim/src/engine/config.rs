@@ -222,8 +222,9 @@ pub fn bytes_per_task(ncpus: usize) -> u64 {
         + crate::timeline::Timeline::BYTES_PER_ENTRY
         + std::mem::size_of::<TaskPlacement>()
         + 8 * ncpus.div_ceil(64)
-        // its task_struct and kernel-stack line records (Kernel::add_task)
-        + 2 * LineTable::bytes_per_line(ncpus)
+        // its task_struct, kernel-stack and thread_info line records
+        // (Kernel::add_task)
+        + 3 * LineTable::bytes_per_line(ncpus)
         + 128) as u64
 }
 

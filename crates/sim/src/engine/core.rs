@@ -147,10 +147,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         &mut self,
         cpu: usize,
         waker_cpu: usize,
-        lead: Nanos,
+        mut lead: Nanos,
         from_irq: bool,
     ) {
         self.cpus[cpu].need_resched = true;
+        if let Some(curr) = self.cpus[cpu].rq.curr() {
+            // the flag is a bit of the running task's thread_info, set by
+            // an atomic OR from whichever CPU asks (set_tsk_need_resched,
+            // set_nr_and_not_polling): from another CPU the line comes
+            // from the target, before the IPI is sent
+            let c = self.k.resched_curr_lines(curr as usize, waker_cpu);
+            self.cpus[waker_cpu].debt += c;
+            lead += c;
+        }
         if cpu != waker_cpu {
             self.events.push(
                 self.now + lead + self.k.costs.ipi_ns,

@@ -130,6 +130,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         let now = self.now;
         self.cpus[c].need_resched = false;
         let prev = self.cpus[c].rq.curr().map(TaskId);
+        if let Some(p) = prev {
+            // clear_tsk_need_resched(prev): its thread_info line comes back
+            // if another CPU set the flag
+            self.cpus[c].debt += self.k.clear_need_resched_lines(p.idx(), c);
+        }
         // prev ran until now (a blocked or exited prev was updated then)
         if let Some(p) = prev.filter(|&p| self.tasks[p.idx()].state == TaskState::Runnable) {
             self.update_task_pelt(p.idx(), true, true);

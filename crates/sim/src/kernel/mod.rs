@@ -35,6 +35,16 @@ use crate::Nanos;
 use cfs_tasks::CfsTaskLists;
 use topology::{CpuMask, SchedDomains, Topology};
 
+/// A task's kernel-stack record, after its task_struct record.
+const STACK: LineId = 1;
+/// A task's thread_info record (the task_struct's first line: thread_info
+/// with its flags, then `__state`; x86 and arm64 keep thread_info in the
+/// task_struct since 4.9 and 4.10, CONFIG_THREAD_INFO_IN_TASK), after its
+/// stack.
+const THREAD_INFO: LineId = 2;
+/// Lines of the thread_info record.
+const THREAD_INFO_LINES: u32 = 1;
+
 /// The scheduler state of one machine's kernel (see the module doc).
 pub struct Kernel<'t> {
     /// The machine.
@@ -54,8 +64,9 @@ pub struct Kernel<'t> {
     /// Per-task placement fields, indexed by task id.
     pub tplace: Vec<TaskPlacement>,
     /// Each task's own kernel lines in the line model: its `task_struct`
-    /// lines a wake-up writes, and at the next id its kernel stack's top
-    /// lines (`costs::kernel_objects::task_lines`).
+    /// lines a wake-up writes but the first, at [`STACK`] after it its
+    /// kernel stack's top lines, at [`THREAD_INFO`] the task_struct's first
+    /// line (`costs::kernel_objects::task_lines`).
     pub task_lines: Vec<LineId>,
     /// Each task's `futex_q` record (`objects::NO_LINE` before its first
     /// futex wait).
@@ -410,8 +421,16 @@ impl<'t> Kernel<'t> {
         self.tplace.push(p);
         self.cfs_lists.add_task();
         let (task_struct, stack) = crate::costs::kernel_objects::task_lines();
-        let first = self.lines.alloc_of(LineKind::TaskStruct, task_struct);
+        // the task_struct's first line (thread_info's flags, __state) is a
+        // record of its own: resched_curr on another CPU writes it alone
+        // (see `resched_curr_lines`); the waker and the switch-in write it
+        // with the rest, so a wake-up or a switch moves as many lines as
+        // one record of them all did
+        let first = self
+            .lines
+            .alloc_of(LineKind::TaskStruct, task_struct - THREAD_INFO_LINES);
         self.lines.alloc_of(LineKind::KernelStack, stack);
+        self.lines.alloc_of(LineKind::TaskStruct, THREAD_INFO_LINES);
         self.task_lines.push(first);
         self.futex_q.push(objects::NO_LINE);
     }
@@ -423,6 +442,28 @@ impl<'t> Kernel<'t> {
     pub fn ttwu_task_lines(&mut self, task: usize, waker_cpu: usize) -> Nanos {
         let line = self.task_lines[task];
         self.lines.write(line, waker_cpu, self.topo, &self.costs)
+            + self
+                .lines
+                .write(line + THREAD_INFO, waker_cpu, self.topo, &self.costs)
+    }
+
+    /// resched_curr on `cpu` for its running `task` (set_tsk_need_resched,
+    /// or set_nr_and_not_polling from another CPU): an atomic OR into the
+    /// task's thread_info flags, the first task_struct line, which the
+    /// task's own CPU holds. Returns the cost.
+    #[inline]
+    pub fn resched_curr_lines(&mut self, task: usize, cpu: usize) -> Nanos {
+        let line = self.task_lines[task] + THREAD_INFO;
+        self.lines.write(line, cpu, self.topo, &self.costs)
+    }
+
+    /// __schedule on `c` clears `prev`'s TIF_NEED_RESCHED
+    /// (clear_tsk_need_resched): free unless another CPU set it since
+    /// (`resched_curr_lines`), whose line then comes back. Returns the
+    /// cost.
+    #[inline]
+    pub fn clear_need_resched_lines(&mut self, prev: usize, c: usize) -> Nanos {
+        self.resched_curr_lines(prev, c)
     }
 
     /// context_switch to `task` on `c`: prepare_task and set_next_entity
@@ -433,7 +474,10 @@ impl<'t> Kernel<'t> {
     pub fn switch_in_task_lines(&mut self, task: usize, c: usize) -> Nanos {
         let line = self.task_lines[task];
         self.lines.write(line, c, self.topo, &self.costs)
-            + self.lines.write(line + 1, c, self.topo, &self.costs)
+            + self.lines.write(line + STACK, c, self.topo, &self.costs)
+            + self
+                .lines
+                .write(line + THREAD_INFO, c, self.topo, &self.costs)
     }
 
     /// set_next_task_idle -> update_idle_core: `c` goes idle at `now` (its

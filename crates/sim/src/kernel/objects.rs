@@ -208,6 +208,33 @@ mod tests {
     }
 
     #[test]
+    fn resched_curr_from_another_cpu_moves_one_thread_info_line_there_and_back() {
+        let (topo, sd) = machine();
+        let mut k = kernel(&topo, &sd);
+        let (target, waker) = (0, 4); // another cluster of the same die
+        let moved =
+            |k: &Kernel| -> u64 { k.lines.by_kind[LineKind::TaskStruct as usize].iter().sum() };
+        // task 0 switched in on the target: its lines are the target's
+        let _ = k.switch_in_task_lines(0, target);
+        let before = moved(&k);
+        // the tick's resched of its own task moves nothing
+        assert_eq!(k.resched_curr_lines(0, target), 0);
+        assert_eq!(moved(&k), before);
+        // a pre-empting waker elsewhere takes the flags' line, not the
+        // whole task_struct
+        assert!(k.resched_curr_lines(0, waker) > 0);
+        assert_eq!(moved(&k), before + 1);
+        // the target's schedule clears the flag: the line comes back once
+        assert!(k.clear_need_resched_lines(0, target) > 0);
+        assert_eq!(moved(&k), before + 2);
+        assert_eq!(k.clear_need_resched_lines(0, target), 0);
+        // a wake-up still moves all the task_struct lines the inventory has
+        let (task_struct, _) = crate::costs::kernel_objects::task_lines();
+        assert!(k.ttwu_task_lines(0, waker) > 0);
+        assert_eq!(moved(&k), before + 2 + task_struct as u64);
+    }
+
+    #[test]
     fn the_wake_list_is_used_across_llcs_and_for_idle_targets_by_version() {
         let (topo, sd) = machine();
         let mut k = kernel(&topo, &sd);
