@@ -99,6 +99,14 @@ impl CfsTaskLists {
         self.links[ti] = UNLINKED;
     }
 
+    /// Ask for `t`'s links ahead of an update (a hint only).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, t: u32) {
+        if let Some(l) = self.links.get(t as usize) {
+            crate::prefetch::prefetch(l, 1);
+        }
+    }
+
     /// Move `t` to the head of `cpu`'s list, if that list holds it.
     pub(crate) fn move_to_front(&mut self, cpu: usize, t: u32) {
         if self.links[t as usize].cpu == cpu as u32 && self.head[cpu] != t {
