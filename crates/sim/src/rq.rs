@@ -94,6 +94,12 @@ pub trait RunQueue: Default {
     fn nr_delayed(&self) -> u32;
     /// Total load weight of the runnable tasks.
     fn load_weight(&self) -> u64;
+    /// A guess at the task the next pick takes, for prefetching its state
+    /// (never for a decision): the leftmost queued one, whose deadline
+    /// leads when the queued tasks' slices are equal. None: no guess.
+    fn next_hint(&self) -> Option<u32> {
+        None
+    }
 }
 
 impl RunQueue for CfsRq {
@@ -173,5 +179,9 @@ impl RunQueue for CfsRq {
     }
     fn load_weight(&self) -> u64 {
         self.load_weight
+    }
+    #[inline]
+    fn next_hint(&self) -> Option<u32> {
+        self.timeline.first().map(|(id, _)| id)
     }
 }

@@ -150,11 +150,16 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .map(TaskId);
         // next waited runnable until now
         if let Some(n) = next.filter(|&n| Some(n) != prev) {
+            if self.tasks.len() >= Self::PREFETCH_TASKS_FROM {
+                // the switch reads its records one after another below
+                self.prefetch_task_lines(n.idx());
+            }
             self.update_task_pelt(n.idx(), true, false);
         }
         self.cpus[c]
             .rq
             .set_next(&mut self.ents, next.map(|n| n.0), now);
+        self.prefetch_next_pick(c);
         self.update_rq_pelt(c);
         match next {
             None => {
