@@ -277,6 +277,13 @@ pub fn profile(
             "unix_lines",
             "unix socketpair",
         ),
+        (
+            m.tcp_pair_alternating_ns,
+            m.tcp_pair_alternating_own_ns,
+            &mut c.tcp_lines,
+            "tcp_lines",
+            "loopback TCP connection",
+        ),
     ] {
         if let (Some(alt), Some(own), Some(c2c)) = (alt, own, ab_c2c) {
             let penalty = alt - own;
@@ -782,6 +789,8 @@ mod tests {
             pipe_pair_alternating_own_ns: Some(820.0),
             unix_pair_alternating_ns: Some(1400.0),
             unix_pair_alternating_own_ns: Some(1190.0),
+            tcp_pair_alternating_ns: Some(3700.0),
+            tcp_pair_alternating_own_ns: Some(3000.0),
             fork_run_ns: 90_000.0,
             fork_exit_ns: 60_000.0,
             thread_run_ns: 12_000.0,
@@ -851,7 +860,8 @@ mod tests {
         // (3680 - 600 - 2) / 1.4 - 2000 = 198.6 at N = 8, ...
         assert_eq!(c.refill_thread_ns, [100, 199, 296, 391, 490]);
         assert_eq!(c.refill_process_ns, [1000, 1999, 2997, 3994, 4993]);
-        assert_eq!((c.pipe_lines, c.unix_lines), (6, 7));
+        // (3700 - 3000) / 30 = 23.3 for TCP
+        assert_eq!((c.pipe_lines, c.unix_lines, c.tcp_lines), (6, 7, 23));
         // half the shared-table difference, never negative
         assert_eq!((c.pipe_shared_fd_ns, c.unix_shared_fd_ns), (30, 0));
         // each rotation point minus the single channel, never negative

@@ -50,10 +50,12 @@
 //!   of a task's working set that the others evicted. getrusage counts the
 //!   switches, since a woken member may preempt its writer (two switches
 //!   for that hop): the profile divides by the count.
-//! - `pipe_pair_alternating`, `unix_pair_alternating`: two threads pinned
+//! - `pipe_pair_alternating`, `unix_pair_alternating`,
+//!   `tcp_pair_alternating`: two threads pinned
 //!   to CPUs `a` and `b` take turns (a spin on a shared turn counter hands
 //!   the turn over); on its turn a thread writes 100 bytes to one shared
-//!   pipe (socketpair) and reads them back, so every pair finds the
+//!   pipe (socketpair, loopback TCP connection) and reads them back, so
+//!   every pair finds the
 //!   channel's kernel state (lock, indices, wait queues, buffer page, file
 //!   counts) last touched on the other CPU. `*_own`: the same turns, each
 //!   thread with a channel of its own. The difference is what the shared
@@ -223,6 +225,11 @@ pub struct Measurements {
     pub pipe_pair_alternating_own_ns: Option<f64>,
     /// The same turns with a socketpair of each thread's own.
     pub unix_pair_alternating_own_ns: Option<f64>,
+    /// The same on one loopback TCP connection (TCP_NODELAY): each turn
+    /// sends 100 B on one end and receives them on the other.
+    pub tcp_pair_alternating_ns: Option<f64>,
+    /// The same turns with a connection of each thread's own.
+    pub tcp_pair_alternating_own_ns: Option<f64>,
     /// Memory streaming, PTE updates and page faults (see [`mem`]).
     pub memory: mem::MemoryFigures,
 }
@@ -676,6 +683,16 @@ pub fn measure(cfg: &CalibrateConfig, progress: &mut dyn FnMut(&str)) -> Result<
             || alternating(Some([ss, su]), a, b, turns),
         )?;
         (m.unix_pair_alternating_ns, m.unix_pair_alternating_own_ns) = (Some(shared), Some(own));
+        let (c, d) = (tcp_connection()?, tcp_connection()?);
+        let (cc, cd) = (
+            (c.0.as_raw_fd(), c.1.as_raw_fd()),
+            (d.0.as_raw_fd(), d.1.as_raw_fd()),
+        );
+        let (shared, own) = plan.interleaved(
+            || alternating(Some([cc, cc]), a, b, turns),
+            || alternating(Some([cc, cd]), a, b, turns),
+        )?;
+        (m.tcp_pair_alternating_ns, m.tcp_pair_alternating_own_ns) = (Some(shared), Some(own));
     }
 
     progress("loopback TCP");
@@ -1077,7 +1094,9 @@ fn ipi_rtt(plan: &Plan, b: usize) -> Result<Option<f64>> {
 
 /// Loopback TCP writes and reads of 100 and 65536 B timed apart:
 /// (write100, read100, write65536, read65536), ns per call.
-fn tcp(plan: &Plan) -> Result<(f64, f64, f64, f64)> {
+/// A connected loopback TCP pair with TCP_NODELAY: (sending end,
+/// receiving end).
+fn tcp_connection() -> Result<(std::net::TcpStream, std::net::TcpStream)> {
     let io = |what: &str, e: std::io::Error| Error::io(what.to_string(), e);
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| io("TCP listen", e))?;
     let tx = std::net::TcpStream::connect(l.local_addr().map_err(|e| io("TCP address", e))?)
@@ -1085,6 +1104,11 @@ fn tcp(plan: &Plan) -> Result<(f64, f64, f64, f64)> {
     let (rx, _) = l.accept().map_err(|e| io("TCP accept", e))?;
     tx.set_nodelay(true).map_err(|e| io("TCP_NODELAY", e))?;
     rx.set_nodelay(true).map_err(|e| io("TCP_NODELAY", e))?;
+    Ok((tx, rx))
+}
+
+fn tcp(plan: &Plan) -> Result<(f64, f64, f64, f64)> {
+    let (tx, rx) = tcp_connection()?;
     let (w, r) = (tx.as_raw_fd(), rx.as_raw_fd());
     let mut buf = vec![b'm'; 65536];
     let mut one = |size: usize, count: u64| -> Result<(f64, f64)> {

@@ -53,7 +53,12 @@ pub const DATA_LINES_MAX: u32 = PAGE / 64;
 ///   equivalent of five serial ones, so the lines of one call are taken as
 ///   fetched partly in parallel, and the measurement is charged
 ///   (docs/costs.md);
-/// - a loopback TCP socket: one line (not measured).
+/// - a loopback TCP connection: the measured count the same way
+///   (`MachineCosts::tcp_lines`, one connection used from two CPUs in
+///   turn) less the message's two lines. The inventory lists about 25
+///   written shared lines per send (both sockets' state, the skb, the
+///   loopback softirq's work on the receiving socket); as for unix
+///   sockets, the measurement is charged.
 ///
 /// The `struct file` lines move only for calls made by a thread whose
 /// process has other threads (a shared file table: `__fget_light` takes a
@@ -79,7 +84,13 @@ pub fn alloc_channel_lines(
                 .saturating_sub(MEASURED_MESSAGE_LINES)
                 .max(1),
         ),
-        ChanKind::TcpStream => lines.alloc_of(LineKind::TcpSock, 1),
+        ChanKind::TcpStream => lines.alloc_of(
+            LineKind::TcpSock,
+            costs
+                .tcp_lines
+                .saturating_sub(MEASURED_MESSAGE_LINES)
+                .max(1),
+        ),
     };
     lines.alloc_of(LineKind::File, 1);
     lines.alloc_of(LineKind::File, 1);
@@ -87,7 +98,7 @@ pub fn alloc_channel_lines(
 }
 
 /// Lines of the 100 B message `schedlab calibrate` passes when it measures
-/// a channel's lines (`unix_lines`, `pipe_lines`).
+/// a channel's lines (`pipe_lines`, `unix_lines`, `tcp_lines`).
 pub const MEASURED_MESSAGE_LINES: u32 = 2;
 
 /// Kind of channel.
@@ -501,6 +512,28 @@ impl Channel {
 #[cfg(test)]
 mod tests {
     use crate::costs::MachineCosts;
+
+    /// A socket's state moves as the measured count less the measured
+    /// message's two lines (charged by their size), at least one line.
+    #[test]
+    fn a_sockets_state_moves_its_measured_lines_less_the_message() {
+        use crate::cacheline::{LineKind, LineTable};
+        let topo = topology::preset("kunpeng920-node").unwrap();
+        let mut m = MachineCosts::for_machine("kunpeng920-node");
+        for (kind, object, lines, moved) in [
+            (super::ChanKind::TcpStream, LineKind::TcpSock, 9, 7),
+            (super::ChanKind::TcpStream, LineKind::TcpSock, 1, 1),
+            (super::ChanKind::UnixStream, LineKind::UnixSock, 7, 5),
+        ] {
+            (m.tcp_lines, m.unix_lines) = (lines, lines);
+            let mut t = LineTable::new(topo.nr_cpus());
+            let first = super::alloc_channel_lines(&mut t, &m, kind);
+            let _ = t.write(first, 0, &topo, &m);
+            assert!(t.write(first, 4, &topo, &m) > 0);
+            let by: u64 = t.by_kind[object as usize].iter().sum();
+            assert_eq!(by, moved, "{kind:?} with {lines} lines measured");
+        }
+    }
 
     #[test]
     fn a_channel_call_after_calls_to_other_channels_pays_the_rotation_table() {

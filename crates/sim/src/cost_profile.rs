@@ -18,7 +18,7 @@
 
 use crate::costs::{
     IdleState, MachineCosts, CHANNEL_CALL_SOURCE, CHANNEL_LINES_SOURCE, CHANNEL_ROTATION_SOURCE,
-    KUNPENG_BUSY_CROSS_CLUSTER_NS, KUNPENG_OS_SCALE_MILLI, REFILL_SOURCE,
+    KUNPENG_BUSY_CROSS_CLUSTER_NS, KUNPENG_OS_SCALE_MILLI, REFILL_SOURCE, TCP_LINES_SOURCE,
 };
 use serde::{Deserialize, Deserializer};
 use std::collections::{BTreeMap, BTreeSet};
@@ -121,6 +121,7 @@ pub fn preset_sources(machine: &str) -> BTreeMap<String, String> {
     );
     put("pipe_lines", CHANNEL_LINES_SOURCE.to_string());
     put("unix_lines", CHANNEL_LINES_SOURCE.to_string());
+    put("tcp_lines", TCP_LINES_SOURCE.to_string());
     put("refill_thread_ns", format!("{REFILL_SOURCE}, threads"));
     put("refill_process_ns", format!("{REFILL_SOURCE}, processes"));
     put("pipe_shared_fd_ns", format!("{CHANNEL_CALL_SOURCE}, pipes"));

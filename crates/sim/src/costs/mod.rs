@@ -71,6 +71,9 @@ const REFILL_PROCESS_NS: [Nanos; 5] = [197, 518, 535, 577, 728];
 pub const CHANNEL_LINES_SOURCE: &str = "schedlab calibrate on the same guest: 100 B write+read on CPUs 0 and 1 in turn, one shared channel against one each: pipe 863.2 - 503.3 = 360.0 ns, unix socketpair 1240.2 - 795.2 = 445.0 ns, over their c2c 62.3 ns: 6 and 7 lines";
 const PIPE_LINES: u32 = 6;
 const UNIX_LINES: u32 = 7;
+/// Where the built-in profiles' `tcp_lines` comes from.
+pub const TCP_LINES_SOURCE: &str = "not measured: one line, as before the figure existed. `schedlab calibrate` measures it on a host (a loopback TCP connection used from two CPUs in turn against one each, as for pipes and unix sockets); on this project's 2-vCPU guest on 2026-12-07 three runs gave 303.3, 487.0 and 316.0 ns more per turn at c2c 99.5, 29.1 and 30.3 ns (3, 17 and 10 lines), while the same runs put a pipe at 1, 1 and 0 lines against the 6 measured on 2026-12-01 (pipe_lines' source): the guest's CPUs were not placed as on that day, so no figure is taken from them";
+const TCP_LINES: u32 = 1;
 
 /// Where the built-in profiles' shared-file-table and depth figures come
 /// from (`pipe_shared_fd_ns`, `unix_shared_fd_ns`, `pipe_depth_ns`,
@@ -184,6 +187,10 @@ cost_fields! {
         /// The same for a unix stream socket (both ends' state and the skb).
         pub unix_lines: u32 =>
             "cache lines a unix stream send or receive pulls over when the socket was last used on another CPU",
+        /// The same for a loopback TCP connection (both sockets' state,
+        /// the skb, the loopback softirq's work on the receiving socket).
+        pub tcp_lines: u32 =>
+            "cache lines a loopback TCP send or receive pulls over when the connection was last used on another CPU",
         /// Plain syscall round trip (poll, wait, ...), ns.
         pub syscall_ns: Nanos => "a plain syscall round trip (getppid), ns",
         /// One loopback TCP send syscall (TCP_NODELAY): the whole stack down and,
@@ -469,6 +476,7 @@ impl MachineCosts {
             unix_syscall_ns: 0,
             pipe_lines: 1,
             unix_lines: 1,
+            tcp_lines: 1,
             syscall_ns: 0,
             tcp_send_ns: 0,
             tcp_recv_ns: 0,

@@ -78,6 +78,7 @@ impl MachineCosts {
             m.refill_process_ns = REFILL_PROCESS_NS;
             m.pipe_lines = PIPE_LINES;
             m.unix_lines = UNIX_LINES;
+            m.tcp_lines = TCP_LINES;
             // Colder channel calls (see CHANNEL_CALL_SOURCE).
             m.pipe_shared_fd_ns = PIPE_SHARED_FD_NS;
             m.unix_shared_fd_ns = UNIX_SHARED_FD_NS;
