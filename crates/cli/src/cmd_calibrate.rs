@@ -118,15 +118,6 @@ fn class_name(d: Distance) -> &'static str {
     }
 }
 
-const CLASSES: [Distance; 6] = [
-    Distance::SameCpu,
-    Distance::Smt,
-    Distance::Cluster,
-    Distance::Llc,
-    Distance::Package,
-    Distance::Remote,
-];
-
 /// The host's cpuidle states of `cpu` (name, exit latency, target
 /// residency, ns), shallowest first; empty without cpuidle.
 fn host_idle_states(cpu: Option<usize>) -> Vec<(String, u64, u64)> {
@@ -597,7 +588,7 @@ pub fn profile(
     }
     let mut parts = Vec::new();
     let mut fallback = Vec::new();
-    for d in CLASSES {
+    for d in Distance::ALL {
         let v = &mut by_class[d as usize];
         if d == Distance::SameCpu {
             c.c2c_ns[0] = 0;

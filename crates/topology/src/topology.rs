@@ -28,6 +28,18 @@ pub enum Distance {
     Remote,
 }
 
+impl Distance {
+    /// Every class, nearest first (each at its own index: `d as usize`).
+    pub const ALL: [Distance; 6] = [
+        Distance::SameCpu,
+        Distance::Smt,
+        Distance::Cluster,
+        Distance::Llc,
+        Distance::Package,
+        Distance::Remote,
+    ];
+}
+
 /// Where a CPU sits: dense, 0-based, machine-wide ids of its core, cluster,
 /// LLC, NUMA node and package.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -480,20 +492,12 @@ impl Topology {
         // the top bits of fields above it).
         const LOW: u64 = 0x0001_0001_0001_0001;
         const HIGH: u64 = 0x8000_8000_8000_8000;
-        const BY_INDEX: [Distance; 6] = [
-            Distance::SameCpu,
-            Distance::Smt,
-            Distance::Cluster,
-            Distance::Llc,
-            Distance::Package,
-            Distance::Remote,
-        ];
         let x = self.distance_keys[a] ^ self.distance_keys[b];
         let zero_fields = x.wrapping_sub(LOW) & !x & HIGH;
         // 0..=4 (4: no zero field), then 1..=5; the same CPU, whose XOR
         // is zero, gives 1 less 1
         let i = 1 + (zero_fields.trailing_zeros() / 16) as usize - usize::from(a == b);
-        BY_INDEX[i.min(5)]
+        Distance::ALL[i.min(5)]
     }
 
     /// Largest number of hardware threads of any core.
