@@ -380,6 +380,16 @@ impl LineTable {
         std::mem::size_of::<Line>() + if words == 1 { 0 } else { 8 * words }
     }
 
+    /// Ask for the records of `n` lines from `first` (a hint only: with
+    /// tens of thousands of tasks their records are beyond the private
+    /// caches when a wake-up or a switch comes to write them).
+    #[inline(always)]
+    pub fn prefetch(&self, first: LineId, n: usize) {
+        if let Some(l) = self.lines.get(first as usize) {
+            crate::prefetch::prefetch(l, (n * std::mem::size_of::<Line>()).div_ceil(64));
+        }
+    }
+
     /// Number of lines.
     pub fn len(&self) -> usize {
         self.lines.len()

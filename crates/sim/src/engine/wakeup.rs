@@ -173,9 +173,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     }
 
     /// Ask for the lines of task `ti`'s engine record and placement fields
-    /// that a wake-up or a switch to it reads, and its cfs_tasks links.
+    /// that a wake-up or a switch to it reads, its cfs_tasks links, and the
+    /// line model's records of its task_struct and stack, which both write.
     #[inline(always)]
     pub(super) fn prefetch_task_lines(&self, ti: usize) {
+        self.k.prefetch_task_line_records(ti);
         let task = &self.tasks[ti];
         crate::prefetch::prefetch(&task.state, 1);
         crate::prefetch::prefetch(&task.cpu, 1);

@@ -447,6 +447,14 @@ impl<'t> Kernel<'t> {
                 .write(line + THREAD_INFO, waker_cpu, self.topo, &self.costs)
     }
 
+    /// Ask for `task`'s three line records (a hint; see
+    /// `LineTable::prefetch`).
+    #[inline(always)]
+    pub fn prefetch_task_line_records(&self, task: usize) {
+        self.lines
+            .prefetch(self.task_lines[task], THREAD_INFO as usize + 1);
+    }
+
     /// resched_curr on `cpu` for its running `task` (set_tsk_need_resched,
     /// or set_nr_and_not_polling from another CPU): an atomic OR into the
     /// task's thread_info flags, the first task_struct line, which the
