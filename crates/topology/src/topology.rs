@@ -601,35 +601,6 @@ mod tests {
         assert_eq!(t.distance(0, 3), Distance::Llc);
     }
 
-    /// The nearest level two CPUs share, by the definition (their places'
-    /// ids compared level by level), against `distance`'s packed keys, for
-    /// every pair of every preset.
-    #[test]
-    fn distance_is_the_nearest_shared_level() {
-        for (name, _) in crate::presets::presets() {
-            let t = crate::presets::preset(name).unwrap();
-            for a in 0..t.nr_cpus() {
-                for b in 0..t.nr_cpus() {
-                    let (p, q) = (t.place(a), t.place(b));
-                    let want = if a == b {
-                        Distance::SameCpu
-                    } else if p.core == q.core {
-                        Distance::Smt
-                    } else if p.cluster == q.cluster {
-                        Distance::Cluster
-                    } else if p.llc == q.llc {
-                        Distance::Llc
-                    } else if p.package == q.package {
-                        Distance::Package
-                    } else {
-                        Distance::Remote
-                    };
-                    assert_eq!(t.distance(a, b), want, "{name}: CPUs {a} and {b}");
-                }
-            }
-        }
-    }
-
     #[test]
     fn rejects_inconsistent_input() {
         let err = |places: Vec<CpuPlace>, d: Vec<Vec<u32>>| {
