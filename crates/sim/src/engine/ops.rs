@@ -578,6 +578,11 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         if w.all_readers() {
             while let Some(r) = self.chans[ch].readers.pop_front() {
+                // a herd of thousands (a start barrier): the next sleeper's
+                // state is asked for while this one wakes
+                if let Some(&n) = self.chans[ch].readers.front() {
+                    self.prefetch_wakee(n.idx());
+                }
                 self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }
@@ -594,6 +599,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         }
         if w.all_writers() {
             while let Some(r) = self.chans[ch].writers.pop_front() {
+                if let Some(&n) = self.chans[ch].writers.front() {
+                    self.prefetch_wakee(n.idx());
+                }
                 self.try_to_wake_up(r, c, Some(waker), flags, false);
             }
         }

@@ -164,7 +164,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// miss one after another (its state and CPU, its PELT signals, its
     /// entity, its placement fields). A hint only.
     #[inline(always)]
-    fn prefetch_wakee(&self, ti: usize) {
+    pub(super) fn prefetch_wakee(&self, ti: usize) {
         if self.tasks.len() < Self::PREFETCH_TASKS_FROM {
             return;
         }
