@@ -88,6 +88,17 @@ pub struct KindCounts {
     pub failed: u64,
 }
 
+impl KindCounts {
+    /// Add `other`'s counts to these.
+    pub fn add(&mut self, other: &KindCounts) {
+        self.calls += other.calls;
+        self.balanced += other.balanced;
+        self.imbalanced += other.imbalanced;
+        self.moved += other.moved;
+        self.failed += other.failed;
+    }
+}
+
 /// Counters of one domain level.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct LevelCounts {
