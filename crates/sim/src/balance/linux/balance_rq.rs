@@ -286,7 +286,14 @@ impl LinuxBalancer {
         let doms = env.sd.domains(lb.owner);
         if let Some(parent) = doms.get(lb.level + 1) {
             let first = parent.groups[0].span.first().unwrap_or(0);
-            self.group_imbalance.insert((lb.level + 1, first), v);
+            let at = (lb.level + 1) * env.cpus.len() + first;
+            if at >= self.group_imbalance.len() {
+                if !v {
+                    return;
+                }
+                self.group_imbalance.resize(at + 1, false);
+            }
+            self.group_imbalance[at] = v;
         }
     }
 

@@ -37,7 +37,6 @@ mod walk;
 pub use features::{LbAlgorithm, LbFeatures, NumaImbalance, LB_FEATURES};
 
 use super::{BalanceEnv, Balancer};
-use std::collections::BTreeMap;
 use topology::{CpuMask, SchedDomain};
 
 /// The longest balance interval after repeated all-pinned failures
@@ -88,9 +87,11 @@ pub struct LinuxBalancer {
     nohz: Nohz,
     /// rd->overload: some CPU had a second runnable task.
     overloaded: bool,
-    /// sgc->imbalance of groups, by (domain level index, group's first CPU):
-    /// a child level could not fix an imbalance because of affinity.
-    group_imbalance: BTreeMap<(usize, usize), bool>,
+    /// sgc->imbalance of groups, at domain level index x CPUs + the
+    /// group's first CPU (grown when first set; absent is false): a child
+    /// level could not fix an imbalance because of affinity. A flat table,
+    /// not a map: every group of every balancing pass reads it.
+    group_imbalance: Vec<bool>,
     /// Reused buffer for group statistics.
     task_buf: Vec<u32>,
 }
@@ -104,7 +105,7 @@ impl LinuxBalancer {
             rq: Vec::new(),
             nohz: Nohz::default(),
             overloaded: false,
-            group_imbalance: BTreeMap::new(),
+            group_imbalance: Vec::new(),
             task_buf: Vec::new(),
         }
     }

@@ -218,10 +218,15 @@ impl LinuxBalancer {
 
     /// sgc->imbalance of group `g` of the pass's domain.
     fn group_imbalanced(&self, lb: &Lb, g: usize, env: &BalanceEnv) -> bool {
+        if self.group_imbalance.is_empty() {
+            // no pass has set one (no task's affinity stopped a child
+            // level): the common case, without finding the group's CPU
+            return false;
+        }
         let sd = self.sd(env, lb);
         let first = sd.groups[g].span.first().unwrap_or(0);
         self.group_imbalance
-            .get(&(lb.level, first))
+            .get(lb.level * env.cpus.len() + first)
             .copied()
             .unwrap_or(false)
     }

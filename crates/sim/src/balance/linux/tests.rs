@@ -446,3 +446,35 @@ fn numa_locality_picks_the_task_that_prefers_the_destination() {
     assert_eq!(moved(false).first(), Some(&3), "{:?}", moved(false));
     assert_eq!(moved(true), vec![1]);
 }
+
+#[test]
+fn a_child_level_stopped_by_affinity_marks_its_parent_group_imbalanced() {
+    // kunpeng920-node: CPU 0 runs task 0 with tasks 1-3 queued; tasks 1
+    // and 2 may run only on CPU 0. Idle CPU 1 balances its cluster (CLS):
+    // it pulls task 3, finds the rest pinned with imbalance left, and so
+    // marks its MC group (the cluster, CPUs 0-3) imbalanced
+    // (sd->parent->groups->sgc->imbalance). A pass that then balances the
+    // cluster with nothing pinned clears it.
+    let mut f = Fixture::new("kunpeng920-node", &[(0, 4)]);
+    for t in 1..3 {
+        f.tasks[t].cpus_allowed = topology::CpuMask::from_cpus([0]);
+    }
+    let levels: Vec<&str> = f.sd.domains(1).iter().map(|d| d.name).collect();
+    let mc = levels.iter().position(|&n| n == "MC").unwrap();
+    let at = mc * f.topo.nr_cpus();
+    let mut b = modern();
+    assert!(b.group_imbalance.is_empty(), "nothing marked at boot");
+    let mut env = f.env(1);
+    b.tick(&mut env, 1, true);
+    assert_eq!(env.req.moves.len(), 1, "{:?}", env.req.moves);
+    assert_eq!(env.req.moves[0].task, 3);
+    assert_eq!(b.group_imbalance.get(at).copied(), Some(true), "{levels:?}");
+    // the cluster balanced (a task on each of CPUs 0 and 1): CPU 1's next
+    // pass finds nothing to do (out_balanced) and clears the mark
+    let mut g = Fixture::new("kunpeng920-node", &[(0, 1), (1, 1)]);
+    g.now = f.now + 1_000_000_000;
+    let mut env = g.env(1);
+    b.tick(&mut env, 1, true);
+    assert!(env.req.moves.is_empty());
+    assert_eq!(b.group_imbalance.get(at).copied(), Some(false));
+}
