@@ -265,7 +265,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     ) {
         let ti = t.idx();
         let now = self.now;
-        let initial = self.tasks[ti].pc.pc == 0 && self.tasks[ti].last_ran.is_none();
+        // never ran and at its first op: a new task. `last_ran` first: it
+        // shares a line with `cpu`, which the wake-up has read, while the
+        // program counter's line is cold with tens of thousands of tasks
+        let initial = self.tasks[ti].last_ran.is_none() && self.tasks[ti].pc.pc == 0;
         // ttwu_queue: a wake-up (not a new task) that ttwu_queue_cond
         // sends to the target's wake list leaves the enqueue to the
         // target; otherwise the waker locks the target's run queue
