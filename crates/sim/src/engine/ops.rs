@@ -60,6 +60,13 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         // the op stays current until its effect is applied (apply_op)
         task.op = op;
+        if let Op::Write { chan, .. } = op {
+            // the write will likely wake the channel's first sleeping
+            // reader when it completes, an event from now: ask for its
+            // state now (from 2,048 tasks; a hint only)
+            self.prefetch_first_reader(chan);
+        }
+        let task = &mut self.tasks[ti];
         let costs = &self.k.costs;
         let resumed = task.resumed;
         let (work, user) = match op {

@@ -172,6 +172,19 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         crate::prefetch::prefetch(&self.ents[ti], 1);
     }
 
+    /// Ask for the state of the first reader asleep on `chan`, which a
+    /// write about to start will likely wake (see `prefetch_wakee`).
+    #[inline(always)]
+    pub(super) fn prefetch_first_reader(&self, chan: crate::task::ChanId) {
+        if self.tasks.len() < Self::PREFETCH_TASKS_FROM {
+            return;
+        }
+        if let Some(&r) = self.chans[chan.idx()].readers.front() {
+            self.prefetch_task_lines(r.idx());
+            crate::prefetch::prefetch(&self.ents[r.idx()], 1);
+        }
+    }
+
     /// Ask for the lines of task `ti`'s engine record and placement fields
     /// that a wake-up or a switch to it reads, its cfs_tasks links, and the
     /// line model's records of its task_struct and stack, which both write.
