@@ -359,6 +359,11 @@ pub struct Engine<'t, R: RunQueue = CfsRq> {
     /// probably touch (`prefetch_next`); empty on smaller ones, whose state
     /// stays in the first-level cache.
     next_hint: Vec<NextHint>,
+    /// The run has at least `PREFETCH_TASKS_FROM` tasks: their state is
+    /// beyond the private caches, and the engine asks for a task's lines
+    /// ahead of the event that reads them (kept as a flag: tested at every
+    /// op).
+    many_tasks: bool,
     cpus: Vec<Cpu<R>>,
     tasks: Vec<Task>,
     ents: Vec<Entity>,
@@ -532,6 +537,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             cfg,
             now: 0,
             events: EventQueue::new(n),
+            many_tasks: false,
             next_hint: if n > 64 {
                 vec![NextHint::default(); n]
             } else {
@@ -652,6 +658,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             vars: [0; crate::task::TASK_VARS],
             held_lock: None,
         });
+        self.many_tasks = self.tasks.len() >= Self::PREFETCH_TASKS_FROM;
         id
     }
 

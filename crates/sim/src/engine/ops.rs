@@ -60,15 +60,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         };
         // the op stays current until its effect is applied (apply_op)
         task.op = op;
-        if let Op::Write { chan, .. } = op {
-            // the write will likely wake the channel's first sleeping
-            // reader when it completes, an event from now: ask for its
-            // state now (from 2,048 tasks; a hint only)
-            self.prefetch_first_reader(chan);
-        }
-        let task = &mut self.tasks[ti];
         let costs = &self.k.costs;
         let resumed = task.resumed;
+        let mut reader_hint = None;
         let (work, user) = match op {
             Op::Compute(n) => {
                 if task.op_left == 0 {
@@ -104,6 +98,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
                 let write = matches!(op, Op::Write { .. });
                 let n = task.bytes_left as u64;
                 let kind = self.chans[chan.idx()].kind;
+                if write && self.many_tasks {
+                    // the write will likely wake the channel's first
+                    // sleeping reader when it completes, an event from
+                    // now: ask for its state now (a hint only)
+                    reader_hint = self.chans[chan.idx()].readers.front().copied();
+                }
                 let (sys, copy) = match kind {
                     ChanKind::Pipe => (costs.pipe_syscall_ns, costs.copy_ns(n)),
                     ChanKind::UnixStream => (costs.unix_syscall_ns, costs.copy_ns(n)),
@@ -259,6 +259,9 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             Op::Loop(_) | Op::EndLoop => unreachable!("resolved by Pc::current"),
             Op::SetAffinity(set) => (self.set_affinity_work(t, set), false),
         };
+        if let Some(r) = reader_hint {
+            self.prefetch_wakee_lines(r.idx());
+        }
         if work == 0 && self.cpus[c].debt == 0 {
             if self.numa.is_some() {
                 // an instant ComputeMem streams nothing and reaches no page

@@ -168,21 +168,14 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         if self.tasks.len() < Self::PREFETCH_TASKS_FROM {
             return;
         }
-        self.prefetch_task_lines(ti);
-        crate::prefetch::prefetch(&self.ents[ti], 1);
+        self.prefetch_wakee_lines(ti);
     }
 
-    /// Ask for the state of the first reader asleep on `chan`, which a
-    /// write about to start will likely wake (see `prefetch_wakee`).
+    /// [`Self::prefetch_wakee`] without the test of the task count.
     #[inline(always)]
-    pub(super) fn prefetch_first_reader(&self, chan: crate::task::ChanId) {
-        if self.tasks.len() < Self::PREFETCH_TASKS_FROM {
-            return;
-        }
-        if let Some(&r) = self.chans[chan.idx()].readers.front() {
-            self.prefetch_task_lines(r.idx());
-            crate::prefetch::prefetch(&self.ents[r.idx()], 1);
-        }
+    pub(super) fn prefetch_wakee_lines(&self, ti: usize) {
+        self.prefetch_task_lines(ti);
+        crate::prefetch::prefetch(&self.ents[ti], 1);
     }
 
     /// Ask for the lines of task `ti`'s engine record and placement fields
