@@ -453,8 +453,8 @@ fn a_child_level_stopped_by_affinity_marks_its_parent_group_imbalanced() {
     // and 2 may run only on CPU 0. Idle CPU 1 balances its cluster (CLS):
     // it pulls task 3, finds the rest pinned with imbalance left, and so
     // marks its MC group (the cluster, CPUs 0-3) imbalanced
-    // (sd->parent->groups->sgc->imbalance). A pass that then balances the
-    // cluster with nothing pinned clears it.
+    // (sd->parent->groups->sgc->imbalance). A later pass that finds the
+    // cluster balanced clears it (out_balanced).
     let mut f = Fixture::new("kunpeng920-node", &[(0, 4)]);
     for t in 1..3 {
         f.tasks[t].cpus_allowed = topology::CpuMask::from_cpus([0]);
