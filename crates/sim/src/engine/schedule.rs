@@ -150,7 +150,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             .map(TaskId);
         // next waited runnable until now
         if let Some(n) = next.filter(|&n| Some(n) != prev) {
-            if self.tasks.len() >= Self::PREFETCH_TASKS_FROM {
+            if self.many_tasks {
                 // the switch reads its records one after another below
                 self.prefetch_task_lines(n.idx());
             }

@@ -165,7 +165,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// entity, its placement fields). A hint only.
     #[inline(always)]
     pub(super) fn prefetch_wakee(&self, ti: usize) {
-        if self.tasks.len() < Self::PREFETCH_TASKS_FROM {
+        if !self.many_tasks {
             return;
         }
         self.prefetch_wakee_lines(ti);
@@ -198,7 +198,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
     /// reads its entity and the switch its task.
     #[inline(always)]
     pub(super) fn prefetch_next_pick(&self, c: usize) {
-        if self.tasks.len() < Self::PREFETCH_TASKS_FROM {
+        if !self.many_tasks {
             return;
         }
         if let Some(h) = self.cpus[c].rq.next_hint() {
