@@ -129,6 +129,7 @@ mod tests {
             span,
             flags: 0,
             cores: 1,
+            cpus: Arc::from([cpu as u32]),
         }
     }
 

@@ -53,6 +53,10 @@ fn check_invariants(t: &Topology, sd: &SchedDomains) {
                 assert!(d.groups.len() >= 2, "{what}: one group");
             }
             assert!(d.groups[0].span.test(cpu), "{what}: first group lacks cpu");
+            for g in d.groups.iter() {
+                let listed: Vec<usize> = g.cpus.iter().map(|&c| c as usize).collect();
+                assert_eq!(listed, g.span.iter().collect::<Vec<_>>(), "{what}: cpus");
+            }
             let union = d
                 .groups
                 .iter()

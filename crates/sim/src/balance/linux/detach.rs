@@ -19,7 +19,8 @@ impl LinuxBalancer {
         let sd = self.sd(env, lb);
         let mut best: Option<usize> = None;
         let mut best_val = 0u64;
-        for i in sd.groups[g].span.iter() {
+        for &i in sd.groups[g].cpus.iter() {
+            let i = i as usize;
             if !lb.cpus.test(i) {
                 continue;
             }

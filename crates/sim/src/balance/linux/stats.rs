@@ -141,7 +141,8 @@ impl LinuxBalancer {
             cores: group.cores as u32,
             ..Default::default()
         };
-        for i in group.span.iter() {
+        for &i in group.cpus.iter() {
+            let i = i as usize;
             s.group_capacity += env.cpus[i].capacity;
             s.group_weight += 1;
             if !lb.cpus.test(i) {
