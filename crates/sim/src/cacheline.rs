@@ -251,13 +251,41 @@ struct Line {
     /// (saturating).
     near_len: u8,
     spilled: bool,
-    /// The object the line belongs to (for [`LineTable::by_kind`]).
+    /// What the record is made of: an index into the table's classes
+    /// ([`LineClass`]), by which its transfers are counted.
+    class: u16,
+}
+
+/// What a record is made of: `weight` lines, the first `weight - split`
+/// of object `kind`, the last `split` of `kind2` (two objects that always
+/// move together kept as one record: a pipe's state and its buffer slot).
+/// A run has a handful (the profile's object sizes), so a transfer counts
+/// one event in its class's row and [`LineTable::by_kind`] turns the rows
+/// into lines by object when asked, where the transfer itself once
+/// added to three object rows (docs/performance.md).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct LineClass {
     kind: LineKind,
-    /// The last `split` lines of the record belong to `kind2` (two objects
-    /// that always move together kept as one record: a pipe's state and
-    /// its buffer slot).
     kind2: LineKind,
+    weight: u32,
     split: u8,
+}
+
+/// The running counts of a table's transfers.
+#[derive(Clone, Default)]
+pub struct LineTally {
+    /// Transfers charged (reads and writes that moved a line).
+    pub transfers: u64,
+    /// Of which found the line still in flight (contended).
+    pub contended: u64,
+    /// Time charged for transfers, waits included, ns.
+    pub transfer_ns: u64,
+    /// Of which waiting for a transfer in flight, ns.
+    pub wait_ns: u64,
+    /// Transfers of each class's records, by distance.
+    class_moves: Vec<[u64; 6]>,
+    /// Message lines that moved with a record, by distance.
+    data_moves: [u64; 6],
 }
 
 /// All modelled lines of a run.
@@ -274,17 +302,12 @@ pub struct LineTable {
     /// rows in that order cost 287 ns per event on 1024 CPUs, rows in the
     /// order of first spills 293 (docs/performance.md names the run).
     rows: Vec<u64>,
-    /// Transfers charged (reads and writes that moved a line).
-    pub transfers: u64,
-    /// Of which found the line still in flight (contended).
-    pub contended: u64,
-    /// Time charged for transfers, waits included, ns.
-    pub transfer_ns: u64,
-    /// Of which waiting for a transfer in flight, ns.
-    pub wait_ns: u64,
-    /// Transfers by the object moved and the distance it moved
-    /// (a line of weight w counts w).
-    pub by_kind: TransfersBy,
+    /// What the records are made of (see [`LineClass`]).
+    classes: Vec<LineClass>,
+    /// The counts of transfers so far.
+    pub tally: LineTally,
+    /// Lines moved by [`LineTable::stream`], by object and distance.
+    streamed: TransfersBy,
     /// The CPUs running a task (not idle), one bit each: a line fetched
     /// from one of them moves at the contended figure (see `transfer`).
     running: Vec<u64>,
@@ -300,11 +323,9 @@ impl LineTable {
             words: ncpus.div_ceil(64).max(1),
             lines: Vec::new(),
             rows: Vec::new(),
-            transfers: 0,
-            contended: 0,
-            transfer_ns: 0,
-            wait_ns: 0,
-            by_kind: [[0; 6]; LineKind::COUNT],
+            classes: Vec::new(),
+            tally: LineTally::default(),
+            streamed: [[0; 6]; LineKind::COUNT],
             running: vec![0; ncpus.div_ceil(64).max(1)],
             now: 0,
         }
@@ -323,7 +344,7 @@ impl LineTable {
 
     /// `cpu` runs a task.
     #[inline]
-    fn is_running(&self, cpu: usize) -> bool {
+    fn running_bit(&self, cpu: usize) -> bool {
         self.running[cpu / 64] & (1 << (cpu % 64)) != 0
     }
 
@@ -352,20 +373,35 @@ impl LineTable {
         kind2: LineKind,
         weight2: u8,
     ) -> LineId {
-        let weight = weight + weight2 as u32;
+        let weight = (weight + weight2 as u32).max(1);
+        let class = LineClass {
+            kind,
+            kind2,
+            weight,
+            split: weight2,
+        };
+        let class = match self.classes.iter().position(|c| *c == class) {
+            Some(i) => i,
+            None => {
+                self.classes.push(class);
+                self.tally.class_moves.push([0; 6]);
+                self.classes.len() - 1
+            }
+        };
+        // object sizes come from the machine's profile: a run has a few
+        // classes, never near the 16-bit index
+        let class = u16::try_from(class).expect("fewer than 65,536 kinds of line record");
         let id = self.lines.len() as LineId;
         self.lines.push(Line {
             busy_until: 0,
             near: if self.words == 1 { 0 } else { NEAR_EMPTY },
             writer: NOBODY,
             last_reader: NOBODY,
-            weight: weight.max(1),
+            weight,
             shared: false,
             near_len: 0,
             spilled: false,
-            kind,
-            kind2,
-            split: weight2,
+            class,
         });
         if self.words > 1 {
             self.rows.resize(self.rows.len() + self.words, 0);
@@ -400,6 +436,25 @@ impl LineTable {
         self.lines.is_empty()
     }
 
+    /// Lines moved so far by the object they belong to and the distance
+    /// they moved (a record of weight w counts w lines, split between its
+    /// two objects; message lines that moved with a record count as
+    /// [`LineKind::MessageData`]).
+    pub fn by_kind(&self) -> TransfersBy {
+        let mut by = self.streamed;
+        for (c, moves) in self.classes.iter().zip(&self.tally.class_moves) {
+            let (first, second) = ((c.weight - c.split as u32) as u64, c.split as u64);
+            for (d, &n) in moves.iter().enumerate() {
+                by[c.kind as usize][d] += n * first;
+                by[c.kind2 as usize][d] += n * second;
+            }
+        }
+        for (d, &n) in self.tally.data_moves.iter().enumerate() {
+            by[LineKind::MessageData as usize][d] += n;
+        }
+        by
+    }
+
     /// `cpu` reads `line`; returns the cost in ns.
     #[inline]
     pub fn read(
@@ -415,11 +470,20 @@ impl LineTable {
         if l.writer == NOBODY || l.writer as usize == cpu || self.note_holder(line, cpu) {
             return costs.clean_read_ns;
         }
+        let busy = self.running_bit(self.lines[line as usize].writer as usize);
         let l = &mut self.lines[line as usize];
         l.shared = true;
         l.last_reader = cpu as u16;
         let src = l.writer as usize;
-        self.transfer(line, src, topo.distance(src, cpu), costs, 0)
+        transfer(
+            l,
+            &mut self.tally,
+            self.now,
+            topo.distance(src, cpu),
+            busy,
+            costs,
+            0,
+        )
     }
 
     /// `lines` lines of `kind` that live in no record (message bytes, each
@@ -436,10 +500,10 @@ impl LineTable {
         if lines == 0 || d == Distance::SameCpu {
             return 0;
         }
-        self.transfers += 1;
-        self.by_kind[kind as usize][d as usize] += lines;
+        self.tally.transfers += 1;
+        self.streamed[kind as usize][d as usize] += lines;
         let t = costs.c2c(d) * lines;
-        self.transfer_ns += t;
+        self.tally.transfer_ns += t;
         t
     }
 
@@ -499,57 +563,6 @@ impl LineTable {
         }
     }
 
-    /// Move `line` over distance `d` at [`LineTable::now`]: wait for a
-    /// transfer still in flight, then occupy the line for this one. Returns
-    /// the wait plus the transfer time (the line's weight times one line's:
-    /// the lines of one object are taken as fetched one after another, as
-    /// the kernel's pointer chasing through them does).
-    #[inline(always)]
-    fn transfer(
-        &mut self,
-        line: LineId,
-        src: usize,
-        d: topology::Distance,
-        costs: &MachineCosts,
-        data: Nanos,
-    ) -> Nanos {
-        let busy_src = self.is_running(src);
-        let l = &mut self.lines[line as usize];
-        self.transfers += 1;
-        let (w, second) = (l.weight as Nanos, l.split as Nanos);
-        // counted without a branch: whether a record has a second object
-        // varies from one transfer to the next (a pipe's state with its
-        // buffer slot, a task's), and the test mispredicted 0.6 times per
-        // event in bench-scale's kunpeng920-node run; adding 0 is free
-        let by = &mut self.by_kind;
-        by[l.kind as usize][d as usize] += w - second;
-        by[l.kind2 as usize][d as usize] += second;
-        by[LineKind::MessageData as usize][d as usize] += data;
-        let w = w + data;
-        if self.now < l.busy_until {
-            self.contended += 1;
-            let wait = l.busy_until - self.now;
-            let t = costs.c2c_contended(d) * w;
-            l.busy_until += t;
-            self.wait_ns += wait;
-            self.transfer_ns += wait + t;
-            wait + t
-        } else {
-            // a line held by a CPU that is running a task comes at the
-            // machine's busy figure (Kunpeng: fitted between clusters,
-            // costs.rs); an idle CPU's caches give it up at the
-            // uncontended one
-            let t = if busy_src {
-                costs.c2c_busy(d)
-            } else {
-                costs.c2c(d)
-            } * w;
-            l.busy_until = self.now + t;
-            self.transfer_ns += t;
-            t
-        }
-    }
-
     /// `cpu` writes `line`; returns the cost in ns.
     #[inline(always)]
     pub fn write(
@@ -596,36 +609,38 @@ impl LineTable {
         topo: &Topology,
         costs: &MachineCosts,
     ) -> Nanos {
-        let data = data as Nanos;
-        let l = &self.lines[line as usize];
-        let cost = if l.writer == NOBODY {
-            0
-        } else if l.writer as usize != cpu {
-            let src = l.writer as usize;
-            self.transfer(line, src, topo.distance(src, cpu), costs, data)
-        } else {
-            // Owner upgrading a line others hold: invalidate their copies.
-            let src = l.last_reader as usize;
-            self.transfer(line, src, topo.distance(src, cpu), costs, data)
-        };
-        // a new version: only the writer holds it
         let words = self.words;
         let l = &mut self.lines[line as usize];
+        // the line comes from its writer, or, when this CPU wrote it and
+        // others read it since, the read-for-ownership invalidates their
+        // copies at the distance of the last of them; a line nobody wrote
+        // is free (the writer is NOBODY, so is the source)
+        let src = if l.writer as usize != cpu {
+            l.writer
+        } else {
+            l.last_reader
+        };
+        let cost = if src == NOBODY {
+            0
+        } else {
+            let src = src as usize;
+            let busy = self.running[src / 64] & (1 << (src % 64)) != 0;
+            transfer(
+                l,
+                &mut self.tally,
+                self.now,
+                topo.distance(src, cpu),
+                busy,
+                costs,
+                data as Nanos,
+            )
+        };
+        // a new version: only the writer holds it
         l.writer = cpu as u16;
         l.shared = false;
         l.last_reader = NOBODY;
         if l.spilled {
-            // clear only the words some reader may have set
-            let row = &mut self.rows[line as usize * words..][..words];
-            let mut stale = l.near;
-            while stale != 0 {
-                row[stale.trailing_zeros() as usize] = 0;
-                stale &= stale - 1;
-            }
-            // a line many CPUs read (a run queue the balancer scans) keeps
-            // its row for the next version, until a version has no more
-            // holders than the record's slots
-            l.spilled = l.near_len > NEAR_SLOTS;
+            clear_row(l, &mut self.rows[line as usize * words..][..words]);
         }
         l.near = if words == 1 || l.spilled {
             0
@@ -635,6 +650,66 @@ impl LineTable {
         l.near_len = 0;
         cost
     }
+}
+
+/// Move line record `l` over distance `d` at time `now`, from a CPU that
+/// is running a task (`busy_src`) or idle: wait for a transfer still in
+/// flight, then occupy the line for this one, with `data` lines of message
+/// bytes moving with it. Returns the wait plus the transfer time (the
+/// line's weight times one line's: the lines of one object are taken as
+/// fetched one after another, as the kernel's pointer chasing through them
+/// does).
+#[inline(always)]
+fn transfer(
+    l: &mut Line,
+    tally: &mut LineTally,
+    now: Nanos,
+    d: topology::Distance,
+    busy_src: bool,
+    costs: &MachineCosts,
+    data: Nanos,
+) -> Nanos {
+    tally.transfers += 1;
+    // one count in the class's row: the lines by object follow from the
+    // class when a report asks (`LineTable::by_kind`)
+    tally.class_moves[l.class as usize][d as usize] += 1;
+    tally.data_moves[d as usize] += data;
+    let w = l.weight as Nanos + data;
+    if now < l.busy_until {
+        tally.contended += 1;
+        let wait = l.busy_until - now;
+        let t = costs.c2c_contended(d) * w;
+        l.busy_until += t;
+        tally.wait_ns += wait;
+        tally.transfer_ns += wait + t;
+        wait + t
+    } else {
+        // a line held by a CPU that is running a task comes at the
+        // machine's busy figure (Kunpeng: fitted between clusters,
+        // costs.rs); an idle CPU's caches give it up at the uncontended one
+        let t = if busy_src {
+            costs.c2c_busy(d)
+        } else {
+            costs.c2c(d)
+        } * w;
+        l.busy_until = now + t;
+        tally.transfer_ns += t;
+        t
+    }
+}
+
+/// A spilled line's new version: clear the words of its row some reader
+/// may have set, and keep the row for the next version only while versions
+/// have more holders than the record's slots (a run queue the balancer
+/// scans).
+#[cold]
+fn clear_row(l: &mut Line, row: &mut [u64]) {
+    let mut stale = l.near;
+    while stale != 0 {
+        row[stale.trailing_zeros() as usize] = 0;
+        stale &= stale - 1;
+    }
+    l.spilled = l.near_len > NEAR_SLOTS;
 }
 
 #[cfg(test)]
@@ -671,7 +746,7 @@ mod tests {
             35,
             "same cluster as the writer"
         );
-        assert_eq!(t.contended, 0);
+        assert_eq!(t.tally.contended, 0);
     }
 
     #[test]
@@ -688,7 +763,7 @@ mod tests {
         assert_eq!(t.write(pipe, 1, &topo, &costs), 3 * 35);
         t.now = 3000;
         assert_eq!(t.read(rq, 4, &topo, &costs), 36);
-        let moved = LinesMoved(t.by_kind);
+        let moved = LinesMoved(t.by_kind());
         let entries: Vec<_> = moved.entries().collect();
         // report order: the objects as LineKind::ALL lists them
         assert_eq!(
@@ -731,7 +806,7 @@ mod tests {
             ),
             0
         );
-        let moved = LinesMoved(t.by_kind);
+        let moved = LinesMoved(t.by_kind());
         let entries: Vec<_> = moved.entries().collect();
         assert_eq!(
             entries,
@@ -876,7 +951,7 @@ mod tests {
         // waits for that, then pays a contended cross-cluster hand-off (36)
         t.now = 2020;
         assert_eq!(t.read(l, 0, &topo, &costs), (2062 - 2020) + 36);
-        assert_eq!((t.transfers, t.contended), (3, 2));
+        assert_eq!((t.tally.transfers, t.tally.contended), (3, 2));
     }
 
     /// The table against a plain model of the same rules (a set of holders

@@ -530,7 +530,7 @@ mod tests {
             let first = super::alloc_channel_lines(&mut t, &m, kind);
             let _ = t.write(first, 0, &topo, &m);
             assert!(t.write(first, 4, &topo, &m) > 0);
-            let by: u64 = t.by_kind[object as usize].iter().sum();
+            let by: u64 = t.by_kind()[object as usize].iter().sum();
             assert_eq!(by, moved, "{kind:?} with {lines} lines measured");
         }
     }

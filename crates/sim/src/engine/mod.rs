@@ -945,11 +945,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
         for c in 0..self.cpus.len() {
             self.account(c, now);
         }
-        self.counters.line_transfers = self.k.lines.transfers;
-        self.counters.line_transfers_contended = self.k.lines.contended;
-        self.counters.line_transfer_ns = self.k.lines.transfer_ns;
-        self.counters.line_transfers_by = crate::cacheline::LinesMoved(self.k.lines.by_kind);
-        self.counters.line_wait_ns = self.k.lines.wait_ns;
+        let tally = &self.k.lines.tally;
+        self.counters.line_transfers = tally.transfers;
+        self.counters.line_transfers_contended = tally.contended;
+        self.counters.line_transfer_ns = tally.transfer_ns;
+        self.counters.line_wait_ns = tally.wait_ns;
+        self.counters.line_transfers_by = crate::cacheline::LinesMoved(self.k.lines.by_kind());
     }
 
     fn dispatch(&mut self, ev: Event) {

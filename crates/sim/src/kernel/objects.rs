@@ -186,10 +186,10 @@ mod tests {
                                       // first wait: nothing was written before, so nothing moves
         assert_eq!(k.futex_wait_lines(word, 1, waiter), 0);
         // the wake takes the bucket and the waiter's futex_q from the waiter
-        let before = k.lines.by_kind;
+        let before = k.lines.by_kind();
         assert!(k.futex_wake_lines(word, waker, Some(1)) > 0);
         let moved = |k: &Kernel, kind: LineKind| -> u64 {
-            k.lines.by_kind[kind as usize].iter().sum::<u64>()
+            k.lines.by_kind()[kind as usize].iter().sum::<u64>()
                 - before[kind as usize].iter().sum::<u64>()
         };
         let (hb, q) = futex_lines();
@@ -199,12 +199,12 @@ mod tests {
         assert!(k.futex_wait_lines(word, 1, waiter) > 0);
         assert_eq!(moved(&k, LineKind::FutexQ), 2 * q as u64);
         // a wake that finds no waiter only reads the bucket, from the waiter
-        let t0 = k.lines.transfers;
+        let t0 = k.lines.tally.transfers;
         assert!(k.futex_wake_lines(word, waker, None) > 0);
-        assert_eq!(k.lines.transfers, t0 + 1);
+        assert_eq!(k.lines.tally.transfers, t0 + 1);
         // and reading it again costs no transfer
         let _ = k.futex_wake_lines(word, waker, None);
-        assert_eq!(k.lines.transfers, t0 + 1);
+        assert_eq!(k.lines.tally.transfers, t0 + 1);
     }
 
     #[test]
@@ -212,8 +212,11 @@ mod tests {
         let (topo, sd) = machine();
         let mut k = kernel(&topo, &sd);
         let (target, waker) = (0, 4); // another cluster of the same die
-        let moved =
-            |k: &Kernel| -> u64 { k.lines.by_kind[LineKind::TaskStruct as usize].iter().sum() };
+        let moved = |k: &Kernel| -> u64 {
+            k.lines.by_kind()[LineKind::TaskStruct as usize]
+                .iter()
+                .sum()
+        };
         // task 0 switched in on the target: its lines are the target's
         let _ = k.switch_in_task_lines(0, target);
         let before = moved(&k);
@@ -272,7 +275,7 @@ mod tests {
         assert!(k.flush_wake_list_lines(other_llc) > 0);
         let lines = crate::costs::kernel_objects::wake_list_lines() as u64;
         assert_eq!(lines, 2, "the llist head and the ttwu_pending line");
-        let moved: u64 = k.lines.by_kind[LineKind::WakeList as usize].iter().sum();
+        let moved: u64 = k.lines.by_kind()[LineKind::WakeList as usize].iter().sum();
         assert_eq!(moved, lines);
         // emptied: a second flush moves nothing
         assert_eq!(k.flush_wake_list_lines(other_llc), 0);
@@ -284,12 +287,12 @@ mod tests {
         let mut k = kernel(&topo, &sd);
         let _ = k.tick_jiffies_lines(0, 5);
         // the same jiffy's other ticks do not write
-        let t0 = k.lines.transfers;
+        let t0 = k.lines.tally.transfers;
         assert_eq!(k.tick_jiffies_lines(4, 5), 0);
-        assert_eq!(k.lines.transfers, t0);
+        assert_eq!(k.lines.tally.transfers, t0);
         // another CPU entering idle reads it from CPU 0
         assert!(k.idle_jiffies_lines(4) > 0);
-        let moved: u64 = k.lines.by_kind[LineKind::Jiffies as usize].iter().sum();
+        let moved: u64 = k.lines.by_kind()[LineKind::Jiffies as usize].iter().sum();
         assert_eq!(moved, 1);
     }
 }
