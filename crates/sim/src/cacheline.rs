@@ -342,12 +342,6 @@ impl LineTable {
         }
     }
 
-    /// `cpu` runs a task.
-    #[inline]
-    fn running_bit(&self, cpu: usize) -> bool {
-        self.running[cpu / 64] & (1 << (cpu % 64)) != 0
-    }
-
     /// Allocate a new line (of user memory), not yet written by anybody.
     pub fn alloc(&mut self) -> LineId {
         self.alloc_of(LineKind::UserMemory, 1)
@@ -466,15 +460,39 @@ impl LineTable {
     ) -> Nanos {
         let l = &self.lines[line as usize];
         // the writer always holds the current version; a line nobody wrote
-        // is clean everywhere
-        if l.writer == NOBODY || l.writer as usize == cpu || self.note_holder(line, cpu) {
+        // is clean everywhere; on up to 64 CPUs the other holders are bits
+        // of the record, so a read of a copy `cpu` holds (the balancer's
+        // and the wake-up scan's reads of run queues they read before)
+        // ends here, with no other memory and no registers to save
+        if l.writer == NOBODY
+            || l.writer as usize == cpu
+            || (self.words == 1 && l.near & (1 << cpu) != 0)
+        {
             return costs.clean_read_ns;
         }
-        let busy = self.running_bit(self.lines[line as usize].writer as usize);
+        self.read_slow(line, cpu, topo, costs)
+    }
+
+    /// The rest of [`LineTable::read`]: note `cpu` as a holder, and move
+    /// the line to it if it had not seen this version.
+    #[inline(never)]
+    fn read_slow(
+        &mut self,
+        line: LineId,
+        cpu: usize,
+        topo: &Topology,
+        costs: &MachineCosts,
+    ) -> Nanos {
+        if self.words == 1 {
+            self.lines[line as usize].near |= 1 << cpu;
+        } else if self.note_holder(line, cpu) {
+            return costs.clean_read_ns;
+        }
         let l = &mut self.lines[line as usize];
         l.shared = true;
         l.last_reader = cpu as u16;
         let src = l.writer as usize;
+        let busy = self.running[src / 64] & (1 << (src % 64)) != 0;
         transfer(
             l,
             &mut self.tally,
@@ -507,18 +525,13 @@ impl LineTable {
         t
     }
 
-    /// Record that `cpu` (not the writer) holds `line`'s current version;
-    /// true when it already did.
+    /// Record that `cpu` (not the writer) holds `line`'s current version,
+    /// on a machine of more than 64 CPUs (on a smaller one `read` sets the
+    /// record's bit itself); true when it already did.
     #[inline]
     fn note_holder(&mut self, line: LineId, cpu: usize) -> bool {
         let words = self.words;
         let l = &mut self.lines[line as usize];
-        if words == 1 {
-            let bit = 1u64 << cpu;
-            let held = l.near & bit != 0;
-            l.near |= bit;
-            return held;
-        }
         if !l.spilled {
             // is `cpu` in one of the 16-bit slots? (a slot equal to `cpu`
             // XORs to zero; the test finds a zero slot exactly, and the
