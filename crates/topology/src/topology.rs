@@ -143,7 +143,19 @@ pub struct Topology {
     /// which the simulator's hot path reads on every line transfer).
     #[serde(skip)]
     distance_keys: Vec<u64>,
+    /// On a machine of at most [`DISTANCE_TABLE_MAX_CPUS`] CPUs, the
+    /// distance of every pair, `[a * nr_cpus + b]` (at most 16 KiB): one
+    /// load where the keys take two and eight operations, on the line
+    /// model's chain from a line's writer to its cost (bench-scale's
+    /// 24-CPU run asks about two distances an event). Empty on a larger
+    /// machine, whose table would not stay in a first-level cache.
+    #[serde(skip)]
+    distance_table: Box<[Distance]>,
 }
+
+/// The largest machine whose pairs' distances [`Topology`] keeps in a
+/// table (128 CPUs: 16 KiB).
+pub const DISTANCE_TABLE_MAX_CPUS: usize = 128;
 
 /// A place's core, cluster, LLC and package ids packed low to high, 16 bits
 /// each (ids are dense and below [`CpuMask::MAX_CPUS`], 4096): two CPUs
@@ -154,6 +166,28 @@ fn distance_key(p: &CpuPlace) -> u64 {
         id as u64 & 0xffff
     };
     field(p.core) | field(p.cluster) << 16 | field(p.llc) << 32 | field(p.package) << 48
+}
+
+/// The distance class of CPUs `a` and `b` from their keys
+/// ([`distance_key`]).
+#[inline(always)]
+fn distance_by_keys(keys: &[u64], a: usize, b: usize) -> Distance {
+    // The nearest level the two share is the lowest 16-bit field of
+    // their keys' XOR that is zero: the same core gives Smt, the same
+    // cluster Cluster, and so on; none, Remote. Found without a branch
+    // (the simulator asks at every line transfer, where the answer
+    // varies from one call to the next and a chain of tests
+    // mispredicts): `(x - LOW) & !x & HIGH` sets the top bit of every
+    // zero field, exactly for the lowest one (a borrow can only set
+    // the top bits of fields above it).
+    const LOW: u64 = 0x0001_0001_0001_0001;
+    const HIGH: u64 = 0x8000_8000_8000_8000;
+    let x = keys[a] ^ keys[b];
+    let zero_fields = x.wrapping_sub(LOW) & !x & HIGH;
+    // 0..=4 (4: no zero field), then 1..=5; the same CPU, whose XOR
+    // is zero, gives 1 less 1
+    let i = 1 + (zero_fields.trailing_zeros() / 16) as usize - usize::from(a == b);
+    Distance::ALL[i.min(5)]
 }
 
 /// The kernel's `LOCAL_DISTANCE`: a node's SLIT distance to itself.
@@ -324,11 +358,20 @@ impl Topology {
             .iter()
             .map(|m| m.iter().map(|c| c as u32).collect())
             .collect();
-        let distance_keys = places.iter().map(distance_key).collect();
+        let distance_keys: Vec<u64> = places.iter().map(distance_key).collect();
+        let n = places.len();
+        let distance_table = if n <= DISTANCE_TABLE_MAX_CPUS {
+            (0..n * n)
+                .map(|i| distance_by_keys(&distance_keys, i / n, i % n))
+                .collect()
+        } else {
+            Box::default()
+        };
         Ok(Topology {
             name: name.to_string(),
             nr_cpus: places.len(),
             distance_keys,
+            distance_table,
             places,
             node_distance,
             caches,
@@ -478,26 +521,17 @@ impl Topology {
         &self.node_distance
     }
 
-    /// Distance class of two CPUs. O(1): compares the precomputed ids.
-    /// Always inlined: the line model asks it at nearly every event.
+    /// Distance class of two CPUs. O(1): a table's entry on a machine of
+    /// up to [`DISTANCE_TABLE_MAX_CPUS`] CPUs, else the precomputed ids
+    /// compared. Always inlined: the line model asks it at nearly every
+    /// event.
     #[inline(always)]
     pub fn distance(&self, a: usize, b: usize) -> Distance {
-        // The nearest level the two share is the lowest 16-bit field of
-        // their keys' XOR that is zero: the same core gives Smt, the same
-        // cluster Cluster, and so on; none, Remote. Found without a branch
-        // (the simulator asks at every line transfer, where the answer
-        // varies from one call to the next and a chain of tests
-        // mispredicts): `(x - LOW) & !x & HIGH` sets the top bit of every
-        // zero field, exactly for the lowest one (a borrow can only set
-        // the top bits of fields above it).
-        const LOW: u64 = 0x0001_0001_0001_0001;
-        const HIGH: u64 = 0x8000_8000_8000_8000;
-        let x = self.distance_keys[a] ^ self.distance_keys[b];
-        let zero_fields = x.wrapping_sub(LOW) & !x & HIGH;
-        // 0..=4 (4: no zero field), then 1..=5; the same CPU, whose XOR
-        // is zero, gives 1 less 1
-        let i = 1 + (zero_fields.trailing_zeros() / 16) as usize - usize::from(a == b);
-        Distance::ALL[i.min(5)]
+        debug_assert!(a < self.nr_cpus && b < self.nr_cpus);
+        match self.distance_table.get(a * self.nr_cpus + b) {
+            Some(&d) => d,
+            None => distance_by_keys(&self.distance_keys, a, b),
+        }
     }
 
     /// Largest number of hardware threads of any core.
@@ -699,9 +733,31 @@ mod distance_tests {
             let n = t.nr_cpus();
             for a in 0..n {
                 for b in (0..n).step_by(if n > 256 { 7 } else { 1 }) {
-                    assert_eq!(t.distance(a, b), by_places(t, a, b), "{} {a} {b}", t.name());
+                    let want = by_places(t, a, b);
+                    assert_eq!(t.distance(a, b), want, "{} {a} {b}", t.name());
+                    // the keys too where the table answers
+                    let keys = distance_by_keys(&t.distance_keys, a, b);
+                    assert_eq!(keys, want, "{} {a} {b} (keys)", t.name());
                 }
             }
+        }
+    }
+
+    /// Small machines answer from the table, large ones from the keys.
+    #[test]
+    fn the_table_is_kept_up_to_its_limit() {
+        for (spec, table) in [
+            ("sockets=2,cores=32,threads=2", true),
+            ("sockets=2,cores=33,threads=2", false),
+        ] {
+            let t = crate::SmpSpec::parse(spec).unwrap().build(spec).unwrap();
+            let n = t.nr_cpus();
+            assert_eq!(
+                t.distance_table.len(),
+                if table { n * n } else { 0 },
+                "{spec}"
+            );
+            assert_eq!(n <= DISTANCE_TABLE_MAX_CPUS, table, "{spec}");
         }
     }
 }
