@@ -946,7 +946,7 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.account(c, now);
         }
         let tally = &self.k.lines.tally;
-        self.counters.line_transfers = tally.transfers;
+        self.counters.line_transfers = self.k.lines.transfers();
         self.counters.line_transfers_contended = tally.contended;
         self.counters.line_transfer_ns = tally.transfer_ns;
         self.counters.line_wait_ns = tally.wait_ns;

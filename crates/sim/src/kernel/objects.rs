@@ -199,12 +199,12 @@ mod tests {
         assert!(k.futex_wait_lines(word, 1, waiter) > 0);
         assert_eq!(moved(&k, LineKind::FutexQ), 2 * q as u64);
         // a wake that finds no waiter only reads the bucket, from the waiter
-        let t0 = k.lines.tally.transfers;
+        let t0 = k.lines.transfers();
         assert!(k.futex_wake_lines(word, waker, None) > 0);
-        assert_eq!(k.lines.tally.transfers, t0 + 1);
+        assert_eq!(k.lines.transfers(), t0 + 1);
         // and reading it again costs no transfer
         let _ = k.futex_wake_lines(word, waker, None);
-        assert_eq!(k.lines.tally.transfers, t0 + 1);
+        assert_eq!(k.lines.transfers(), t0 + 1);
     }
 
     #[test]
@@ -287,9 +287,9 @@ mod tests {
         let mut k = kernel(&topo, &sd);
         let _ = k.tick_jiffies_lines(0, 5);
         // the same jiffy's other ticks do not write
-        let t0 = k.lines.tally.transfers;
+        let t0 = k.lines.transfers();
         assert_eq!(k.tick_jiffies_lines(4, 5), 0);
-        assert_eq!(k.lines.tally.transfers, t0);
+        assert_eq!(k.lines.transfers(), t0);
         // another CPU entering idle reads it from CPU 0
         assert!(k.idle_jiffies_lines(4) > 0);
         let moved: u64 = k.lines.by_kind()[LineKind::Jiffies as usize].iter().sum();
