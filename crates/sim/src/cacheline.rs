@@ -212,6 +212,8 @@ impl serde::Serialize for OrderedPairs<'_> {
 
 /// No CPU (a line nobody has written, or nobody has read since its write).
 const NOBODY: u16 = u16::MAX;
+/// [`Line::own`]'s bit for a version another CPU has read.
+const SHARED: u32 = 1 << 16;
 /// CPU ids a line's record keeps itself on a machine of more than 64 CPUs
 /// before its holders move to a row of bits.
 const NEAR_SLOTS: u8 = 4;
@@ -240,13 +242,16 @@ struct Line {
     /// which words of the row may be non-zero (bit `w`: word `w`), so a
     /// write clears only those and costs the same on 128 CPUs as on 4096.
     near: u64,
-    writer: u16,
+    /// The last writer (a CPU id, or [`NOBODY`]) in the low 16 bits, and
+    /// [`SHARED`] once a CPU other than the writer has read this version:
+    /// one word, so that a write's test for a line it owns alone (the
+    /// common case, inline at every caller) is one comparison.
+    own: u32,
     last_reader: u16,
     /// How many cache lines the modelled object spans: a transfer moves
     /// them all (a channel's kernel state is several lines; see
     /// `MachineCosts::pipe_lines`).
     weight: u32,
-    shared: bool,
     /// Holders in the slots; in the row, holders of this version so far
     /// (saturating).
     near_len: u8,
@@ -254,6 +259,14 @@ struct Line {
     /// What the record is made of: an index into the table's classes
     /// ([`LineClass`]), by which its transfers are counted.
     class: u16,
+}
+
+impl Line {
+    /// The last writer, or [`NOBODY`].
+    #[inline(always)]
+    fn writer(&self) -> u16 {
+        self.own as u16
+    }
 }
 
 /// What a record is made of: `weight` lines, the first `weight - split`
@@ -407,10 +420,9 @@ impl LineTable {
         self.lines.push(Line {
             busy_until: 0,
             near: if self.words == 1 { 0 } else { NEAR_EMPTY },
-            writer: NOBODY,
+            own: NOBODY as u32,
             last_reader: NOBODY,
             weight,
-            shared: false,
             near_len: 0,
             spilled: false,
             class,
@@ -482,8 +494,9 @@ impl LineTable {
         // of the record, so a read of a copy `cpu` holds (the balancer's
         // and the wake-up scan's reads of run queues they read before)
         // ends here, with no other memory and no registers to save
-        if l.writer == NOBODY
-            || l.writer as usize == cpu
+        let writer = l.writer();
+        if writer == NOBODY
+            || writer as usize == cpu
             || (self.words == 1 && l.near & (1 << cpu) != 0)
         {
             return costs.clean_read_ns;
@@ -507,9 +520,9 @@ impl LineTable {
             return costs.clean_read_ns;
         }
         let l = &mut self.lines[line as usize];
-        l.shared = true;
+        l.own |= SHARED;
         l.last_reader = cpu as u16;
-        let src = l.writer as usize;
+        let src = l.writer() as usize;
         let busy = Self::is_running(&self.running, src);
         transfer(
             l,
@@ -620,9 +633,9 @@ impl LineTable {
         costs: &MachineCosts,
     ) -> Nanos {
         let l = &self.lines[line as usize];
-        if l.writer as usize == cpu && !l.shared {
+        if l.own == cpu as u32 {
             // written last by `cpu` and read by nobody since (a read by
-            // another CPU sets `shared`; the writer's own reads change
+            // another CPU sets `SHARED`; the writer's own reads change
             // nothing): the line is already in the state this write leaves
             return 0;
         }
@@ -646,8 +659,8 @@ impl LineTable {
         // others read it since, the read-for-ownership invalidates their
         // copies at the distance of the last of them; a line nobody wrote
         // is free (the writer is NOBODY, so is the source)
-        let src = if l.writer as usize != cpu {
-            l.writer
+        let src = if l.writer() as usize != cpu {
+            l.writer()
         } else {
             l.last_reader
         };
@@ -667,8 +680,7 @@ impl LineTable {
             )
         };
         // a new version: only the writer holds it
-        l.writer = cpu as u16;
-        l.shared = false;
+        l.own = cpu as u32;
         l.last_reader = NOBODY;
         if l.spilled {
             clear_row(l, &mut self.rows[line as usize * words..][..words]);
