@@ -120,8 +120,9 @@ fn min_of_siblings(g: &Group, j: usize) -> Node {
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
+    /// The last sequence number given: also the number of events
+    /// scheduled ([`Self::pushed`]).
     seq: u64,
-    pushed: u64,
     /// Slot payloads; slot index = cpu.
     evs: Vec<Event>,
     /// The smallest key of the whole tree.
@@ -152,7 +153,6 @@ impl EventQueue {
         EventQueue {
             heap: BinaryHeap::with_capacity(64),
             seq: 0,
-            pushed: 0,
             evs: vec![Event::Timer { task: TaskId(0) }; n],
             root: EMPTY,
             groups: vec![Group([EMPTY; 4]); first_leaf],
@@ -249,7 +249,6 @@ impl EventQueue {
     #[inline(always)]
     pub fn set_slot(&mut self, cpu: usize, slot: Slot, time: Nanos, ev: Event) {
         self.seq += 1;
-        self.pushed += 1;
         let i = cpu + slot as usize;
         assert!(self.seq < SEQ_LIMIT, "event sequence numbers exhausted");
         self.evs[i] = ev;
@@ -280,7 +279,6 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, time: Nanos, ev: Event) {
         self.seq += 1;
-        self.pushed += 1;
         assert!(self.seq < SEQ_LIMIT, "event sequence numbers exhausted");
         self.heap.push(Reverse((time, self.seq, ev)));
     }
@@ -359,7 +357,7 @@ impl EventQueue {
 
     /// Events scheduled since creation.
     pub fn pushed(&self) -> u64 {
-        self.pushed
+        self.seq
     }
 }
 
