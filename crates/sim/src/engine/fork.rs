@@ -83,6 +83,10 @@ impl<'t, R: RunQueue> Engine<'t, R> {
 
     /// The error of a fork that found its pool used up (once).
     pub(super) fn take_fork_failure(&mut self) -> Result<(), RunError> {
+        if self.forks.failed.is_none() {
+            // the common case, without storing `None` back
+            return Ok(());
+        }
         match self.forks.failed.take() {
             None => Ok(()),
             Some(what) => Err(WorkloadFailed { what, at: self.now }.into()),

@@ -908,8 +908,12 @@ impl<'t, R: RunQueue> Engine<'t, R> {
             self.check_time_advances(t)?;
         }
         self.dispatch(ev);
-        if let Some(v) = self.violation.take() {
-            return Err(v.into());
+        // tested before taken: `take` would store `None` back at every
+        // event
+        if self.violation.is_some() {
+            if let Some(v) = self.violation.take() {
+                return Err(v.into());
+            }
         }
         self.take_fork_failure()?;
         if self.cfg.check && self.counters.events.is_multiple_of(64) {
