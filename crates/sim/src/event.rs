@@ -120,6 +120,10 @@ fn min_of_siblings(g: &Group, j: usize) -> Node {
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
+    /// The heap's earliest key as a tree node (slot 0), or [`EMPTY`]: what
+    /// `pop` compares with the tree's root, kept so that the comparison
+    /// needs no look into the heap.
+    heap_first: Node,
     /// The last sequence number given: also the number of events
     /// scheduled ([`Self::pushed`]).
     seq: u64,
@@ -152,6 +156,7 @@ impl EventQueue {
         let first_leaf = (m - 1) / 3;
         EventQueue {
             heap: BinaryHeap::with_capacity(64),
+            heap_first: EMPTY,
             seq: 0,
             evs: vec![Event::Timer { task: TaskId(0) }; n],
             root: EMPTY,
@@ -281,6 +286,7 @@ impl EventQueue {
         self.seq += 1;
         assert!(self.seq < SEQ_LIMIT, "event sequence numbers exhausted");
         self.heap.push(Reverse((time, self.seq, ev)));
+        self.heap_first = self.heap_first.min(node(time, self.seq, 0));
     }
 
     /// Remove and return the earliest event. Inline in the event loop: a
@@ -290,9 +296,8 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         self.settle();
         let first = self.root;
-        let heap_first = self.heap.peek().map(|Reverse((t, s, _))| node(*t, *s, 0));
-        match heap_first {
-            Some(h) if h < first => self.pop_heap(),
+        match self.heap_first {
+            h if h < first => self.pop_heap(),
             _ if first != EMPTY => {
                 let leaf = node_slot(first);
                 self.popped = leaf;
@@ -305,7 +310,12 @@ impl EventQueue {
     /// The heap's earliest event (ticks, timers, IPIs: rarer than slots).
     #[inline(never)]
     fn pop_heap(&mut self) -> Option<(Nanos, Event)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        let ev = self.heap.pop().map(|Reverse((t, _, e))| (t, e));
+        self.heap_first = self
+            .heap
+            .peek()
+            .map_or(EMPTY, |Reverse((t, s, _))| node(*t, *s, 0));
+        ev
     }
 
     /// The earliest event, left in the queue.
