@@ -522,7 +522,7 @@ impl Topology {
     }
 
     /// Distance class of two CPUs. O(1): a table's entry on a machine of
-    /// up to [`DISTANCE_TABLE_MAX_CPUS`] CPUs, else the precomputed ids
+    /// up to 128 CPUs (`DISTANCE_TABLE_MAX_CPUS`), else the precomputed ids
     /// compared. Always inlined: the line model asks it at nearly every
     /// event.
     #[inline(always)]
